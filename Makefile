@@ -1,0 +1,33 @@
+# make bench  - benchmark every server (settings: environment, then .env)
+# make test   - the tests, against a real Docker engine
+# Both start a Docker engine first when none answers (see scripts/ensure-engine).
+
+GO ?= go
+BIN := bin/grpcbench
+
+.PHONY: bench test engine images up compose-plugin $(BIN)
+
+bench: engine $(BIN)
+	./$(BIN) bench
+
+test: engine
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 40m ./...
+
+engine:
+	@scripts/ensure-engine
+
+# Base images, client image and server images, without a benchmark: run once
+# before `docker compose up` on a machine that cannot pull.
+images: engine $(BIN)
+	./$(BIN) images
+
+# docker compose up, with what it needs on a fresh machine.
+up: images compose-plugin
+	docker compose up --build
+
+compose-plugin:
+	@scripts/install-compose-plugin
+
+$(BIN):
+	$(GO) build -o $(BIN) ./orchestrator

@@ -1,0 +1,16 @@
+# Stand-in for the official golang:<version>-bookworm image, for machines that
+# cannot pull it: the host's own Go toolchain on a debootstrapped Debian, with
+# the host's trust store so that builds reach the module proxy through an
+# intercepting HTTPS proxy. Same paths and variables as the official image.
+FROM debian:bookworm-slim
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ca-certificates git gcc libc6-dev make pkg-config \
+ && rm -rf /var/lib/apt/lists/*
+COPY host-trust-store.crt /usr/local/share/ca-certificates/host-trust-store.crt
+RUN update-ca-certificates
+COPY go /usr/local/go
+ARG GOLANG_VERSION
+ENV GOLANG_VERSION=${GOLANG_VERSION} GOTOOLCHAIN=local GOPATH=/go
+ENV PATH=/go/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+RUN mkdir -p /go/src /go/bin && chmod -R 1777 /go
+WORKDIR /go

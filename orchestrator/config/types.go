@@ -1,0 +1,75 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/docker/go-units"
+)
+
+// CPUs is a number of cores, possibly fractional (0.5, 1.5), as `docker run
+// --cpus` takes it.
+type CPUs float64
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (c *CPUs) UnmarshalText(b []byte) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return fmt.Errorf("not a number")
+	}
+	*c = CPUs(f)
+	return nil
+}
+
+func (c CPUs) String() string { return strconv.FormatFloat(float64(c), 'f', -1, 64) }
+
+// NanoCPUs is the value of the Engine API's HostConfig.NanoCPUs.
+func (c CPUs) NanoCPUs() int64 { return int64(math.Round(float64(c) * 1e9)) }
+
+// Cores is the whole number of cores a thread pool needs: rounded up.
+func (c CPUs) Cores() int { return int(math.Ceil(float64(c) - 1e-9)) }
+
+// Bytes is a memory size written as Docker writes it (512m, 1g, 2048m).
+type Bytes int64
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (b *Bytes) UnmarshalText(text []byte) error {
+	n, err := units.RAMInBytes(strings.TrimSpace(string(text)))
+	if err != nil {
+		return fmt.Errorf("not a size")
+	}
+	*b = Bytes(n)
+	return nil
+}
+
+// String writes the size in the largest unit that keeps it whole, so that
+// 512m stays 512m.
+func (b Bytes) String() string {
+	n := int64(b)
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}} {
+		if n != 0 && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// Names is a list of names written separated by spaces or commas.
+type Names []string
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (n *Names) UnmarshalText(b []byte) error {
+	*n = strings.FieldsFunc(string(b), func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+	return nil
+}
+
+func (n Names) String() string { return strings.Join(n, " ") }
+
+// imageName is the grammar of a Docker repository name (without a tag).
+var imageName = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$`)

@@ -1,0 +1,68 @@
+// Package docker is the orchestrator's view of the Docker Engine API: build
+// images, run labelled containers under limits, stream their stats, and
+// remove them again.
+package docker
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/docker/docker/api/types/system"
+	"github.com/docker/docker/client"
+)
+
+// RunLabel marks every container a run starts; its value is the run's id.
+// Containers carrying it that outlive their run are removed by the next one.
+const RunLabel = "io.grpcbench.run"
+
+// RoleLabel says what a container is for (server, load, probe).
+const RoleLabel = "io.grpcbench.role"
+
+// Engine is a connection to one Docker engine.
+type Engine struct {
+	api *client.Client
+}
+
+// UnreachableError says which engine was tried and how to get one running.
+type UnreachableError struct {
+	Host string
+	Err  error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("cannot reach the Docker engine at %s: %v\n"+
+		"Start one (as root: `dockerd >/var/log/dockerd.log 2>&1 &`, or `systemctl start docker`), "+
+		"or run `make engine`, which installs Debian's docker.io and starts it; "+
+		"set DOCKER_HOST to use another engine", e.Host, e.Err)
+}
+
+// Connect opens the engine named by DOCKER_HOST (or the default socket) and
+// checks that it answers.
+func Connect(ctx context.Context) (*Engine, error) {
+	api, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("docker client: %w", err)
+	}
+	if _, err := api.Ping(ctx); err != nil {
+		host := os.Getenv("DOCKER_HOST")
+		if host == "" {
+			host = client.DefaultDockerHost
+		}
+		api.Close()
+		return nil, &UnreachableError{Host: host, Err: err}
+	}
+	return &Engine{api: api}, nil
+}
+
+// Close releases the connection.
+func (e *Engine) Close() error { return e.api.Close() }
+
+// Info describes the engine and the machine it runs on.
+func (e *Engine) Info(ctx context.Context) (system.Info, error) {
+	info, err := e.api.Info(ctx)
+	if err != nil {
+		return info, fmt.Errorf("engine info: %w", err)
+	}
+	return info, nil
+}

@@ -1,0 +1,87 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/jsonmessage"
+)
+
+// BuildOptions names the image to build and how.
+type BuildOptions struct {
+	Tag        string
+	Dockerfile string // path inside the context; "" means Dockerfile
+	BuildArgs  map[string]string
+	Labels     map[string]string
+}
+
+// Build builds an image from a context with the classic builder, writing the
+// builder's output to log, and returns the image id. Layers that did not
+// change come from the engine's cache.
+func (e *Engine) Build(ctx context.Context, buildContext io.Reader, opts BuildOptions, log io.Writer) (string, error) {
+	args := make(map[string]*string, len(opts.BuildArgs))
+	for k, v := range opts.BuildArgs {
+		args[k] = &v
+	}
+	resp, err := e.api.ImageBuild(ctx, buildContext, build.ImageBuildOptions{
+		Tags:        []string{opts.Tag},
+		Dockerfile:  opts.Dockerfile,
+		BuildArgs:   args,
+		Labels:      opts.Labels,
+		Remove:      true,
+		ForceRemove: true,
+		Version:     build.BuilderV1,
+	})
+	if err != nil {
+		return "", fmt.Errorf("build %s: %w", opts.Tag, err)
+	}
+	defer resp.Body.Close()
+	if err := jsonmessage.DisplayJSONMessagesStream(resp.Body, log, 0, false, nil); err != nil {
+		return "", fmt.Errorf("build %s: %w", opts.Tag, err)
+	}
+	return e.ImageID(ctx, opts.Tag)
+}
+
+// ImageID returns the id of a local image, or an error that IsMissing
+// recognises when there is none.
+func (e *Engine) ImageID(ctx context.Context, ref string) (string, error) {
+	img, err := e.api.ImageInspect(ctx, ref)
+	if err != nil {
+		return "", fmt.Errorf("inspect image %s: %w", ref, err)
+	}
+	return img.ID, nil
+}
+
+// IsMissing reports whether err says an image or container does not exist.
+func IsMissing(err error) bool { return client.IsErrNotFound(err) }
+
+// Pull fetches an image from its registry.
+func (e *Engine) Pull(ctx context.Context, ref string, log io.Writer) error {
+	r, err := e.api.ImagePull(ctx, ref, image.PullOptions{})
+	if err != nil {
+		return fmt.Errorf("pull %s: %w", ref, err)
+	}
+	defer r.Close()
+	if err := jsonmessage.DisplayJSONMessagesStream(r, log, 0, false, nil); err != nil {
+		return fmt.Errorf("pull %s: %w", ref, err)
+	}
+	return nil
+}
+
+// Import creates an image from a root file system tar, applying Dockerfile
+// instructions such as CMD or ENV to it.
+func (e *Engine) Import(ctx context.Context, rootfs io.Reader, ref string, changes []string) error {
+	r, err := e.api.ImageImport(ctx, image.ImportSource{Source: rootfs, SourceName: "-"}, ref, image.ImportOptions{Changes: changes})
+	if err != nil {
+		return fmt.Errorf("import %s: %w", ref, err)
+	}
+	if err := jsonmessage.DisplayJSONMessagesStream(r, io.Discard, 0, false, nil); err != nil {
+		r.Close()
+		return fmt.Errorf("import %s: %w", ref, err)
+	}
+	return r.Close()
+}

@@ -1,0 +1,66 @@
+// Command grpcbench benchmarks gRPC servers in containers. `grpcbench bench`
+// (the default) runs the suite; `loadgen` and `probe` are what it runs inside
+// the client containers.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/grpcbench/grpcbench/orchestrator/config"
+	"github.com/grpcbench/grpcbench/orchestrator/docker"
+)
+
+// Exit codes.
+const (
+	exitFailure     = 1
+	exitBadInput    = 2
+	exitInterrupted = 130
+)
+
+type cli struct {
+	Verbose bool `help:"Log diagnostics to stderr." short:"v"`
+
+	Bench   benchCmd   `cmd:"" default:"1" help:"Build, run and load every server; write results/<run>/ (settings come from the environment and .env)."`
+	Images  imagesCmd  `cmd:"" help:"Build the base images, the client image and the servers' images without benchmarking."`
+	Env     envCmd     `cmd:"" help:"Print every setting with its default and meaning, as .env.example holds them."`
+	Loadgen loadgenCmd `cmd:"" hidden:"" help:"Load one server and print the result as JSON (runs in the client container)."`
+	Probe   probeCmd   `cmd:"" hidden:"" help:"Wait until a server answers SayHello (runs in the client container)."`
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var c cli
+	kctx := kong.Parse(&c, kong.Name("grpcbench"), kong.Description("Containerized, reproducible gRPC server benchmarks."),
+		kong.UsageOnError(), kong.BindTo(ctx, (*context.Context)(nil)))
+	level := slog.LevelWarn
+	if c.Verbose {
+		level = slog.LevelDebug
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+	err := kctx.Run()
+	if err == nil {
+		return
+	}
+	fmt.Fprintln(os.Stderr, "grpcbench:", err)
+	var cfgErr *config.Error
+	var unreachable *docker.UnreachableError
+	switch {
+	case errors.As(err, &cfgErr):
+		os.Exit(exitBadInput)
+	case errors.As(err, &unreachable):
+		os.Exit(exitFailure)
+	case errors.Is(err, context.Canceled):
+		os.Exit(exitInterrupted)
+	default:
+		os.Exit(exitFailure)
+	}
+}

@@ -1,0 +1,93 @@
+// Package scenario reads a request scenario: the proto every server of the
+// run is built from and the one request, as JSON, that the load sends.
+package scenario
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/bufbuild/protocompile"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+)
+
+// File names inside a scenario folder, and inside the build context and the
+// client containers (under Dir).
+const (
+	ProtoFile   = "helloworld.proto"
+	PayloadFile = "payload.json"
+	Dir         = "scenario"
+)
+
+// The method every server implements.
+const (
+	Service = "helloworld.Greeter"
+	Method  = "SayHello"
+)
+
+// FullMethod is the method's HTTP/2 path.
+const FullMethod = "/" + Service + "/" + Method
+
+// Scenario is a compiled proto and its request.
+type Scenario struct {
+	Name    string
+	Proto   []byte // the .proto source
+	Payload []byte // the request in protobuf JSON
+	Method  protoreflect.MethodDescriptor
+	// Request is Payload parsed into the method's input message.
+	Request *dynamicpb.Message
+}
+
+// Load reads and compiles the scenario in dir.
+func Load(ctx context.Context, dir string) (*Scenario, error) {
+	s := &Scenario{Name: filepath.Base(dir)}
+	var err error
+	if s.Proto, err = os.ReadFile(filepath.Join(dir, ProtoFile)); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	if s.Payload, err = os.ReadFile(filepath.Join(dir, PayloadFile)); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	s.Payload = bytes.TrimSpace(s.Payload)
+	compiler := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: []string{dir}})}
+	files, err := compiler.Compile(ctx, ProtoFile)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: compile %s: %w", s.Name, ProtoFile, err)
+	}
+	svc := files[0].Services().ByName(protoreflect.Name("Greeter"))
+	if svc == nil || string(svc.FullName()) != Service {
+		return nil, fmt.Errorf("scenario %s: %s has no service %s", s.Name, ProtoFile, Service)
+	}
+	if s.Method = svc.Methods().ByName(Method); s.Method == nil {
+		return nil, fmt.Errorf("scenario %s: service %s has no method %s", s.Name, Service, Method)
+	}
+	s.Request = dynamicpb.NewMessage(s.Method.Input())
+	if err := protojson.Unmarshal(s.Payload, s.Request); err != nil {
+		return nil, fmt.Errorf("scenario %s: %s is not a %s: %w", s.Name, PayloadFile, s.Method.Input().FullName(), err)
+	}
+	return s, nil
+}
+
+// RequestBytes is the request in the protobuf wire format.
+func (s *Scenario) RequestBytes() ([]byte, error) {
+	return proto.MarshalOptions{Deterministic: true}.Marshal(s.Request)
+}
+
+// NewResponse returns an empty message of the method's output type.
+func (s *Scenario) NewResponse() *dynamicpb.Message {
+	return dynamicpb.NewMessage(s.Method.Output())
+}
+
+// Files are the scenario's files as they are laid out under Dir, for build
+// contexts and client containers.
+func (s *Scenario) Files() map[string][]byte {
+	return map[string][]byte{
+		Dir + "/" + ProtoFile:   s.Proto,
+		Dir + "/" + PayloadFile: s.Payload,
+	}
+}
