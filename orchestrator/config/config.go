@@ -31,6 +31,10 @@ type Config struct {
 	Benchmarks   Names         `env:"GRPC_BENCHMARKS" help:"servers to run, separated by spaces or commas: names of folders in servers/; empty means all of them"`
 	ResultsDir   string        `env:"GRPC_RESULTS_DIR" envDefault:"results" help:"folder that receives one sub-folder per run"`
 	ReadyTimeout time.Duration `env:"GRPC_SERVER_READY_TIMEOUT" envDefault:"60s" help:"how long a started server has to answer its first SayHello: a positive duration"`
+
+	// given holds the variables as the user wrote them, so that reports and
+	// messages repeat 2048m rather than 2g, and 60s rather than 1m0s.
+	given map[string]string
 }
 
 // MinServerRAM is the smallest memory limit accepted: below it the runtimes
@@ -99,7 +103,10 @@ func Environment(dotenvPath string) (map[string]string, error) {
 // Parse builds a Config from variables; unparsable values come back as
 // *Error values joined together.
 func Parse(vars map[string]string) (Config, error) {
-	var cfg Config
+	if vars == nil {
+		vars = map[string]string{} // env reads the process environment when given nil
+	}
+	cfg := Config{given: vars}
 	err := env.ParseWithOptions(&cfg, env.Options{Environment: vars})
 	if err == nil {
 		return cfg, nil
@@ -220,6 +227,9 @@ func (c Config) Settings() []Setting {
 	out := make([]Setting, 0, t.NumField())
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
 		out = append(out, Setting{
 			Name:    f.Tag.Get("env"),
 			Value:   c.value(f.Name),
@@ -231,6 +241,13 @@ func (c Config) Settings() []Setting {
 }
 
 func (c Config) value(field string) string {
+	f, _ := reflect.TypeOf(c).FieldByName(field)
+	if v, ok := c.given[f.Tag.Get("env")]; ok {
+		return v
+	}
+	if d, ok := f.Tag.Lookup("envDefault"); ok && c.given != nil {
+		return d
+	}
 	v := reflect.ValueOf(c).FieldByName(field).Interface()
 	if s, ok := v.(fmt.Stringer); ok {
 		return s.String()

@@ -1,0 +1,426 @@
+package main_test
+
+// End-to-end tests: the real grpcbench binary against the real Docker engine,
+// real images and real gRPC traffic. `make test` starts an engine first.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+
+	"github.com/grpcbench/grpcbench/orchestrator/config"
+	"github.com/grpcbench/grpcbench/orchestrator/report"
+)
+
+// testImageName keeps the tests' images apart from a user's.
+const testImageName = "grpcbench-test"
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "grpcbench-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "grpcbench")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build grpcbench: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// repoRoot is the repository this test file lives in.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// benchEnv is a complete, valid set of settings for a short run, so that a
+// developer's .env or environment cannot change what a test runs.
+func benchEnv(t *testing.T, overrides map[string]string) []string {
+	t.Helper()
+	vars := map[string]string{}
+	for _, s := range (config.Config{}).Settings() {
+		vars[s.Name] = s.Default
+	}
+	vars["GRPC_BENCHMARK_DURATION"] = "5s"
+	vars["GRPC_BENCHMARK_WARMUP"] = "2s"
+	vars["GRPC_BENCHMARKS"] = "go_grpc"
+	vars["GRPC_IMAGE_NAME"] = testImageName
+	vars["GRPC_RESULTS_DIR"] = t.TempDir()
+	for k, v := range overrides {
+		vars[k] = v
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GRPC_") {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// setting returns the value of a variable of env.
+func setting(env []string, name string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// engine connects to the Docker engine the binary uses.
+func engine(t *testing.T) *client.Client {
+	t.Helper()
+	api, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.Ping(context.Background()); err != nil {
+		t.Fatalf("no Docker engine answers (run the tests with `make test`, which starts one): %v", err)
+	}
+	t.Cleanup(func() { api.Close() })
+	return api
+}
+
+// containerIDs lists every container on the engine, running or not.
+func containerIDs(t *testing.T, api *client.Client, label string) []string {
+	t.Helper()
+	opts := container.ListOptions{All: true}
+	if label != "" {
+		opts.Filters = filters.NewArgs(filters.Arg("label", label))
+	}
+	list, err := api.ContainerList(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(list))
+	for i, c := range list {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+func assertNoContainersLeft(t *testing.T, api *client.Client) {
+	t.Helper()
+	if left := containerIDs(t, api, "io.grpcbench.run"); len(left) > 0 {
+		t.Errorf("containers left behind by the run: %v", left)
+	}
+}
+
+type runResult struct {
+	code           int
+	stdout, stderr string
+}
+
+func runBinary(t *testing.T, root string, env []string, args ...string) runResult {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir, cmd.Env = root, env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := runResult{stdout: stdout.String(), stderr: stderr.String()}
+	if exitErr, ok := err.(*exec.ExitError); ok {
+		res.code = exitErr.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// runFolder returns the only run folder under the results directory.
+func runFolder(t *testing.T, env []string) string {
+	t.Helper()
+	resultsDir := setting(env, "GRPC_RESULTS_DIR")
+	entries, err := os.ReadDir(resultsDir)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("want one run folder in %s, have %v (%v)", resultsDir, entries, err)
+	}
+	return filepath.Join(resultsDir, entries[0].Name())
+}
+
+func TestBadInputIsRefusedBeforeAnyContainer(t *testing.T) {
+	api := engine(t)
+	cases := []struct {
+		name, variable, value string
+	}{
+		{"unparsable duration", "GRPC_BENCHMARK_DURATION", "ten seconds"},
+		{"zero duration", "GRPC_BENCHMARK_DURATION", "0s"},
+		{"negative warm-up", "GRPC_BENCHMARK_WARMUP", "-5s"},
+		{"unparsable server CPUs", "GRPC_SERVER_CPUS", "one"},
+		{"zero server CPUs", "GRPC_SERVER_CPUS", "0"},
+		{"more server CPUs than the engine has", "GRPC_SERVER_CPUS", "4096"},
+		{"more client CPUs than the engine has", "GRPC_CLIENT_CPUS", "4096"},
+		{"negative client CPUs", "GRPC_CLIENT_CPUS", "-1"},
+		{"unparsable RAM", "GRPC_SERVER_RAM", "lots"},
+		{"RAM below the floor", "GRPC_SERVER_RAM", "16m"},
+		{"zero connections", "GRPC_CLIENT_CONNECTIONS", "0"},
+		{"more connections than concurrency", "GRPC_CLIENT_CONNECTIONS", "2000"},
+		{"unparsable concurrency", "GRPC_CLIENT_CONCURRENCY", "many"},
+		{"negative rate", "GRPC_CLIENT_QPS", "-1"},
+		{"unknown scenario", "GRPC_REQUEST_SCENARIO", "no_such_scenario"},
+		{"unknown server", "GRPC_BENCHMARKS", "go_grpc no_such_server"},
+		{"invalid image name", "GRPC_IMAGE_NAME", "Not An Image"},
+		{"zero readiness timeout", "GRPC_SERVER_READY_TIMEOUT", "0s"},
+	}
+	before := containerIDs(t, api, "")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := benchEnv(t, map[string]string{tc.variable: tc.value})
+			res := runBinary(t, repoRoot(t), env, "bench")
+			if res.code != 2 {
+				t.Errorf("exit code %d, want 2; stderr:\n%s", res.code, res.stderr)
+			}
+			if !strings.Contains(res.stderr, tc.variable) || !strings.Contains(res.stderr, tc.value) || !strings.Contains(res.stderr, "allowed") {
+				t.Errorf("message does not name %s, the value %q and what is allowed:\n%s", tc.variable, tc.value, res.stderr)
+			}
+			if strings.Contains(res.stdout, "building") {
+				t.Errorf("something was built:\n%s", res.stdout)
+			}
+			if entries, _ := os.ReadDir(setting(env, "GRPC_RESULTS_DIR")); len(entries) > 0 {
+				t.Errorf("a run folder was created: %v", entries)
+			}
+		})
+	}
+	if after := containerIDs(t, api, ""); len(after) != len(before) {
+		t.Errorf("containers before: %d, after: %d", len(before), len(after))
+	}
+}
+
+func TestUnreachableEngineIsExplained(t *testing.T) {
+	env := append(benchEnv(t, nil), "DOCKER_HOST=unix:///nonexistent/docker.sock")
+	res := runBinary(t, repoRoot(t), env, "bench")
+	if res.code != 1 {
+		t.Errorf("exit code %d, want 1", res.code)
+	}
+	for _, want := range []string{"unix:///nonexistent/docker.sock", "make engine"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("message lacks %q:\n%s", want, res.stderr)
+		}
+	}
+}
+
+// row is one line of the bench.txt table.
+type row struct {
+	name                  string
+	rps                   float64
+	avg, p90, p95, p99    float64 // ms
+	cpuPercent, memoryMiB float64
+}
+
+var rowPattern = regexp.MustCompile(`^\| (\S+)\s+\|\s+(\d+) \|\s+([\d.]+) ms \|\s+([\d.]+) ms \|\s+([\d.]+) ms \|\s+([\d.]+) ms \|\s+([\d.]+)% \|\s+([\d.]+) MiB \|$`)
+
+func parseRows(t *testing.T, bench string) map[string]row {
+	t.Helper()
+	rows := map[string]row{}
+	for _, line := range strings.Split(bench, "\n") {
+		m := rowPattern.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		var f [7]float64
+		for i := range f {
+			v, err := strconv.ParseFloat(m[i+2], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f[i] = v
+		}
+		rows[m[1]] = row{m[1], f[0], f[1], f[2], f[3], f[4], f[5], f[6]}
+	}
+	return rows
+}
+
+func readRun(t *testing.T, dir string) (string, report.Run) {
+	t.Helper()
+	bench, err := os.ReadFile(filepath.Join(dir, "bench.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run report.Run
+	if err := json.Unmarshal(js, &run); err != nil {
+		t.Fatal(err)
+	}
+	return string(bench), run
+}
+
+func TestBenchGoGRPC(t *testing.T) {
+	api := engine(t)
+	env := benchEnv(t, nil)
+	res := runBinary(t, repoRoot(t), env, "bench")
+	if res.code != 0 {
+		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	dir := runFolder(t, env)
+	bench, run := readRun(t, dir)
+	if !strings.Contains(res.stdout, bench) {
+		t.Errorf("the ranking printed at the end differs from bench.txt")
+	}
+	r, ok := parseRows(t, bench)["go_grpc"]
+	if !ok {
+		t.Fatalf("no go_grpc row in bench.txt:\n%s", bench)
+	}
+	if r.rps <= 0 || r.avg <= 0 || r.p90 <= 0 || r.p99 < r.p90 || r.cpuPercent <= 0 || r.memoryMiB <= 0 {
+		t.Errorf("implausible row: %+v", r)
+	}
+	if len(run.Servers) != 1 || run.Servers[0].Load == nil {
+		t.Fatalf("results.json has no load for go_grpc: %+v", run.Servers)
+	}
+	s := run.Servers[0]
+	if got := math.Round(s.Load.RPS); got != r.rps {
+		t.Errorf("results.json rps %v, bench.txt %v", got, r.rps)
+	}
+	if got := math.Round(s.Server.CPUAvgPercent*100) / 100; got != r.cpuPercent {
+		t.Errorf("results.json cpu %v, bench.txt %v", got, r.cpuPercent)
+	}
+	if got := float64(s.Load.Latency.P99) / 1e6; math.Abs(got-r.p99) > 0.006 {
+		t.Errorf("results.json p99 %v ms, bench.txt %v ms", got, r.p99)
+	}
+	if s.Load.OK != s.Load.Statuses["OK"] || s.Load.OK == 0 {
+		t.Errorf("OK count %d disagrees with statuses %v", s.Load.OK, s.Load.Statuses)
+	}
+	if s.Server.Samples < 2 || s.Client.Samples < 2 || s.Client.CPUAvgPercent <= 0 {
+		t.Errorf("too few stats samples in a 5s window or no client CPU: server %+v client %+v", s.Server, s.Client)
+	}
+	if s.ImageID == "" || len(s.Phases) != 4 {
+		t.Errorf("image id %q, phases %+v", s.ImageID, s.Phases)
+	}
+	for _, f := range []string{"hardware.txt", "grpcbench-build.log", "go_grpc/build.log", "go_grpc/server.log", "go_grpc/load.json", "go_grpc/server-stats.jsonl", "go_grpc/client-stats.jsonl"} {
+		if info, err := os.Stat(filepath.Join(dir, f)); err != nil || info.Size() == 0 {
+			t.Errorf("%s missing or empty (%v)", f, err)
+		}
+	}
+	if !strings.Contains(bench, "- GRPC_BENCHMARK_DURATION=5s\n") || !strings.Contains(bench, "Benchmark Execution Parameters:\n") {
+		t.Errorf("footer lacks the parameters:\n%s", bench)
+	}
+	assertNoContainersLeft(t, api)
+}
+
+// TestRateIsTotal checks that GRPC_CLIENT_QPS is the total rate: grpc_bench
+// divided it by the concurrency.
+func TestRateIsTotal(t *testing.T) {
+	env := benchEnv(t, map[string]string{"GRPC_CLIENT_QPS": "2000", "GRPC_BENCHMARK_DURATION": "10s"})
+	res := runBinary(t, repoRoot(t), env, "bench")
+	if res.code != 0 {
+		t.Fatalf("exit code %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	_, run := readRun(t, runFolder(t, env))
+	if rps := run.Servers[0].Load.RPS; math.Abs(rps-2000)/2000 > 0.02 {
+		t.Errorf("asked for 2000 req/s, measured %.1f", rps)
+	}
+}
+
+// TestInterruptKeepsFinishedServers stops a two-server run with SIGINT while
+// the second server is under load: the first server's row must survive and
+// no container may stay behind.
+func TestInterruptKeepsFinishedServers(t *testing.T) {
+	api := engine(t)
+	root := copyRepo(t, map[string]string{"servers/go_grpc": "servers/go_grpc_again"})
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "go_grpc go_grpc_again", "GRPC_BENCHMARK_DURATION": "30s"})
+	cmd := exec.Command(binary, "bench")
+	cmd.Dir, cmd.Env = root, env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var printed strings.Builder
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		printed.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "go_grpc_again: ready") {
+			time.Sleep(3 * time.Second) // into the load phase
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	io.Copy(io.Discard, stdout)
+	err = cmd.Wait()
+	if exitErr, ok := err.(*exec.ExitError); !ok || exitErr.ExitCode() != 130 {
+		t.Errorf("exit %v, want status 130\nstdout:\n%s\nstderr:\n%s", err, printed.String(), stderr.String())
+	}
+	bench, run := readRun(t, runFolder(t, env))
+	if _, ok := parseRows(t, bench)["go_grpc"]; !ok {
+		t.Errorf("the finished server's row is gone:\n%s", bench)
+	}
+	if !strings.Contains(bench, "! go_grpc_again: not ranked, load failed: interrupted") || !run.Interrupted {
+		t.Errorf("the interrupted server is not reported as such:\n%s", bench)
+	}
+	assertNoContainersLeft(t, api)
+}
+
+// copyRepo copies what a run needs of the repository into a temporary
+// folder, with the extra copies of folders given by renames (from → to).
+func copyRepo(t *testing.T, renames map[string]string) string {
+	t.Helper()
+	src, dst := repoRoot(t), t.TempDir()
+	paths := []string{"Dockerfile", ".dockerignore", "go.mod", "go.sum", "orchestrator", "scenarios", "servers"}
+	for _, p := range paths {
+		copyTree(t, filepath.Join(src, p), filepath.Join(dst, p))
+	}
+	for from, to := range renames {
+		copyTree(t, filepath.Join(src, from), filepath.Join(dst, to))
+	}
+	return dst
+}
+
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, info.Mode().Perm())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
