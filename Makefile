@@ -10,7 +10,8 @@ BIN := bin/grpcbench
 bench: engine $(BIN)
 	./$(BIN) bench
 
-test: engine
+# The end-to-end tests include a `docker compose up`, hence the plugin.
+test: engine compose-plugin
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 40m ./...
 
@@ -24,7 +25,7 @@ images: engine $(BIN)
 
 # docker compose up, with what it needs on a fresh machine.
 up: images compose-plugin
-	docker compose up --build
+	docker compose up
 
 compose-plugin:
 	@scripts/install-compose-plugin

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -17,6 +18,9 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/suite"
 )
+
+// errNotRanked says that the run finished but some servers failed.
+var errNotRanked = errors.New("servers not ranked")
 
 type benchCmd struct {
 	Root string `help:"The repository: servers/, scenarios/ and the Dockerfile of the client image." default:"." type:"existingdir"`
@@ -33,7 +37,19 @@ func (b *benchCmd) Run(ctx context.Context) error {
 	if bench, readErr := os.ReadFile(filepath.Join(s.Dir, "bench.txt")); readErr == nil {
 		fmt.Print("\n", string(bench))
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	var failed []string
+	for _, srv := range s.Run.Servers {
+		if srv.Failure != nil {
+			failed = append(failed, srv.Name)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%w: %s (reasons in bench.txt)", errNotRanked, strings.Join(failed, ", "))
+	}
+	return nil
 }
 
 type imagesCmd struct {

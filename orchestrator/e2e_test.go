@@ -144,7 +144,18 @@ type runResult struct {
 
 func runBinary(t *testing.T, root string, env []string, args ...string) runResult {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	return run(t, root, env, binary, args...)
+}
+
+// runProgram runs a program from PATH with the test's environment.
+func runProgram(t *testing.T, root, name string, args ...string) runResult {
+	t.Helper()
+	return run(t, root, os.Environ(), name, args...)
+}
+
+func run(t *testing.T, root string, env []string, name string, args ...string) runResult {
+	t.Helper()
+	cmd := exec.Command(name, args...)
 	cmd.Dir, cmd.Env = root, env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -280,10 +291,17 @@ func readRun(t *testing.T, dir string) (string, report.Run) {
 
 func TestBenchGoGRPC(t *testing.T) {
 	api := engine(t)
+	leftover := startLeftover(t, api)
 	env := benchEnv(t, nil)
 	res := runBinary(t, repoRoot(t), env, "bench")
 	if res.code != 0 {
 		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	if _, err := api.ContainerInspect(context.Background(), leftover); !client.IsErrNotFound(err) {
+		t.Errorf("the container left by a killed run is still there (%v)", err)
+	}
+	if !strings.Contains(res.stdout, "removed 1 containers left behind by an earlier run") {
+		t.Errorf("the removal of the leftover was not reported:\n%s", res.stdout)
 	}
 	dir := runFolder(t, env)
 	bench, run := readRun(t, dir)
@@ -316,6 +334,9 @@ func TestBenchGoGRPC(t *testing.T) {
 	if s.Server.Samples < 2 || s.Client.Samples < 2 || s.Client.CPUAvgPercent <= 0 {
 		t.Errorf("too few stats samples in a 5s window or no client CPU: server %+v client %+v", s.Server, s.Client)
 	}
+	if flagged := strings.Contains(bench, "! go_grpc: client-bound"); flagged != s.ClientBound {
+		t.Errorf("results.json client_bound=%v but bench.txt flag=%v (client CPU %.1f%%)", s.ClientBound, flagged, s.Client.CPUAvgPercent)
+	}
 	if s.ImageID == "" || len(s.Phases) != 4 {
 		t.Errorf("image id %q, phases %+v", s.ImageID, s.Phases)
 	}
@@ -326,6 +347,93 @@ func TestBenchGoGRPC(t *testing.T) {
 	}
 	if !strings.Contains(bench, "- GRPC_BENCHMARK_DURATION=5s\n") || !strings.Contains(bench, "Benchmark Execution Parameters:\n") {
 		t.Errorf("footer lacks the parameters:\n%s", bench)
+	}
+	assertNoContainersLeft(t, api)
+}
+
+// startLeftover starts a container labelled as a run's, as a killed run
+// would leave it.
+func startLeftover(t *testing.T, api *client.Client) string {
+	t.Helper()
+	ctx := context.Background()
+	created, err := api.ContainerCreate(ctx, &container.Config{
+		Image:  "debian:bookworm-slim",
+		Cmd:    []string{"sleep", "600"},
+		Labels: map[string]string{"io.grpcbench.run": "killed-earlier", "io.grpcbench.role": "server"},
+	}, nil, nil, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { api.ContainerRemove(ctx, created.ID, container.RemoveOptions{Force: true}) })
+	if err := api.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return created.ID
+}
+
+// TestFailingServerIsListedAndTheRunGoesOn runs a server that exits at
+// start before a good one: the first is listed with the reason, the second
+// is ranked, and the exit status says that not every server was ranked.
+func TestFailingServerIsListedAndTheRunGoesOn(t *testing.T) {
+	api := engine(t)
+	root := copyRepo(t, map[string]string{"orchestrator/testdata/servers/exits_at_start": "servers/exits_at_start"})
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "exits_at_start go_grpc"})
+	start := time.Now()
+	res := runBinary(t, root, env, "bench")
+	if res.code != 3 {
+		t.Errorf("exit code %d, want 3\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	if took := time.Since(start); took > 50*time.Second {
+		t.Errorf("the run took %s: the dead server was waited on until the readiness timeout", took)
+	}
+	bench, run := readRun(t, runFolder(t, env))
+	rows := parseRows(t, bench)
+	if _, ok := rows["exits_at_start"]; ok {
+		t.Errorf("the failed server is ranked:\n%s", bench)
+	}
+	if _, ok := rows["go_grpc"]; !ok {
+		t.Errorf("the server after the failed one was not ranked:\n%s", bench)
+	}
+	if !strings.Contains(bench, "! exits_at_start: not ranked, readiness failed: server exited with code 3") {
+		t.Errorf("bench.txt does not say why exits_at_start failed:\n%s", bench)
+	}
+	if f := run.Servers[0].Failure; f == nil || f.Phase != "readiness" {
+		t.Errorf("results.json failure = %+v, want the readiness phase", f)
+	}
+	serverLog, _ := os.ReadFile(filepath.Join(runFolder(t, env), "exits_at_start", "server.log"))
+	if !strings.Contains(string(serverLog), "cannot start: no such config") {
+		t.Errorf("server.log lacks what the server said: %q", serverLog)
+	}
+	assertNoContainersLeft(t, api)
+}
+
+// TestComposeUp runs the suite as a user of `docker compose up` does, from
+// the orchestrator's image, with the settings in .env.
+func TestComposeUp(t *testing.T) {
+	api := engine(t)
+	root := copyRepo(t, map[string]string{"docker-compose.yml": "docker-compose.yml"})
+	env := "GRPC_BENCHMARKS=go_grpc\nGRPC_BENCHMARK_DURATION=3s\nGRPC_BENCHMARK_WARMUP=1s\nGRPC_IMAGE_NAME=" + testImageName + "\n"
+	if err := os.WriteFile(filepath.Join(root, ".env"), []byte(env), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	project := "grpcbench-test-" + strconv.Itoa(os.Getpid())
+	compose := func(args ...string) runResult {
+		return runProgram(t, root, "docker", append([]string{"compose", "--project-name", project}, args...)...)
+	}
+	t.Cleanup(func() { compose("down", "--remove-orphans") })
+	if res := compose("up"); res.code != 0 {
+		t.Fatalf("docker compose up: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	entries, err := os.ReadDir(filepath.Join(root, "results"))
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("want one run folder in results/, have %v (%v)", entries, err)
+	}
+	bench, _ := readRun(t, filepath.Join(root, "results", entries[0].Name()))
+	if r, ok := parseRows(t, bench)["go_grpc"]; !ok || r.rps <= 0 {
+		t.Errorf("no go_grpc row with req/s > 0 in bench.txt:\n%s", bench)
+	}
+	if !strings.Contains(bench, "- GRPC_BENCHMARK_DURATION=3s\n") {
+		t.Errorf(".env was not read:\n%s", bench)
 	}
 	assertNoContainersLeft(t, api)
 }

@@ -22,6 +22,7 @@ import (
 const (
 	exitFailure     = 1
 	exitBadInput    = 2
+	exitNotRanked   = 3
 	exitInterrupted = 130
 )
 
@@ -58,6 +59,8 @@ func main() {
 		os.Exit(exitBadInput)
 	case errors.As(err, &unreachable):
 		os.Exit(exitFailure)
+	case errors.Is(err, errNotRanked):
+		os.Exit(exitNotRanked)
 	case errors.Is(err, context.Canceled):
 		os.Exit(exitInterrupted)
 	default:

@@ -73,6 +73,10 @@ func writeNotes(b *strings.Builder, run Run) {
 			notes = append(notes, fmt.Sprintf("%s: %.1f%% of calls failed (%s); req/s counts OK calls only",
 				s.Name, 100*s.Load.ErrorShare(), statusList(s.Load.Statuses)))
 		}
+		if s.ClientBound {
+			notes = append(notes, fmt.Sprintf("%s: client-bound: the load client used %.0f%% CPU, at its GRPC_CLIENT_CPUS limit; "+
+				"this row measures the client, not the server (raise GRPC_CLIENT_CPUS)", s.Name, s.Client.CPUAvgPercent))
+		}
 		if s.Load != nil {
 			for _, n := range s.Load.Notes {
 				notes = append(notes, s.Name+": "+n)

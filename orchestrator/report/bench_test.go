@@ -259,6 +259,21 @@ func TestWriteBenchLoadNotesAndInterruption(t *testing.T) {
 	}
 }
 
+func TestWriteBenchClientBound(t *testing.T) {
+	s := seedRows[4].server()
+	s.ClientBound = true
+	s.Client.CPUAvgPercent = 98.4
+	bench := writeBench(t, report.Run{Commit: seedCommit, Servers: []report.Server{s}})
+	if got := tableNames(bench); !slices.Equal(got, []string{"go_grpc"}) {
+		t.Errorf("a client-bound row is still a row: table rows = %v", got)
+	}
+	want := []string{"! go_grpc: client-bound: the load client used 98% CPU, at its GRPC_CLIENT_CPUS limit; " +
+		"this row measures the client, not the server (raise GRPC_CLIENT_CPUS)"}
+	if got := notes(t, bench); !slices.Equal(got, want) {
+		t.Errorf("notes = %q, want %q", got, want)
+	}
+}
+
 func TestWriteBenchEmptyRun(t *testing.T) {
 	bench := writeBench(t, report.Run{Commit: "abc", Settings: seedSettings[:1]})
 	rule := strings.Repeat("-", 137)

@@ -47,6 +47,9 @@ type Server struct {
 	Server  stats.Summary `json:"server_stats"`
 	Client  stats.Summary `json:"client_stats"`
 	Phases  []Phase       `json:"phases"`
+	// ClientBound is set when the load client used nearly all the CPU it was
+	// given: the row then measures the client, not the server.
+	ClientBound bool `json:"client_bound"`
 }
 
 // Failure says in which phase a server failed and why.

@@ -34,6 +34,10 @@ const ServerPort = 50051
 // share its network namespace, so load never leaves loopback.
 var target = "127.0.0.1:" + strconv.Itoa(ServerPort)
 
+// clientBoundShare is the share of its CPU limit above which the load
+// client, not the server, is taken to set the pace.
+const clientBoundShare = 0.9
+
 // cleanupTimeout bounds the removal of a server's containers, which runs
 // even after the run's context is cancelled.
 const cleanupTimeout = 30 * time.Second
@@ -263,9 +267,23 @@ func (r *serverRun) runToEnd(ctx context.Context, spec docker.ContainerSpec, sta
 	return code, out.Bytes(), errOut.Bytes(), err
 }
 
-// awaitReady runs the readiness probe next to the server.
+// awaitReady runs the readiness probe next to the server. A server that
+// exits meanwhile ends the wait at once rather than at the timeout.
 func (r *serverRun) awaitReady(ctx context.Context, server Container, clientImage string) error {
-	code, _, stderr, err := r.runToEnd(ctx, r.client(server, clientImage, "probe", "--timeout", r.Config.ReadyTimeout.String()), nil)
+	probeCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		if _, err := server.Wait(probeCtx); err == nil {
+			cancel()
+		}
+	}()
+	code, _, stderr, err := r.runToEnd(probeCtx, r.client(server, clientImage, "probe", "--timeout", r.Config.ReadyTimeout.String()), nil)
+	if ctx.Err() == nil {
+		// How the server ended says more than what the probe saw of it.
+		if exited := r.serverExited(ctx, server); exited != nil {
+			return exited
+		}
+	}
 	if werr := os.WriteFile(filepath.Join(r.dir, "probe.log"), stderr, 0o644); err == nil {
 		err = werr
 	}
@@ -273,7 +291,7 @@ func (r *serverRun) awaitReady(ctx context.Context, server Container, clientImag
 		return err
 	}
 	if code != 0 {
-		return errors.Join(r.serverExited(ctx, server), fmt.Errorf("%s", lastLine(stderr)))
+		return errors.New(lastLine(stderr))
 	}
 	return nil
 }
@@ -332,6 +350,7 @@ func (r *serverRun) load(ctx context.Context, server Container, clientImage stri
 	r.result.Load = &res
 	r.result.Server = stats.Summarize(serverSamples, res.Start, res.End)
 	r.result.Client = stats.Summarize(clientSamples, res.Start, res.End)
+	r.result.ClientBound = r.result.Client.CPUAvgPercent >= clientBoundShare*100*float64(r.Config.ClientCPUs)
 	if res.OK == 0 {
 		return fmt.Errorf("no call succeeded (%s)", statusSummary(res))
 	}
