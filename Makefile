@@ -5,7 +5,7 @@
 GO ?= go
 BIN := bin/grpcbench
 
-.PHONY: bench test engine images up compose-plugin $(BIN)
+.PHONY: bench test engine images up compose-plugin bench-engines $(BIN)
 
 bench: engine $(BIN)
 	./$(BIN) bench
@@ -17,6 +17,11 @@ test: engine compose-plugin
 
 engine:
 	@scripts/ensure-engine
+
+# The load engines side by side on one server (go_grpc unless SERVER=...);
+# the last line is `per-core ratio: engine/ghz=<x> engine/h2load=<y>`.
+bench-engines: engine $(BIN)
+	./$(BIN) engines --server $(or $(SERVER),go_grpc)
 
 # Base images, client image and server images, without a benchmark: run once
 # before `docker compose up` on a machine that cannot pull.

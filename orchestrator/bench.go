@@ -203,3 +203,35 @@ func commitLine(ctx context.Context, root string) string {
 	slog.Debug("no commit line", "err", err)
 	return "unknown commit (no git history here)"
 }
+
+type enginesCmd struct {
+	Root   string `help:"The repository." default:"." type:"existingdir"`
+	Server string `help:"The server to load." default:"go_grpc"`
+}
+
+// Run loads one server with each engine in turn and prints what each
+// costs per call; engines.txt and engines.json go to the run folder.
+func (c *enginesCmd) Run(ctx context.Context) error {
+	s, err := prepare(ctx, c.Root, "")
+	if err != nil {
+		return err
+	}
+	defer s.engine.Close()
+	rows, err := s.CompareEngines(ctx, c.Server)
+	if err != nil {
+		return err
+	}
+	var table bytes.Buffer
+	if err := suite.WriteEngineTable(&table, rows); err != nil {
+		return err
+	}
+	fmt.Print("\n", table.String())
+	if err := os.WriteFile(filepath.Join(s.Dir, "engines.txt"), table.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return report.WriteJSON(filepath.Join(s.Dir, "engines.json"), struct {
+		Settings  []config.Setting  `json:"settings"`
+		Placement report.Placement  `json:"placement"`
+		Engines   []suite.EngineRow `json:"engines"`
+	}{s.Run.Settings, s.Run.Placement, rows})
+}

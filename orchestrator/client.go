@@ -23,6 +23,7 @@ type clientFlags struct {
 
 type loadgenCmd struct {
 	clientFlags
+	Engine      string        `help:"Load engine." enum:"ghz,h2" default:"ghz"`
 	Connections int           `help:"HTTP/2 connections." default:"50"`
 	Concurrency int           `help:"Calls in flight over all connections." default:"1000"`
 	QPS         int           `name:"qps" help:"Total request rate; 0 is unlimited." default:"0"`
@@ -35,8 +36,12 @@ type loadgenCmd struct {
 func (c *loadgenCmd) Run(ctx context.Context) error {
 	// Go's own default never goes below 2 under a 1-core quota.
 	runtime.GOMAXPROCS(c.CPUs.Cores())
-	slog.Info("load", "target", c.Target, "connections", c.Connections, "concurrency", c.Concurrency, "qps", c.QPS, "gomaxprocs", runtime.GOMAXPROCS(0))
-	res, err := load.GHZ(ctx, load.Spec{
+	slog.Info("load", "engine", c.Engine, "target", c.Target, "connections", c.Connections, "concurrency", c.Concurrency, "qps", c.QPS, "gomaxprocs", runtime.GOMAXPROCS(0))
+	run := load.GHZ
+	if c.Engine == "h2" {
+		run = load.H2
+	}
+	res, err := run(ctx, load.Spec{
 		Target:      c.Target,
 		ScenarioDir: c.Scenario,
 		Connections: c.Connections,

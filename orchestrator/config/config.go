@@ -5,9 +5,11 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +33,8 @@ type Config struct {
 	Benchmarks   Names         `env:"GRPC_BENCHMARKS" help:"servers to run, separated by spaces or commas: names of folders in servers/; empty means all of them"`
 	ResultsDir   string        `env:"GRPC_RESULTS_DIR" envDefault:"results" help:"folder that receives one sub-folder per run"`
 	ReadyTimeout time.Duration `env:"GRPC_SERVER_READY_TIMEOUT" envDefault:"60s" help:"how long a started server has to answer its first SayHello: a positive duration"`
+	LoadEngine   string        `env:"GRPC_LOAD_ENGINE" envDefault:"ghz" help:"the load client: ghz (as grpc_bench, comparable with its published numbers) or h2 (this project's HTTP/2 engine, several times cheaper per call)"`
+	LoadProfile  string        `env:"GRPC_LOAD_PROFILE" help:"a load shape of the grpcxx benchmarks, setting connections x calls in flight per connection: 1a (1x1), 1b (1x10), 2a (10x1), 2b (10x10), 3a (100x1), 3b (100x10); empty means GRPC_CLIENT_CONNECTIONS and GRPC_CLIENT_CONCURRENCY"`
 
 	// given holds the variables as the user wrote them, so that reports and
 	// messages repeat 2048m rather than 2g, and 60s rather than 1m0s.
@@ -109,7 +113,7 @@ func Parse(vars map[string]string) (Config, error) {
 	cfg := Config{given: vars}
 	err := env.ParseWithOptions(&cfg, env.Options{Environment: vars})
 	if err == nil {
-		return cfg, nil
+		return cfg, cfg.applyProfile()
 	}
 	var agg env.AggregateError
 	if !errors.As(err, &agg) {
@@ -127,6 +131,27 @@ func Parse(vars map[string]string) (Config, error) {
 		errs = append(errs, &Error{Var: name, Value: vars[name], Allowed: f.Tag.Get("help"), Reason: reason(pe.Err)})
 	}
 	return cfg, errors.Join(errs...)
+}
+
+// applyProfile puts the load profile's shape into the connection and
+// concurrency settings, so that every report shows the shape in effect.
+func (c *Config) applyProfile() error {
+	p, ok := Profiles[c.LoadProfile]
+	if !ok {
+		return nil // an unknown profile is refused by Validate
+	}
+	for _, name := range []string{"GRPC_CLIENT_CONNECTIONS", "GRPC_CLIENT_CONCURRENCY"} {
+		if v, set := c.given[name]; set && v != "" {
+			return &Error{Var: "GRPC_LOAD_PROFILE", Value: c.LoadProfile, Reason: "it sets the shape, and " + name + " is set too",
+				Allowed: "a profile, or GRPC_CLIENT_CONNECTIONS and GRPC_CLIENT_CONCURRENCY, not both"}
+		}
+	}
+	c.Connections, c.Concurrency = p.Connections, p.Connections*p.Streams
+	given := maps.Clone(c.given)
+	given["GRPC_CLIENT_CONNECTIONS"] = strconv.Itoa(c.Connections)
+	given["GRPC_CLIENT_CONCURRENCY"] = strconv.Itoa(c.Concurrency)
+	c.given = given
+	return nil
 }
 
 // reason keeps the useful tail of a parser's message ("invalid duration" rather
@@ -206,10 +231,29 @@ func (c Config) Validate(cat Catalog, engineCPUs int) error {
 			refuse("Benchmarks", fmt.Sprintf("no server %q; known: %s", name, strings.Join(cat.Servers, ", ")))
 		}
 	}
+	if !slices.Contains(LoadEngines, c.LoadEngine) {
+		refuse("LoadEngine", "no such engine")
+	}
+	if _, ok := Profiles[c.LoadProfile]; !ok && c.LoadProfile != "" {
+		refuse("LoadProfile", "no such profile")
+	}
 	if strings.TrimSpace(c.ResultsDir) == "" {
 		refuse("ResultsDir", "must not be empty")
 	}
 	return errors.Join(errs...)
+}
+
+// LoadEngines are the values GRPC_LOAD_ENGINE takes.
+var LoadEngines = []string{"ghz", "h2"}
+
+// Profile is a load shape: connections, and calls in flight on each.
+type Profile struct{ Connections, Streams int }
+
+// Profiles are the six shapes of the grpcxx benchmark matrix (seed 002).
+var Profiles = map[string]Profile{
+	"1a": {1, 1}, "1b": {1, 10},
+	"2a": {10, 1}, "2b": {10, 10},
+	"3a": {100, 1}, "3b": {100, 10},
 }
 
 // Servers is the list of servers this run benchmarks, in catalog order.

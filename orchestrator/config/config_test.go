@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -110,6 +111,7 @@ func TestParseDefaults(t *testing.T) {
 		ImageName:    "grpc_bench",
 		ResultsDir:   "results",
 		ReadyTimeout: 60 * time.Second,
+		LoadEngine:   "ghz",
 	}
 	if len(cfg.Benchmarks) != 0 {
 		t.Errorf("Benchmarks = %q, want none (all servers)", cfg.Benchmarks)
@@ -411,6 +413,46 @@ func TestErrorMessage(t *testing.T) {
 	}
 }
 
+func TestLoadProfileSetsTheShape(t *testing.T) {
+	for name, p := range config.Profiles {
+		cfg, err := config.Parse(map[string]string{"GRPC_LOAD_PROFILE": name})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if cfg.Connections != p.Connections || cfg.Concurrency != p.Connections*p.Streams {
+			t.Errorf("%s: %d connections, %d in flight; want %d x %d", name, cfg.Connections, cfg.Concurrency, p.Connections, p.Streams)
+		}
+		if err := cfg.Validate(oneServer, 2); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		settings := map[string]string{}
+		for _, s := range cfg.Settings() {
+			settings[s.Name] = s.Value
+		}
+		if settings["GRPC_CLIENT_CONNECTIONS"] != strconv.Itoa(cfg.Connections) || settings["GRPC_CLIENT_CONCURRENCY"] != strconv.Itoa(cfg.Concurrency) {
+			t.Errorf("%s: settings show %v", name, settings)
+		}
+	}
+	if want := (config.Profile{Connections: 10, Streams: 10}); config.Profiles["2b"] != want {
+		t.Errorf("2b = %+v, want %+v", config.Profiles["2b"], want)
+	}
+}
+
+func TestLoadProfileWithAnExplicitShapeIsRefused(t *testing.T) {
+	_, err := config.Parse(map[string]string{"GRPC_LOAD_PROFILE": "2b", "GRPC_CLIENT_CONNECTIONS": "5"})
+	checkRefused(t, err, "GRPC_LOAD_PROFILE", "2b")
+}
+
+func TestUnknownEngineAndProfileAreRefused(t *testing.T) {
+	for name, value := range map[string]string{"GRPC_LOAD_ENGINE": "wrk", "GRPC_LOAD_PROFILE": "4c"} {
+		cfg, err := config.Parse(map[string]string{name: value})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRefused(t, cfg.Validate(oneServer, 2), name, value)
+	}
+}
+
 func TestSettings(t *testing.T) {
 	cfg, err := config.Parse(map[string]string{"GRPC_SERVER_CPUS": "1.5", "GRPC_BENCHMARKS": "go_grpc,other"})
 	if err != nil {
@@ -430,6 +472,8 @@ func TestSettings(t *testing.T) {
 		{"GRPC_BENCHMARKS", "go_grpc,other"},
 		{"GRPC_RESULTS_DIR", "results"},
 		{"GRPC_SERVER_READY_TIMEOUT", "60s"},
+		{"GRPC_LOAD_ENGINE", "ghz"},
+		{"GRPC_LOAD_PROFILE", ""},
 	}
 	got := cfg.Settings()
 	if len(got) != len(want) {

@@ -56,6 +56,7 @@ type Latency struct {
 	P90   time.Duration `json:"p90"`
 	P95   time.Duration `json:"p95"`
 	P99   time.Duration `json:"p99"`
+	P999  time.Duration `json:"p999,omitempty"`
 	Max   time.Duration `json:"max"`
 }
 

@@ -140,23 +140,12 @@ func (s *Suite) newServerRun(name string) *serverRun {
 func (s *Suite) benchmark(ctx context.Context, name, clientImage string) report.Server {
 	r := s.newServerRun(name)
 	defer r.removeContainers(ctx)
-	if err := os.MkdirAll(r.dir, 0o755); err != nil {
-		return r.fail("setup", err)
+	server, phase, err := r.bringUp(ctx, clientImage)
+	if server != nil {
+		defer r.saveServerLogs(ctx, server)
 	}
-	fmt.Fprintf(s.Out, "%s: building %s\n", name, r.result.Image)
-	if err := r.phase(ctx, "build", r.buildServer); err != nil {
-		return r.fail("build", fmt.Errorf("%w (log: %s)", err, filepath.Join(r.dir, "build.log")))
-	}
-	var server Container
-	if err := r.phase(ctx, "start", func(ctx context.Context) (err error) {
-		server, err = r.startServer(ctx)
-		return err
-	}); err != nil {
-		return r.fail("start", err)
-	}
-	defer r.saveServerLogs(ctx, server)
-	if err := r.phase(ctx, "readiness", func(ctx context.Context) error { return r.awaitReady(ctx, server, clientImage) }); err != nil {
-		return r.fail("readiness", err)
+	if err != nil {
+		return r.fail(phase, err)
 	}
 	fmt.Fprintf(s.Out, "%s: ready; warm-up %s, then measuring %s\n", name, s.Config.Warmup, s.Config.Duration)
 	if err := r.phase(ctx, "load", func(ctx context.Context) error { return r.load(ctx, server, clientImage) }); err != nil {
@@ -165,6 +154,29 @@ func (s *Suite) benchmark(ctx context.Context, name, clientImage string) report.
 	res := r.result
 	fmt.Fprintf(s.Out, "%s: %.0f req/s, server CPU %.1f%%, client CPU %.1f%%\n", name, res.Load.RPS, res.Server.CPUAvgPercent, res.Client.CPUAvgPercent)
 	return res
+}
+
+// bringUp builds, starts and waits for the server, recording each phase.
+// On failure it names the phase; the server is returned once started.
+func (r *serverRun) bringUp(ctx context.Context, clientImage string) (Container, string, error) {
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return nil, "setup", err
+	}
+	fmt.Fprintf(r.Out, "%s: building %s\n", r.result.Name, r.result.Image)
+	if err := r.phase(ctx, "build", r.buildServer); err != nil {
+		return nil, "build", fmt.Errorf("%w (log: %s)", err, filepath.Join(r.dir, "build.log"))
+	}
+	var server Container
+	if err := r.phase(ctx, "start", func(ctx context.Context) (err error) {
+		server, err = r.startServer(ctx)
+		return err
+	}); err != nil {
+		return nil, "start", err
+	}
+	if err := r.phase(ctx, "readiness", func(ctx context.Context) error { return r.awaitReady(ctx, server, clientImage) }); err != nil {
+		return server, "readiness", err
+	}
+	return server, "", nil
 }
 
 // phase runs one step and records when it started and how long it took.
@@ -309,52 +321,89 @@ func (r *serverRun) serverExited(ctx context.Context, server Container) error {
 	return fmt.Errorf("server exited with code %d (see server.log)", st.ExitCode)
 }
 
-// load runs the load client next to the server while both containers'
-// stats are recorded, then keeps the figures of the measurement window.
+// load runs the load client next to the server and keeps the figures of
+// the measurement window.
 func (r *serverRun) load(ctx context.Context, server Container, clientImage string) error {
-	serverStats := r.record(ctx, server, "server-stats.jsonl")
-	var clientStats *recorder
-	args := []string{
+	m, err := r.measure(ctx, server, r.loadgen(server, clientImage, r.Config.LoadEngine), "", parseLoadgen)
+	if err != nil {
+		return err
+	}
+	r.result.Load, r.result.Server, r.result.Client = &m.Load, m.Server, m.Client
+	r.result.ClientBound = m.Client.CPUAvgPercent >= clientBoundShare*100*float64(r.Config.ClientCPUs)
+	if m.Load.OK == 0 {
+		return fmt.Errorf("no call succeeded (%s)", statusSummary(m.Load))
+	}
+	return nil
+}
+
+// loadgen is the load client container for an engine of our own image.
+func (r *serverRun) loadgen(server Container, clientImage, engine string) docker.ContainerSpec {
+	spec := r.client(server, clientImage, "loadgen",
+		"--engine", engine,
 		"--connections", strconv.Itoa(r.Config.Connections),
 		"--concurrency", strconv.Itoa(r.Config.Concurrency),
 		"--qps", strconv.Itoa(r.Config.QPS),
 		"--warmup", r.Config.Warmup.String(),
 		"--duration", r.Config.Duration.String(),
 		"--cpus", r.Config.ClientCPUs.String(),
-	}
-	spec := r.client(server, clientImage, "loadgen", args...)
+	)
 	spec.NanoCPUs = r.Config.ClientCPUs.NanoCPUs()
 	spec.CPUSet = r.Run.Placement.ClientCPUSet
-	code, stdout, stderr, err := r.runToEnd(ctx, spec, func(c Container) { clientStats = r.record(ctx, c, "client-stats.jsonl") })
+	return spec
+}
+
+func parseLoadgen(stdout []byte, _, _ time.Time) (load.Result, error) {
+	var res load.Result
+	if err := json.Unmarshal(stdout, &res); err != nil {
+		return res, fmt.Errorf("read the load report: %w", err)
+	}
+	return res, nil
+}
+
+// Measurement is what one load client measured, with both containers' stats
+// over its measurement window.
+type Measurement struct {
+	Load   load.Result
+	Server stats.Summary
+	Client stats.Summary
+}
+
+// measure runs a load client container next to the server while both are
+// sampled. parse reads the client's report, given when the container
+// started and ended. Files are named with prefix.
+func (r *serverRun) measure(ctx context.Context, server Container, spec docker.ContainerSpec, prefix string,
+	parse func(stdout []byte, started, ended time.Time) (load.Result, error)) (Measurement, error) {
+	serverStats := r.record(ctx, server, prefix+"server-stats.jsonl")
+	var clientStats *recorder
+	started := time.Now()
+	code, stdout, stderr, err := r.runToEnd(ctx, spec, func(c Container) { clientStats = r.record(ctx, c, prefix+"client-stats.jsonl") })
+	ended := time.Now()
 	serverSamples := serverStats.stop()
 	var clientSamples []stats.Sample
 	if clientStats != nil {
 		clientSamples = clientStats.stop()
 	}
-	if werr := writeFiles(r.dir, map[string][]byte{"load.json": stdout, "load.log": stderr}); err == nil {
+	if werr := writeFiles(r.dir, map[string][]byte{prefix + "load.json": stdout, prefix + "load.log": stderr}); err == nil {
 		err = werr
 	}
 	if err != nil {
-		return err
+		return Measurement{}, err
 	}
 	if exited := r.serverExited(ctx, server); exited != nil {
-		return exited
+		return Measurement{}, exited
 	}
 	if code != 0 {
-		return fmt.Errorf("load client exited with code %d: %s", code, lastLine(stderr))
+		return Measurement{}, fmt.Errorf("load client exited with code %d: %s", code, lastLine(stderr))
 	}
-	var res load.Result
-	if err := json.Unmarshal(stdout, &res); err != nil {
-		return fmt.Errorf("read the load report: %w", err)
+	res, err := parse(stdout, started, ended)
+	if err != nil {
+		return Measurement{}, err
 	}
-	r.result.Load = &res
-	r.result.Server = stats.Summarize(serverSamples, res.Start, res.End)
-	r.result.Client = stats.Summarize(clientSamples, res.Start, res.End)
-	r.result.ClientBound = r.result.Client.CPUAvgPercent >= clientBoundShare*100*float64(r.Config.ClientCPUs)
-	if res.OK == 0 {
-		return fmt.Errorf("no call succeeded (%s)", statusSummary(res))
-	}
-	return nil
+	return Measurement{
+		Load:   res,
+		Server: stats.Summarize(serverSamples, res.Start, res.End),
+		Client: stats.Summarize(clientSamples, res.Start, res.End),
+	}, nil
 }
 
 func (r *serverRun) saveServerLogs(ctx context.Context, server Container) {

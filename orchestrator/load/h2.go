@@ -1,0 +1,192 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Latencies are recorded in microseconds from 1 µs to 100 s, to 3
+// significant digits.
+const (
+	histMin     = 1
+	histMax     = 100_000_000
+	histSigFigs = 3
+)
+
+// reconnectPause spaces the attempts to reopen a failed connection.
+const reconnectPause = 100 * time.Millisecond
+
+// H2 is the load engine of this project: gRPC unary calls written straight
+// onto HTTP/2 frames. Each request is encoded once and its frames reused;
+// each connection batches its writes and has one reader; nothing is
+// allocated per call on the usual path. Warm-up and measurement run on the
+// same connections, and every call of the measurement window is in the
+// latency histogram.
+func H2(ctx context.Context, spec Spec) (Result, error) {
+	c, err := newCall(ctx, spec.Target, spec.ScenarioDir)
+	if err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	measureStart := start.Add(spec.Warmup)
+	end := measureStart.Add(spec.Duration)
+
+	stop := make(chan struct{})
+	var once sync.Once
+	closeStop := func() { once.Do(func() { close(stop) }) }
+	timer := time.AfterFunc(end.Sub(start), closeStop)
+	defer timer.Stop()
+	cancelled := context.AfterFunc(ctx, closeStop)
+	defer cancelled()
+
+	slots := split(spec.Concurrency, spec.Connections)
+	recs := make([]*recorder, spec.Connections)
+	var wg sync.WaitGroup
+	for i := range recs {
+		recs[i] = newRecorder(measureStart, end)
+		plan := &schedule{epoch: start}
+		if spec.QPS > 0 {
+			plan.rate = float64(spec.QPS) / float64(spec.Connections)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			keepConnected(spec.Target, c, slots[i], recs[i], plan, stop)
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	return merge(recs, measureStart, end), nil
+}
+
+// split shares n calls among k connections as evenly as it goes.
+func split(n, k int) []int {
+	out := make([]int, k)
+	for i := range out {
+		out[i] = n / k
+		if i < n%k {
+			out[i]++
+		}
+	}
+	return out
+}
+
+// keepConnected runs one connection slot until stop: a connection that
+// fails or drains is replaced. Calls lost with a failed connection are
+// counted as Unavailable.
+func keepConnected(addr string, c *call, slots int, rec *recorder, plan *schedule, stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		cn, err := dial(addr, c, slots, rec, plan)
+		if err != nil {
+			rec.connError(err)
+			select {
+			case <-stop:
+				return
+			case <-time.After(reconnectPause):
+			}
+			continue
+		}
+		err = cn.serve(stop)
+		lost := cn.inFlight()
+		select {
+		case <-stop:
+			return // calls in flight at the end are not counted, as in ghz's "ignore"
+		default:
+		}
+		if err != nil && !errors.Is(err, errDrained) {
+			rec.connError(err)
+			now := time.Now()
+			for _, s := range lost {
+				rec.add(statusName(14), now.Sub(s.start), now) // Unavailable
+			}
+		}
+	}
+}
+
+// recorder counts the calls of one connection slot. Only the slot's reader
+// goroutine writes to it.
+type recorder struct {
+	measureStart, end time.Time
+	hist              *hdrhistogram.Histogram
+	statuses          map[string]uint64
+	requests, warm    uint64
+	sum               time.Duration
+	connErrors        map[string]uint64
+}
+
+func newRecorder(measureStart, end time.Time) *recorder {
+	return &recorder{
+		measureStart: measureStart,
+		end:          end,
+		hist:         hdrhistogram.New(histMin, histMax, histSigFigs),
+		statuses:     map[string]uint64{},
+		connErrors:   map[string]uint64{},
+	}
+}
+
+// add counts a finished call: in the warm-up, in the window, or after it
+// (not counted). Latencies of OK calls go into the histogram.
+func (r *recorder) add(status string, latency time.Duration, now time.Time) {
+	switch {
+	case now.Before(r.measureStart):
+		r.warm++
+		return
+	case !now.Before(r.end):
+		return
+	}
+	r.requests++
+	r.statuses[status]++
+	if status == statusNames[0] {
+		r.sum += latency
+		r.hist.RecordValue(max(latency.Microseconds(), histMin))
+	}
+}
+
+func (r *recorder) connError(err error) {
+	r.connErrors[err.Error()]++
+}
+
+func merge(recs []*recorder, measureStart, end time.Time) Result {
+	res := Result{Engine: "h2", Start: measureStart, End: end, Statuses: map[string]uint64{}, Errors: map[string]uint64{}}
+	hist := hdrhistogram.New(histMin, histMax, histSigFigs)
+	var sum time.Duration
+	for _, r := range recs {
+		hist.Merge(r.hist)
+		sum += r.sum
+		res.Requests += r.requests
+		res.WarmupRequests += r.warm
+		for s, n := range r.statuses {
+			res.Statuses[s] += n
+		}
+		for e, n := range r.connErrors {
+			res.Errors["connection: "+e] += n
+		}
+	}
+	res.OK = res.Statuses[statusNames[0]]
+	res.RPS = float64(res.OK) / end.Sub(measureStart).Seconds()
+	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+	res.Latency = Latency{
+		Count: uint64(hist.TotalCount()),
+		P50:   us(hist.ValueAtQuantile(50)),
+		P90:   us(hist.ValueAtQuantile(90)),
+		P95:   us(hist.ValueAtQuantile(95)),
+		P99:   us(hist.ValueAtQuantile(99)),
+		P999:  us(hist.ValueAtQuantile(99.9)),
+		Max:   us(hist.Max()),
+	}
+	if res.OK > 0 {
+		res.Latency.Mean = sum / time.Duration(res.OK)
+	}
+	return res
+}
