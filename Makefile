@@ -5,7 +5,7 @@
 GO ?= go
 BIN := bin/grpcbench
 
-.PHONY: bench test engine images up compose-plugin bench-engines $(BIN)
+.PHONY: bench test engine images up compose-plugin bench-engines matrix $(BIN)
 
 bench: engine $(BIN)
 	./$(BIN) bench
@@ -22,6 +22,13 @@ engine:
 # the last line is `per-core ratio: engine/ghz=<x> engine/h2load=<y>`.
 bench-engines: engine $(BIN)
 	./$(BIN) engines --server $(or $(SERVER),go_grpc)
+
+# The grpcxx matrix (seed 002): every server under the six load shapes,
+# one run folder per shape.
+matrix: engine $(BIN)
+	@for p in 1a 1b 2a 2b 3a 3b; do \
+	  echo "== GRPC_LOAD_PROFILE=$$p"; GRPC_LOAD_PROFILE=$$p ./$(BIN) bench || exit $$?; \
+	done
 
 # Base images, client image and server images, without a benchmark: run once
 # before `docker compose up` on a machine that cannot pull.

@@ -114,7 +114,7 @@ func newRun(ctx context.Context, eng *docker.Engine, cfg config.Config, cat conf
 	if err := cfg.Validate(cat, info.NCPU); err != nil {
 		return nil, err
 	}
-	if n, err := eng.RemoveLabelled(ctx, docker.RunLabel); err != nil {
+	if n, err := eng.RemoveLabelled(ctx, docker.ImagesLabel, cfg.ImageName); err != nil {
 		return nil, err
 	} else if n > 0 {
 		fmt.Printf("removed %d containers left behind by an earlier run\n", n)

@@ -152,11 +152,12 @@ func (c *Container) Remove(ctx context.Context) error {
 }
 
 // RemoveLabelled removes every container, running or not, that carries the
-// label key (with any value), and returns how many there were.
-func (e *Engine) RemoveLabelled(ctx context.Context, key string) (int, error) {
-	list, err := e.api.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", key))})
+// label (key=value), and returns how many there were.
+func (e *Engine) RemoveLabelled(ctx context.Context, key, value string) (int, error) {
+	label := key + "=" + value
+	list, err := e.api.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
 	if err != nil {
-		return 0, fmt.Errorf("list containers labelled %s: %w", key, err)
+		return 0, fmt.Errorf("list containers labelled %s: %w", label, err)
 	}
 	for _, s := range list {
 		if err := (&Container{id: s.ID, engine: e}).Remove(ctx); err != nil {

@@ -13,8 +13,13 @@ import (
 )
 
 // RunLabel marks every container a run starts; its value is the run's id.
-// Containers carrying it that outlive their run are removed by the next one.
 const RunLabel = "io.grpcbench.run"
+
+// ImagesLabel holds the run's GRPC_IMAGE_NAME. Containers of an earlier run
+// with the same image name are removed when a run starts: they were left by
+// a run that was killed (two runs that build the same images cannot share
+// an engine anyway), while runs under other image names are left alone.
+const ImagesLabel = "io.grpcbench.images"
 
 // RoleLabel says what a container is for (server, load, probe).
 const RoleLabel = "io.grpcbench.role"

@@ -23,24 +23,25 @@ const ghzDetailCap = 1_000_000
 // calls at the end are ignored rather than counted as Canceled; template
 // processing is off, since it costs more than the call.
 func GHZ(ctx context.Context, spec Spec) (Result, error) {
-	warm, err := ghzRun(ctx, spec, spec.Warmup)
+	warm, _, err := ghzRun(ctx, spec, spec.Warmup)
 	if err != nil {
 		return Result{}, fmt.Errorf("warm-up: %w", err)
 	}
-	start := time.Now()
-	rep, err := ghzRun(ctx, spec, spec.Duration)
-	end := time.Now()
+	rep, stopped, err := ghzRun(ctx, spec, spec.Duration)
 	if err != nil {
 		return Result{}, fmt.Errorf("measurement: %w", err)
 	}
-	res := fromGHZReport(rep, start, end)
+	// ghz's Total runs from its first call to the end of its shutdown; the
+	// window is from the first call to the stop, when calls ceased to count.
+	res := fromGHZReport(rep, rep.Date.Add(-rep.Total), stopped)
 	res.WarmupRequests = warm.Count
 	return res, nil
 }
 
-func ghzRun(ctx context.Context, spec Spec, d time.Duration) (*runner.Report, error) {
+// ghzRun runs ghz for d and returns its report and when it was told to stop.
+func ghzRun(ctx context.Context, spec Spec, d time.Duration) (*runner.Report, time.Time, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	cfg, err := runner.NewConfig(scenario.Service+"."+scenario.Method, spec.Target,
 		runner.WithProtoFile(filepath.Join(spec.ScenarioDir, scenario.ProtoFile), []string{spec.ScenarioDir}),
@@ -55,16 +56,22 @@ func ghzRun(ctx context.Context, spec Spec, d time.Duration) (*runner.Report, er
 		runner.WithDisableTemplateData(true),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("ghz config: %w", err)
+		return nil, time.Time{}, fmt.Errorf("ghz config: %w", err)
 	}
 	req, err := runner.NewRequester(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("ghz: %w", err)
+		return nil, time.Time{}, fmt.Errorf("ghz: %w", err)
 	}
 	// Stop must be called exactly once and before Run returns (Run closes
 	// the channel Stop sends on).
 	var once sync.Once
-	stop := func(r runner.StopReason) { once.Do(func() { req.Stop(r) }) }
+	var stopped time.Time
+	stop := func(r runner.StopReason) {
+		once.Do(func() {
+			stopped = time.Now()
+			req.Stop(r)
+		})
+	}
 	timer := time.AfterFunc(d, func() { stop(runner.ReasonTimeout) })
 	defer timer.Stop()
 	cancelled := context.AfterFunc(ctx, func() { stop(runner.ReasonCancel) })
@@ -72,12 +79,12 @@ func ghzRun(ctx context.Context, spec Spec, d time.Duration) (*runner.Report, er
 
 	rep, err := req.Run()
 	if rep == nil || rep.Count == 0 {
-		return nil, errors.Join(errors.New("no call completed"), err, ctx.Err())
+		return nil, time.Time{}, errors.Join(errors.New("no call completed"), err, ctx.Err())
 	}
 	if ctx.Err() != nil {
-		return nil, ctx.Err()
+		return nil, time.Time{}, ctx.Err()
 	}
-	return rep, nil
+	return rep, stopped, nil
 }
 
 func fromGHZReport(rep *runner.Report, start, end time.Time) Result {
@@ -96,8 +103,8 @@ func fromGHZReport(rep *runner.Report, start, end time.Time) Result {
 		res.Errors[msg] = uint64(n)
 	}
 	res.OK = res.Statuses["OK"]
-	if rep.Total > 0 {
-		res.RPS = float64(res.OK) / rep.Total.Seconds()
+	if window := end.Sub(start); window > 0 {
+		res.RPS = float64(res.OK) / window.Seconds()
 	}
 
 	var sum time.Duration

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"errors"
+	"net"
 	"sync"
 	"time"
 
@@ -104,12 +105,18 @@ func keepConnected(addr string, c *call, slots int, rec *recorder, plan *schedul
 			return // calls in flight at the end are not counted, as in ghz's "ignore"
 		default:
 		}
-		if err != nil && !errors.Is(err, errDrained) {
-			rec.connError(err)
-			now := time.Now()
-			for _, s := range lost {
-				rec.add(statusName(14), now.Sub(s.start), now) // Unavailable
-			}
+		if err == nil || errors.Is(err, errDrained) {
+			continue
+		}
+		rec.connError(err)
+		now := time.Now()
+		for _, s := range lost {
+			rec.add(statusName(14), now.Sub(s.start), now) // Unavailable
+		}
+		select {
+		case <-stop:
+			return
+		case <-time.After(reconnectPause):
 		}
 	}
 }
@@ -153,7 +160,13 @@ func (r *recorder) add(status string, latency time.Duration, now time.Time) {
 	}
 }
 
+// connError counts a connection failure under a message without addresses
+// or ports, so that one kind of failure is one entry.
 func (r *recorder) connError(err error) {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		err = op.Err
+	}
 	r.connErrors[err.Error()]++
 }
 

@@ -4,10 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -247,6 +251,19 @@ func TestH2NonOKStatus(t *testing.T) {
 		}
 	})
 
+	// Trailers over 16 KiB: grpc-go sends them as a HEADERS frame with
+	// END_STREAM and a CONTINUATION frame with END_HEADERS.
+	t.Run("NotFound with a 20 kB message", func(t *testing.T) {
+		spec := spec
+		spec.Target = startServer(t, "complex_proto", func(*scenario.Scenario, *dynamicpb.Message) (*dynamicpb.Message, error) {
+			return nil, status.Error(codes.NotFound, strings.Repeat("x", 20_000))
+		})
+		res := mustRun(t, spec)
+		if res.Requests == 0 || res.Statuses["NotFound"] != res.Requests || len(res.Statuses) != 1 {
+			t.Errorf("statuses %v of %d requests; want all NotFound, and some", res.Statuses, res.Requests)
+		}
+	})
+
 	t.Run("every other NotFound", func(t *testing.T) {
 		var n atomic.Int64
 		spec := spec
@@ -342,12 +359,17 @@ func innerFields(t testing.TB, c *call) [][]byte {
 	return fields
 }
 
+// frameMessage is a message in gRPC's framing: flag 0, length, bytes.
+func frameMessage(msg []byte) []byte {
+	return append(binary.BigEndian.AppendUint32([]byte{0}, uint32(len(msg))), msg...)
+}
+
 // reply wraps inner message bytes as a HelloReply in a gRPC frame.
 func reply(fields ...[]byte) []byte {
 	inner := bytes.Join(fields, nil)
 	msg := protowire.AppendTag(nil, 1, protowire.BytesType)
 	msg = protowire.AppendBytes(msg, inner)
-	return grpcFrame(msg)
+	return frameMessage(msg)
 }
 
 // answers are bodies that mean the echo though their bytes differ, and
@@ -384,8 +406,8 @@ func answers(t testing.TB, c *call) (echoes, others map[string][]byte) {
 		"empty":              nil,
 		"two messages":       append(bytes.Clone(c.expect), c.expect...),
 		"trailing byte":      append(bytes.Clone(c.expect), 0),
-		"not protobuf":       grpcFrame([]byte{0xff, 0xff, 0xff}),
-		"empty reply":        grpcFrame(nil),
+		"not protobuf":       frameMessage([]byte{0xff, 0xff, 0xff}),
+		"empty reply":        frameMessage(nil),
 	}
 	return echoes, others
 }
@@ -528,6 +550,62 @@ func TestH2ServerDown(t *testing.T) {
 	}
 }
 
+// A server that accepts connections and closes them at once: the engine
+// reconnects, as it does when it cannot connect at all, every 100 ms, and
+// counts the failures by kind rather than one by one.
+func TestH2ServerClosesConnections(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis := &countingListener{Listener: inner}
+	accepting := make(chan struct{})
+	go func() {
+		defer close(accepting)
+		for {
+			nc, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			nc.Close()
+		}
+	}()
+	defer func() {
+		lis.Close()
+		<-accepting
+	}()
+	res, took, err := runH2(t, context.Background(), Spec{Target: inner.Addr().String(), ScenarioDir: scenarioDir("complex_proto"),
+		Connections: 2, Concurrency: 4, Duration: time.Second})
+	if err != nil {
+		t.Fatalf("H2: %v", err)
+	}
+	var failures uint64
+	for _, n := range res.Errors {
+		failures += n
+	}
+	t.Logf("took %v: %d connections accepted, %d failures under %d messages, statuses %v",
+		took, lis.accepted.Load(), failures, len(res.Errors), res.Statuses)
+	if res.OK != 0 || res.Requests != 0 {
+		t.Errorf("calls counted against a server that closes every connection: %v", res.Statuses)
+	}
+	if failures == 0 {
+		t.Errorf("no connection error recorded")
+	}
+	if n := lis.accepted.Load(); n > 2*(10+2) {
+		t.Errorf("%d connections in 1 s for 2 slots: the engine reconnects without pause", n)
+	}
+	if len(res.Errors) > 4 {
+		t.Errorf("%d different error messages for one kind of failure (e.g. %q)", len(res.Errors), anyKey(res.Errors))
+	}
+}
+
+func anyKey(m map[string]uint64) string {
+	for k := range m {
+		return k
+	}
+	return ""
+}
+
 func TestH2Cancel(t *testing.T) {
 	addr := startServer(t, "complex_proto", echo)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -542,6 +620,41 @@ func TestH2Cancel(t *testing.T) {
 		t.Errorf("H2 took %v to return after a cancel at 300 ms", took)
 	}
 	t.Logf("returned after %v", took)
+}
+
+// largeScenario writes a scenario whose request is one string of n bytes.
+func largeScenario(t *testing.T, n int) string {
+	t.Helper()
+	proto, err := os.ReadFile(filepath.Join(scenarioDir("string_10kB"), scenario.ProtoFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), fmt.Sprintf("string_%dB", n))
+	payload := `{"request":{"name":"` + strings.Repeat("a", n) + `"}}`
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, scenario.ProtoFile), proto, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, scenario.PayloadFile), []byte(payload), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Requests larger than a DATA frame and than the engine's write buffer:
+// the body goes out in several frames, over several writes.
+func TestH2LargeRequests(t *testing.T) {
+	for _, n := range []int{100_000, 300_000} {
+		t.Run(fmt.Sprintf("%d bytes", n), func(t *testing.T) {
+			dir := largeScenario(t, n)
+			addr := startServerDir(t, dir, echo)
+			res := mustRun(t, Spec{Target: addr, ScenarioDir: dir,
+				Connections: 2, Concurrency: 8, Duration: 500 * time.Millisecond})
+			checkAllOK(t, res)
+		})
+	}
 }
 
 // rawServer is a gRPC echo server written on HTTP/2 frames, for server

@@ -72,6 +72,9 @@ type conn struct {
 	rec  *recorder
 	plan *schedule
 	cur  *stream // the stream whose header block is being decoded
+	// curEnds says the block's HEADERS frame ended the stream (the flag is
+	// on HEADERS even when CONTINUATION frames carry the rest).
+	curEnds bool
 	// recvUnacked is what the server sent since the last connection
 	// WINDOW_UPDATE (reader only).
 	recvUnacked int
@@ -190,12 +193,20 @@ func (c *conn) serve(stop <-chan struct{}) error {
 		case <-writerDone:
 		}
 	}()
+	paced := make(chan struct{})
 	if c.plan.rate > 0 {
-		go c.pace(writerDone)
+		go func() {
+			defer close(paced)
+			c.pace(writerDone)
+		}()
+	} else {
+		close(paced)
 	}
 	err := c.readLoop()
 	c.close()
 	<-writerDone
+	<-paced // the schedule outlives this connection: no goroutine of it may touch it after
+
 	if err == nil {
 		err = writeErr
 	}
@@ -316,7 +327,9 @@ func (c *conn) fill(bw *bufio.Writer, wfr *http2.Framer) error {
 	}
 	c.streamUpdates = c.streamUpdates[:0]
 
-	for c.canSendPending() && bw.Available() > c.maxFrame+9 {
+	// The most one call writes at once: HEADERS and a DATA frame.
+	need := 18 + len(c.call.headerBlock) + min(len(c.call.body), c.maxFrame)
+	for c.canSendPending() && bw.Available() > need {
 		s := c.pending[0]
 		c.sendData(bw, s)
 		if s.sent == len(c.call.body) {
@@ -327,8 +340,7 @@ func (c *conn) fill(bw *bufio.Writer, wfr *http2.Framer) error {
 	}
 
 	now := time.Now()
-	frameLen := len(c.template)
-	for n := c.newCalls(now); n > 0 && bw.Available() > frameLen+c.maxFrame+9; n-- {
+	for n := c.newCalls(now); n > 0 && bw.Available() > need; n-- {
 		s := c.open(now)
 		if s == nil {
 			break
@@ -382,7 +394,11 @@ func (c *conn) open(now time.Time) *stream {
 		id += 2
 	}
 	if id > maxStreamID {
-		c.stopping = true // a new connection continues
+		c.stopping = true // a new connection continues, once this one drains
+		if c.inflight == 0 {
+			c.closed = true
+			c.nc.Close()
+		}
 		return nil
 	}
 	c.nextID = id + 2
@@ -477,9 +493,10 @@ func (c *conn) handle(f http2.Frame) error {
 			c.finish(s, statusName(int(rstStreamCode(f.ErrCode))))
 		}
 	case *http2.HeadersFrame:
-		return c.onHeaders(f.StreamID, f.HeaderBlockFragment(), f.HeadersEnded(), f.StreamEnded())
+		c.curEnds = f.StreamEnded()
+		return c.onHeaders(f.StreamID, f.HeaderBlockFragment(), f.HeadersEnded())
 	case *http2.ContinuationFrame:
-		return c.onHeaders(f.StreamID, f.HeaderBlockFragment(), f.HeadersEnded(), false)
+		return c.onHeaders(f.StreamID, f.HeaderBlockFragment(), f.HeadersEnded())
 	case *http2.DataFrame:
 		c.onData(f)
 	}
@@ -490,6 +507,9 @@ func (c *conn) onSettings(f *http2.SettingsFrame) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	err := f.ForeachSetting(func(s http2.Setting) error {
+		if err := s.Valid(); err != nil {
+			return err
+		}
 		switch s.ID {
 		case http2.SettingMaxConcurrentStreams:
 			c.maxStreams = s.Val
@@ -502,7 +522,9 @@ func (c *conn) onSettings(f *http2.SettingsFrame) error {
 				}
 			}
 		case http2.SettingMaxFrameSize:
-			c.maxFrame = int(s.Val)
+			// Frames may be smaller than the server allows; keeping them
+			// to the default size bounds what one call takes in the buffer.
+			c.maxFrame = min(int(s.Val), 16384)
 		}
 		return nil
 	})
@@ -536,7 +558,7 @@ func (c *conn) onGoAway(last uint32) {
 	c.mu.Unlock()
 }
 
-func (c *conn) onHeaders(id uint32, fragment []byte, ended, streamEnded bool) error {
+func (c *conn) onHeaders(id uint32, fragment []byte, ended bool) error {
 	if c.cur == nil {
 		c.cur = c.lookup(id)
 	}
@@ -556,7 +578,7 @@ func (c *conn) onHeaders(id uint32, fragment []byte, ended, streamEnded bool) er
 	}
 	s := c.cur
 	c.cur = nil
-	if streamEnded && s.active {
+	if c.curEnds && s.active {
 		c.finish(s, c.outcome(s))
 	}
 	return nil

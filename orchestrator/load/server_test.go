@@ -37,7 +37,18 @@ func startServer(t *testing.T, scenarioName string, h handler, opts ...grpc.Serv
 	if err != nil {
 		t.Fatal(err)
 	}
-	serveOn(t, lis, scenarioName, h, opts...)
+	serveOn(t, lis, scenarioDir(scenarioName), h, opts...)
+	return lis.Addr().String()
+}
+
+// startServerDir is startServer for the scenario in dir.
+func startServerDir(t *testing.T, dir string, h handler, opts ...grpc.ServerOption) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveOn(t, lis, dir, h, opts...)
 	return lis.Addr().String()
 }
 
@@ -50,7 +61,7 @@ func startCountingServer(t *testing.T, scenarioName string, h handler, opts ...g
 		t.Fatal(err)
 	}
 	lis := &countingListener{Listener: inner}
-	serveOn(t, lis, scenarioName, h, opts...)
+	serveOn(t, lis, scenarioDir(scenarioName), h, opts...)
 	return inner.Addr().String(), lis
 }
 
@@ -68,10 +79,11 @@ func (l *countingListener) Accept() (net.Conn, error) {
 	return nc, err
 }
 
-// serveOn serves the scenario's Greeter on lis until the test ends.
-func serveOn(t *testing.T, lis net.Listener, scenarioName string, h handler, opts ...grpc.ServerOption) {
+// serveOn serves the Greeter of the scenario in dir on lis until the test
+// ends.
+func serveOn(t *testing.T, lis net.Listener, dir string, h handler, opts ...grpc.ServerOption) {
 	t.Helper()
-	sc, err := scenario.Load(context.Background(), scenarioDir(scenarioName))
+	sc, err := scenario.Load(context.Background(), dir)
 	if err != nil {
 		lis.Close()
 		t.Fatal(err)

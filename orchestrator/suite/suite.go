@@ -209,7 +209,12 @@ func (r *serverRun) removeContainers(ctx context.Context) {
 }
 
 func (r *serverRun) labels(role string) map[string]string {
-	return map[string]string{docker.RunLabel: r.Run.ID, docker.RoleLabel: role, "io.grpcbench.server": r.result.Name}
+	return map[string]string{
+		docker.RunLabel:       r.Run.ID,
+		docker.ImagesLabel:    r.Config.ImageName,
+		docker.RoleLabel:      role,
+		"io.grpcbench.server": r.result.Name,
+	}
 }
 
 // start starts a container that is removed when the server's benchmark ends.
