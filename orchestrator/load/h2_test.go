@@ -497,8 +497,9 @@ func TestH2OpenLoop(t *testing.T) {
 	if math.Abs(res.RPS-qps) > 0.05*qps {
 		t.Errorf("RPS %.1f, want %d ± 5%%", res.RPS, qps)
 	}
-	// 200 ms of warm-up at 500/s is 100 calls.
-	if res.WarmupRequests < 80 || res.WarmupRequests > 120 {
+	// 200 ms of warm-up at 500/s is 100 calls; a stall of the machine at
+	// the boundary moves a few across it.
+	if res.WarmupRequests < 60 || res.WarmupRequests > 140 {
 		t.Errorf("%d calls in the 200 ms warm-up, want about 100", res.WarmupRequests)
 	}
 	// Latencies run from the intended send time: never negative, and small
@@ -544,8 +545,8 @@ func TestH2ServerDown(t *testing.T) {
 		}
 		attempts += n
 	}
-	// Each slot tries at once, then every 100 ms.
-	if attempts < 2 || attempts > 2*(10+2) {
+	// Each slot tries at once, then every 100 ms: about 10 a slot.
+	if attempts < 2 || attempts > 2*(10+5) {
 		t.Errorf("%d connection attempts failed in 1 s for 2 slots (errors %v)", attempts, res.Errors)
 	}
 }
@@ -591,7 +592,7 @@ func TestH2ServerClosesConnections(t *testing.T) {
 	if failures == 0 {
 		t.Errorf("no connection error recorded")
 	}
-	if n := lis.accepted.Load(); n > 2*(10+2) {
+	if n := lis.accepted.Load(); n > 2*(10+5) {
 		t.Errorf("%d connections in 1 s for 2 slots: the engine reconnects without pause", n)
 	}
 	if len(res.Errors) > 4 {

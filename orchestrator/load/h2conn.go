@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -22,6 +23,8 @@ const (
 	writeBuffer = 256 << 10
 	// maxStreamID is the last client stream id HTTP/2 allows.
 	maxStreamID = 1<<31 - 1
+	// settingsTimeout bounds the wait for the server's first SETTINGS.
+	settingsTimeout = 5 * time.Second
 )
 
 // stream is one call on a connection.
@@ -202,6 +205,7 @@ func (c *conn) serve(stop <-chan struct{}) error {
 	} else {
 		close(paced)
 	}
+	c.nc.SetReadDeadline(time.Now().Add(settingsTimeout))
 	err := c.readLoop()
 	c.close()
 	<-writerDone
@@ -455,6 +459,9 @@ func (c *conn) readLoop() error {
 			if closed {
 				return nil
 			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return errNoSettings
+			}
 			return err
 		}
 		if err := c.handle(f); err != nil {
@@ -528,6 +535,9 @@ func (c *conn) onSettings(f *http2.SettingsFrame) error {
 		}
 		return nil
 	})
+	if !c.settled {
+		c.nc.SetReadDeadline(time.Time{})
+	}
 	c.settled = true
 	c.settingsAcks++
 	c.cond.Broadcast()
@@ -591,7 +601,9 @@ func (c *conn) onField(f hpack.HeaderField) {
 	case ":status":
 		s.httpStatus = parseStatus(f.Value)
 	case "content-type":
-		s.grpcContent = len(f.Value) >= 16 && f.Value[:16] == "application/grpc"
+		// application/grpc, or with a codec: application/grpc+proto
+		s.grpcContent = f.Value == "application/grpc" ||
+			len(f.Value) > 16 && f.Value[:16] == "application/grpc" && (f.Value[16] == '+' || f.Value[16] == ';')
 	case "grpc-status":
 		s.grpcStatus = parseStatus(f.Value)
 	}

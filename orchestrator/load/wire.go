@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
+	"errors"
 	"strconv"
 
 	"golang.org/x/net/http2"
@@ -156,4 +156,5 @@ func parseStatus(v string) int {
 	return n
 }
 
-var errNoSettings = fmt.Errorf("server sent no SETTINGS")
+// errNoSettings ends a connection whose server never said how to talk to it.
+var errNoSettings = errors.New("server sent no SETTINGS")
