@@ -669,7 +669,7 @@ type rawServer struct {
 	answered atomic.Int64
 }
 
-func startRawServer(t *testing.T, settings ...http2.Setting) (string, *rawServer) {
+func startRawServer(t testing.TB, settings ...http2.Setting) (string, *rawServer) {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

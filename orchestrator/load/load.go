@@ -3,6 +3,10 @@
 package load
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -66,4 +70,16 @@ func (r Result) ErrorShare() float64 {
 		return 0
 	}
 	return float64(r.Requests-r.OK) / float64(r.Requests)
+}
+
+// Failures lists the calls that were not OK by status, in name order:
+// "DeadlineExceeded: 40, Unavailable: 60".
+func (r Result) Failures() string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(r.Statuses)) {
+		if name != "OK" {
+			parts = append(parts, fmt.Sprintf("%s: %d", name, r.Statuses[name]))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -71,7 +70,7 @@ func writeNotes(b *strings.Builder, run Run) {
 			continue
 		case s.Load != nil && s.Load.ErrorShare() > errorShareMark:
 			notes = append(notes, fmt.Sprintf("%s: %.1f%% of calls failed (%s); req/s counts OK calls only",
-				s.Name, 100*s.Load.ErrorShare(), statusList(s.Load.Statuses)))
+				s.Name, 100*s.Load.ErrorShare(), s.Load.Failures()))
 		}
 		if s.ClientBound {
 			notes = append(notes, fmt.Sprintf("%s: client-bound: the load client used %.0f%% CPU, at its GRPC_CLIENT_CPUS limit; "+
@@ -89,16 +88,6 @@ func writeNotes(b *strings.Builder, run Run) {
 	for _, n := range notes {
 		b.WriteString("! " + n + "\n")
 	}
-}
-
-func statusList(statuses map[string]uint64) string {
-	var parts []string
-	for _, name := range slices.Sorted(maps.Keys(statuses)) {
-		if name != "OK" {
-			parts = append(parts, fmt.Sprintf("%s: %d", name, statuses[name]))
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 func millis(d time.Duration) string {

@@ -121,7 +121,7 @@ func WriteEngineTable(w io.Writer, rows []EngineRow) error {
 	var notes []string
 	for _, r := range rows {
 		if r.Load.ErrorShare() > 0 {
-			notes = append(notes, fmt.Sprintf("%s: %.2f%% of calls failed (%s)", r.Engine, 100*r.Load.ErrorShare(), statusSummary(r.Load)))
+			notes = append(notes, fmt.Sprintf("%s: %.2f%% of calls failed (%s)", r.Engine, 100*r.Load.ErrorShare(), r.Load.Failures()))
 		}
 	}
 	if len(notes) > 0 {

@@ -336,7 +336,7 @@ func (r *serverRun) load(ctx context.Context, server Container, clientImage stri
 	r.result.Load, r.result.Server, r.result.Client = &m.Load, m.Server, m.Client
 	r.result.ClientBound = m.Client.CPUAvgPercent >= clientBoundShare*100*float64(r.Config.ClientCPUs)
 	if m.Load.OK == 0 {
-		return fmt.Errorf("no call succeeded (%s)", statusSummary(m.Load))
+		return fmt.Errorf("no call succeeded (%s)", m.Load.Failures())
 	}
 	return nil
 }
@@ -421,14 +421,6 @@ func (r *serverRun) saveServerLogs(ctx context.Context, server Container) {
 	if err := server.Logs(context.WithoutCancel(ctx), f, f); err != nil {
 		slog.Error("save server log", "server", r.result.Name, "err", err)
 	}
-}
-
-func statusSummary(res load.Result) string {
-	var parts []string
-	for status, n := range res.Statuses {
-		parts = append(parts, fmt.Sprintf("%s: %d", status, n))
-	}
-	return strings.Join(parts, ", ")
 }
 
 func lastLine(b []byte) string {

@@ -1,0 +1,56 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// BenchmarkH2Calls runs the engine for a second against a frame-level echo
+// server in this process and reports calls per second and heap allocations
+// per call, the server's included (an upper bound on the engine's own).
+//
+//	go test -run '^$' -bench H2Calls -benchtime 1x ./orchestrator/load/
+func BenchmarkH2Calls(b *testing.B) {
+	addr, _ := startRawServer(b)
+	spec := Spec{Target: addr, ScenarioDir: scenarioDir("complex_proto"), Connections: 4, Concurrency: 256,
+		Warmup: 200 * time.Millisecond, Duration: time.Second}
+	for range b.N {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		res, err := H2(context.Background(), spec)
+		runtime.ReadMemStats(&after)
+		if err != nil || res.OK == 0 {
+			b.Fatalf("%v %+v", err, res)
+		}
+		calls := float64(res.OK + res.WarmupRequests)
+		b.ReportMetric(res.RPS, "calls/s")
+		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/calls, "allocs/call")
+	}
+}
+
+// BenchmarkVerify is the cost of checking one answer against the expected
+// echo as it arrives: why every answer is checked rather than a sample.
+func BenchmarkVerify(b *testing.B) {
+	for _, name := range []string{"complex_proto", "string_10kB"} {
+		b.Run(name, func(b *testing.B) {
+			c, err := newCall(context.Background(), "127.0.0.1:1", scenarioDir(name))
+			if err != nil {
+				b.Fatal(err)
+			}
+			cn := &conn{call: c}
+			answer := bytes.Clone(c.expect) // as read from the socket, not the same memory
+			b.SetBytes(int64(len(answer)))
+			b.ReportAllocs()
+			for range b.N {
+				s := stream{}
+				cn.compare(&s, answer)
+				if s.mismatch {
+					b.Fatal("the expected answer did not match")
+				}
+			}
+		})
+	}
+}
