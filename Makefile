@@ -5,7 +5,7 @@
 GO ?= go
 BIN := bin/grpcbench
 
-.PHONY: bench test engine images up compose-plugin bench-engines matrix $(BIN)
+.PHONY: bench test engine images up compose-plugin bench-engines matrix check-servers $(BIN)
 
 bench: engine $(BIN)
 	./$(BIN) bench
@@ -17,6 +17,11 @@ test: engine compose-plugin
 
 engine:
 	@scripts/ensure-engine
+
+# Every server (or GRPC_BENCHMARKS) x every scenario through the conformance
+# gate: build, start, readiness, echo, concurrency, unknown method.
+check-servers: engine $(BIN)
+	./$(BIN) check
 
 # The load engines side by side on one server (go_grpc unless SERVER=...);
 # the last line is `per-core ratio: engine/ghz=<x> engine/h2load=<y>`.

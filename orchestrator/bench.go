@@ -235,3 +235,47 @@ func (c *enginesCmd) Run(ctx context.Context) error {
 		Engines   []suite.EngineRow `json:"engines"`
 	}{s.Run.Settings, s.Run.Placement, rows})
 }
+
+type checkCmd struct {
+	Root string `help:"The repository." default:"." type:"existingdir"`
+}
+
+// Run builds every server of GRPC_BENCHMARKS (default: all) for every
+// scenario and passes each through the conformance gate; check.txt and
+// check.json go to the run folder.
+func (c *checkCmd) Run(ctx context.Context) error {
+	s, err := prepare(ctx, c.Root, "")
+	if err != nil {
+		return err
+	}
+	defer s.engine.Close()
+	var scenarios []*scenario.Scenario
+	for _, name := range s.catalog.Scenarios {
+		sc, err := scenario.Load(ctx, filepath.Join(c.Root, "scenarios", name))
+		if err != nil {
+			return err
+		}
+		scenarios = append(scenarios, sc)
+	}
+	rows, err := s.CheckServers(ctx, s.Config.Servers(s.catalog), scenarios)
+	var table bytes.Buffer
+	if werr := suite.WriteCheckTable(&table, rows); werr != nil {
+		return werr
+	}
+	fmt.Print("\n", table.String())
+	if werr := os.WriteFile(filepath.Join(s.Dir, "check.txt"), table.Bytes(), 0o644); werr != nil {
+		return werr
+	}
+	if werr := report.WriteJSON(filepath.Join(s.Dir, "check.json"), rows); werr != nil {
+		return werr
+	}
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if !r.Passed {
+			return fmt.Errorf("%w: see check.txt", errNotRanked)
+		}
+	}
+	return nil
+}

@@ -75,6 +75,24 @@ func (c *probeCmd) Run(ctx context.Context) error {
 	return nil
 }
 
+type conformCmd struct {
+	clientFlags
+}
+
+// Run prints the conformance verdict as JSON; a server that fails the gate
+// is not an error of this command.
+func (c *conformCmd) Run(ctx context.Context) error {
+	sc, err := scenario.Load(ctx, c.Scenario)
+	if err != nil {
+		return err
+	}
+	v, err := probe.Conform(ctx, c.Target, sc)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(os.Stdout).Encode(v)
+}
+
 type envCmd struct{}
 
 // Run prints the settings as .env.example holds them.

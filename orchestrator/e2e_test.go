@@ -349,7 +349,10 @@ func TestBenchGoGRPC(t *testing.T) {
 	if flagged := strings.Contains(bench, "! go_grpc: client-bound"); flagged != s.ClientBound {
 		t.Errorf("results.json client_bound=%v but bench.txt flag=%v (client CPU %.1f%%)", s.ClientBound, flagged, s.Client.CPUAvgPercent)
 	}
-	if s.ImageID == "" || len(s.Phases) != 4 {
+	if s.Conformance == nil || !s.Conformance.Passed || len(s.Conformance.Checks) != 3 {
+		t.Errorf("conformance verdict %+v", s.Conformance)
+	}
+	if s.ImageID == "" || len(s.Phases) != 5 {
 		t.Errorf("image id %q, phases %+v", s.ImageID, s.Phases)
 	}
 	for _, f := range []string{"hardware.txt", "grpcbench-build.log", "go_grpc/build.log", "go_grpc/server.log", "go_grpc/load.json", "go_grpc/server-stats.jsonl", "go_grpc/client-stats.jsonl"} {
@@ -416,6 +419,52 @@ func TestFailingServerIsListedAndTheRunGoesOn(t *testing.T) {
 	serverLog, _ := os.ReadFile(filepath.Join(runFolder(t, env), "exits_at_start", "server.log"))
 	if !strings.Contains(string(serverLog), "cannot start: no such config") {
 		t.Errorf("server.log lacks what the server said: %q", serverLog)
+	}
+	assertNoContainersLeft(t, api)
+}
+
+// TestConformanceGateCatchesBrokenServers runs two servers that answer
+// wrongly, one with a changed message and one with an error status: the
+// gate must stop both before the load, with the reason.
+func TestConformanceGateCatchesBrokenServers(t *testing.T) {
+	api := engine(t)
+	broken := map[string]string{
+		"changes_payload": "answer is not the echo of the request (name: sent",
+		"error_status":    "grpc-status Internal: broken on purpose",
+	}
+	root := copyRepo(t, nil)
+	for name := range broken {
+		dir := filepath.Join(root, "servers", name)
+		copyTree(t, filepath.Join(root, "servers", "go_grpc"), dir)
+		copyTree(t, filepath.Join(repoRoot(t), "orchestrator", "testdata", "broken_server", "main.go"), filepath.Join(dir, "main.go"))
+		if err := os.WriteFile(filepath.Join(dir, "behaviour"), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "changes_payload error_status go_grpc"})
+	res := runBinary(t, root, env, "bench")
+	if res.code != 3 {
+		t.Errorf("exit code %d, want 3\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	bench, run := readRun(t, runFolder(t, env))
+	rows := parseRows(t, bench)
+	for name, reason := range broken {
+		if _, ok := rows[name]; ok {
+			t.Errorf("%s is ranked:\n%s", name, bench)
+		}
+		if !strings.Contains(bench, "! "+name+": not ranked, conformance failed: ") || !strings.Contains(bench, reason) {
+			t.Errorf("bench.txt does not say %s failed the gate with %q:\n%s", name, reason, bench)
+		}
+	}
+	if _, ok := rows["go_grpc"]; !ok {
+		t.Errorf("go_grpc is not ranked:\n%s", bench)
+	}
+	for _, s := range run.Servers {
+		if s.Conformance == nil {
+			t.Errorf("%s has no verdict in results.json", s.Name)
+		} else if s.Conformance.Passed != (s.Name == "go_grpc") {
+			t.Errorf("%s verdict %+v", s.Name, s.Conformance)
+		}
 	}
 	assertNoContainersLeft(t, api)
 }

@@ -31,10 +31,12 @@ type cli struct {
 
 	Bench   benchCmd   `cmd:"" default:"1" help:"Build, run and load every server; write results/<run>/ (settings come from the environment and .env)."`
 	Images  imagesCmd  `cmd:"" help:"Build the base images, the client image and the servers' images without benchmarking."`
+	Check   checkCmd   `cmd:"" help:"Build every server for every scenario and pass it through the conformance gate; print servers x scenarios."`
 	Engines enginesCmd `cmd:"" help:"Load one server with each load engine (h2, ghz, h2load) and compare their cost per call."`
 	Env     envCmd     `cmd:"" help:"Print every setting with its default and meaning, as .env.example holds them."`
 	Loadgen loadgenCmd `cmd:"" hidden:"" help:"Load one server and print the result as JSON (runs in the client container)."`
 	Probe   probeCmd   `cmd:"" hidden:"" help:"Wait until a server answers SayHello (runs in the client container)."`
+	Conform conformCmd `cmd:"" hidden:"" help:"Check that a server echoes, takes concurrent calls and refuses unknown methods (runs in the client container)."`
 }
 
 func main() {

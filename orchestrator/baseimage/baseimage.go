@@ -33,9 +33,16 @@ type recipe struct {
 	build func(ctx context.Context, eng Engine, ref string, log io.Writer) error
 }
 
+var debian = []string{"debian:bookworm-slim"}
+
 var recipes = map[string]recipe{
-	"debian:bookworm-slim": {build: debootstrap("bookworm")},
-	"golang:1.26-bookworm": {needs: []string{"debian:bookworm-slim"}, build: hostGo("1.26")},
+	"debian:bookworm-slim":       {build: debootstrap("bookworm")},
+	"golang:1.26-bookworm":       {needs: debian, build: fromHost("golang.Dockerfile", "1.26", hostGo)},
+	"rust:1.95-bookworm":         {needs: debian, build: fromHost("rust.Dockerfile", "1.95", hostRust)},
+	"node:20-bookworm-slim":      {needs: debian, build: fromHost("node.Dockerfile", "20", hostNode)},
+	"python:3.11-slim-bookworm":  {needs: debian, build: fromHost("python.Dockerfile", "3.11", debianPackages("3.11"))},
+	"maven:3-eclipse-temurin-17": {needs: debian, build: fromHost("maven.Dockerfile", "17", debianPackages("17"))},
+	"eclipse-temurin:17-jre":     {needs: debian, build: fromHost("temurin-jre.Dockerfile", "17", debianPackages("17"))},
 }
 
 // Known lists the images this package can build when they cannot be pulled.

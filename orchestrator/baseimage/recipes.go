@@ -2,13 +2,15 @@ package baseimage
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/grpcbench/grpcbench/orchestrator/docker"
@@ -78,37 +80,115 @@ func importDir(ctx context.Context, eng Engine, dir, ref string, changes []strin
 	return importErr
 }
 
-//go:embed recipes/golang.Dockerfile
-var golangDockerfile []byte
+//go:embed recipes
+var recipeFiles embed.FS
 
-// hostGo builds a golang image from the Go toolchain running this process,
-// which must be of the version the image's tag names.
-func hostGo(version string) func(context.Context, Engine, string, io.Writer) error {
+// toolchain is a toolchain of this host to copy into an image: the folders
+// to put in the build context, and its version for the build.
+type toolchain struct {
+	dirs    map[string]string // name in the context → folder on the host
+	files   map[string]string // name in the context → file on the host
+	version string
+}
+
+// fromHost builds an image from recipes/<dockerfile>, whose context holds
+// the host's trust store (as host-trust-store.crt) and the toolchain that
+// find locates. The toolchain's version must start with the one the tag
+// names; the Dockerfile gets it as the build argument VERSION.
+func fromHost(dockerfile, version string, find func(context.Context) (toolchain, error)) func(context.Context, Engine, string, io.Writer) error {
 	return func(ctx context.Context, eng Engine, ref string, log io.Writer) error {
-		out, err := exec.CommandContext(ctx, "go", "env", "GOROOT").Output()
-		if err != nil {
-			return fmt.Errorf("no Go toolchain on this host to copy (go env GOROOT): %w", err)
-		}
-		goroot := strings.TrimSpace(string(out))
-		have, err := os.ReadFile(filepath.Join(goroot, "VERSION"))
-		if err != nil {
-			return fmt.Errorf("no Go toolchain to copy (GOROOT %s): %w", goroot, err)
-		}
-		goVersion := strings.TrimPrefix(strings.SplitN(string(have), "\n", 2)[0], "go")
-		if goVersion != version && !strings.HasPrefix(goVersion, version+".") {
-			return fmt.Errorf("%s needs Go %s, the host has Go %s in %s", ref, version, goVersion, goroot)
-		}
-		ctxTar, err := docker.NewArchive().
-			AddBytes("Dockerfile", golangDockerfile, 0o644).
-			AddFile(trustStore(), "host-trust-store.crt").
-			AddDir(goroot, "go").
-			Reader()
+		tc, err := find(ctx)
 		if err != nil {
 			return err
 		}
-		_, err = eng.Build(ctx, ctxTar, docker.BuildOptions{Tag: ref, BuildArgs: map[string]string{"GOLANG_VERSION": goVersion}}, log)
+		if tc.version != version && !strings.HasPrefix(tc.version, version+".") {
+			return fmt.Errorf("%s needs version %s, this host has %s", ref, version, tc.version)
+		}
+		df, err := recipeFiles.ReadFile("recipes/" + dockerfile)
+		if err != nil {
+			return err
+		}
+		archive := docker.NewArchive().
+			AddBytes("Dockerfile", df, 0o644).
+			AddFile(trustStore(), "host-trust-store.crt")
+		for _, name := range slices.Sorted(maps.Keys(tc.dirs)) {
+			archive.AddDir(tc.dirs[name], name)
+		}
+		for _, name := range slices.Sorted(maps.Keys(tc.files)) {
+			archive.AddFile(tc.files[name], name)
+		}
+		ctxTar, err := archive.Reader()
+		if err != nil {
+			return err
+		}
+		_, err = eng.Build(ctx, ctxTar, docker.BuildOptions{Tag: ref, BuildArgs: map[string]string{"VERSION": tc.version}}, log)
 		return err
 	}
+}
+
+// hostGo finds the Go toolchain of the go command on PATH.
+func hostGo(ctx context.Context) (toolchain, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOROOT").Output()
+	if err != nil {
+		return toolchain{}, fmt.Errorf("no Go toolchain on this host to copy (go env GOROOT): %w", err)
+	}
+	goroot := strings.TrimSpace(string(out))
+	have, err := os.ReadFile(filepath.Join(goroot, "VERSION"))
+	if err != nil {
+		return toolchain{}, fmt.Errorf("no Go toolchain to copy (GOROOT %s): %w", goroot, err)
+	}
+	version := strings.TrimPrefix(strings.SplitN(string(have), "\n", 2)[0], "go")
+	return toolchain{dirs: map[string]string{"go": goroot}, version: version}, nil
+}
+
+// hostRust finds the Rust toolchain of the rustc on PATH (rustup's), less
+// its documentation.
+func hostRust(ctx context.Context) (toolchain, error) {
+	out, err := exec.CommandContext(ctx, "rustc", "--print", "sysroot").Output()
+	if err != nil {
+		return toolchain{}, fmt.Errorf("no Rust toolchain on this host to copy (rustc --print sysroot): %w", err)
+	}
+	sysroot := strings.TrimSpace(string(out))
+	out, err = exec.CommandContext(ctx, "rustc", "--version").Output()
+	if err != nil {
+		return toolchain{}, fmt.Errorf("rustc --version: %w", err)
+	}
+	fields := strings.Fields(string(out)) // rustc 1.95.0 (59807616e 2026-04-14)
+	if len(fields) < 2 {
+		return toolchain{}, fmt.Errorf("rustc --version: unexpected %q", out)
+	}
+	dirs := map[string]string{}
+	for _, d := range []string{"bin", "lib", "libexec", "etc"} {
+		dirs["rust/"+d] = filepath.Join(sysroot, d)
+	}
+	return toolchain{dirs: dirs, version: fields[1]}, nil
+}
+
+// hostNode finds the node binary on PATH and the npm it comes with.
+func hostNode(ctx context.Context) (toolchain, error) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return toolchain{}, fmt.Errorf("no Node.js on this host to copy: %w", err)
+	}
+	out, err := exec.CommandContext(ctx, node, "--version").Output()
+	if err != nil {
+		return toolchain{}, fmt.Errorf("node --version: %w", err)
+	}
+	npm := filepath.Join(filepath.Dir(filepath.Dir(node)), "lib", "node_modules", "npm")
+	if _, err := os.Stat(npm); err != nil {
+		return toolchain{}, fmt.Errorf("no npm next to %s: %w", node, err)
+	}
+	return toolchain{
+		dirs:    map[string]string{"node/npm": npm},
+		files:   map[string]string{"node/node": node},
+		version: strings.TrimPrefix(strings.TrimSpace(string(out)), "v"),
+	}, nil
+}
+
+// debianPackages is for images made of Debian's own packages: there is no
+// host toolchain to copy, only the version the tag names to state.
+func debianPackages(version string) func(context.Context) (toolchain, error) {
+	return func(context.Context) (toolchain, error) { return toolchain{version: version}, nil }
 }
 
 // trustStore is the host's CA bundle, which holds the intercepting proxy's

@@ -5,7 +5,6 @@ package load
 // must return once the bytes run out.
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"errors"
@@ -109,34 +108,6 @@ func (s *scriptConn) SetDeadline(time.Time) error      { return nil }
 func (s *scriptConn) SetReadDeadline(time.Time) error  { return nil }
 func (s *scriptConn) SetWriteDeadline(time.Time) error { return nil }
 
-// newScriptedConn builds a conn on nc the way dial does on a TCP connection.
-func newScriptedConn(c *call, nc net.Conn, slots int, rec *recorder) *conn {
-	size := 1
-	for size < 4*slots {
-		size <<= 1
-	}
-	cn := &conn{
-		call:          c,
-		nc:            nc,
-		rec:           rec,
-		plan:          &schedule{epoch: time.Now()},
-		maxStreams:    ^uint32(0),
-		initialWindow: 65535,
-		maxFrame:      16384,
-		connWindow:    65535,
-		ring:          make([]stream, size),
-		mask:          uint32(size - 1),
-		nextID:        1,
-		slots:         slots,
-	}
-	cn.cond = sync.NewCond(&cn.mu)
-	cn.fr = http2.NewFramer(nil, bufio.NewReaderSize(nc, 64<<10))
-	cn.fr.SetReuseFrames()
-	cn.dec = hpack.NewDecoder(4096, cn.onField)
-	cn.template = requestTemplate(c)
-	return cn
-}
-
 // scriptResult is what a connection recorded from a script.
 type scriptResult struct {
 	err      error
@@ -162,7 +133,7 @@ func runScript(t testing.TB, c *call, script []byte, setup scriptSetup) scriptRe
 	defer fallback.Stop()
 	rec := newRecorder(time.Time{}, time.Now().Add(time.Hour))
 	slots := cmp.Or(setup.slots, scriptSlots)
-	cn := newScriptedConn(c, nc, slots, rec)
+	cn := newConn(nc, c, slots, rec, &schedule{epoch: time.Now()})
 	cn.nextID = cmp.Or(setup.firstID, 1)
 	if setup.plan != nil {
 		cn.plan = setup.plan

@@ -120,6 +120,11 @@ func dial(addr string, c *call, slots int, rec *recorder, plan *schedule) (*conn
 	if err != nil {
 		return nil, err
 	}
+	return newConn(nc, c, slots, rec, plan), nil
+}
+
+// newConn sets up a connection's state on an open transport.
+func newConn(nc net.Conn, c *call, slots int, rec *recorder, plan *schedule) *conn {
 	size := 1
 	for size < 4*slots {
 		size <<= 1
@@ -143,7 +148,7 @@ func dial(addr string, c *call, slots int, rec *recorder, plan *schedule) (*conn
 	cn.fr.SetReuseFrames()
 	cn.dec = hpack.NewDecoder(4096, cn.onField)
 	cn.template = requestTemplate(c)
-	return cn, nil
+	return cn
 }
 
 // requestTemplate is the HEADERS and DATA frames of one call with stream id

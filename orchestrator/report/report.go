@@ -8,6 +8,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/config"
 	"github.com/grpcbench/grpcbench/orchestrator/load"
+	"github.com/grpcbench/grpcbench/orchestrator/probe"
 	"github.com/grpcbench/grpcbench/orchestrator/stats"
 )
 
@@ -47,6 +48,8 @@ type Server struct {
 	Server  stats.Summary `json:"server_stats"`
 	Client  stats.Summary `json:"client_stats"`
 	Phases  []Phase       `json:"phases"`
+	// Conformance is the gate's verdict, given before the warm-up.
+	Conformance *probe.Verdict `json:"conformance,omitempty"`
 	// ClientBound is set when the load client used nearly all the CPU it was
 	// given: the row then measures the client, not the server.
 	ClientBound bool `json:"client_bound"`

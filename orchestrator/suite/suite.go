@@ -22,6 +22,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/config"
 	"github.com/grpcbench/grpcbench/orchestrator/docker"
 	"github.com/grpcbench/grpcbench/orchestrator/load"
+	"github.com/grpcbench/grpcbench/orchestrator/probe"
 	"github.com/grpcbench/grpcbench/orchestrator/report"
 	"github.com/grpcbench/grpcbench/orchestrator/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/stats"
@@ -176,7 +177,37 @@ func (r *serverRun) bringUp(ctx context.Context, clientImage string) (Container,
 	if err := r.phase(ctx, "readiness", func(ctx context.Context) error { return r.awaitReady(ctx, server, clientImage) }); err != nil {
 		return server, "readiness", err
 	}
+	if err := r.phase(ctx, "conformance", func(ctx context.Context) error { return r.conform(ctx, server, clientImage) }); err != nil {
+		return server, "conformance", err
+	}
 	return server, "", nil
+}
+
+// conform runs the conformance gate next to the server and records its
+// verdict; a server that fails it is not measured.
+func (r *serverRun) conform(ctx context.Context, server Container, clientImage string) error {
+	code, stdout, stderr, err := r.runToEnd(ctx, r.client(server, clientImage, "conform"), nil)
+	if werr := writeFiles(r.dir, map[string][]byte{"conformance.json": stdout, "conformance.log": stderr}); err == nil {
+		err = werr
+	}
+	if err != nil {
+		return err
+	}
+	if exited := r.serverExited(ctx, server); exited != nil {
+		return exited
+	}
+	if code != 0 {
+		return fmt.Errorf("the check could not run: %s", lastLine(stderr))
+	}
+	var v probe.Verdict
+	if err := json.Unmarshal(stdout, &v); err != nil {
+		return fmt.Errorf("read the verdict: %w", err)
+	}
+	r.result.Conformance = &v
+	if !v.Passed {
+		return errors.New(v.Failures())
+	}
+	return nil
 }
 
 // phase runs one step and records when it started and how long it took.

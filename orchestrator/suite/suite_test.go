@@ -20,6 +20,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/config"
 	"github.com/grpcbench/grpcbench/orchestrator/docker"
 	"github.com/grpcbench/grpcbench/orchestrator/load"
+	"github.com/grpcbench/grpcbench/orchestrator/probe"
 	"github.com/grpcbench/grpcbench/orchestrator/report"
 	"github.com/grpcbench/grpcbench/orchestrator/scenario"
 )
@@ -28,8 +29,9 @@ import (
 // io.grpcbench.server label, builds by their tag.
 type fakeEngine struct {
 	mu sync.Mutex
-	// failBuild, failProbe and crashUnderLoad name servers that fail there.
-	failBuild, failProbe, crashUnderLoad map[string]bool
+	// failBuild, failProbe, failConform and crashUnderLoad name servers
+	// that fail there.
+	failBuild, failProbe, failConform, crashUnderLoad map[string]bool
 	// onLoad is called when a load client starts.
 	onLoad  func(server string)
 	started []*fakeContainer
@@ -117,6 +119,12 @@ func (c *fakeContainer) Logs(_ context.Context, stdout, stderr io.Writer) error 
 	switch c.role {
 	case "probe":
 		io.WriteString(stderr, "no successful call within 60s\n")
+	case "conform":
+		v := probe.Verdict{Passed: true, Checks: []probe.Check{{Name: "echo", Passed: true}}}
+		if c.engine.failConform[c.server] {
+			v = probe.Verdict{Checks: []probe.Check{{Name: "echo", Detail: "answer is not the echo of the request (name: sent a, got b)"}}}
+		}
+		return json.NewEncoder(stdout).Encode(v)
 	case "loadgen":
 		now := time.Now()
 		return json.NewEncoder(stdout).Encode(load.Result{Engine: "fake", Start: now.Add(-time.Second), End: now,
@@ -166,13 +174,15 @@ func TestAFailureInAnyPhaseIsRecordedAndTheRunGoesOn(t *testing.T) {
 	eng := &fakeEngine{
 		failBuild:      map[string]bool{"broken_build": true},
 		failProbe:      map[string]bool{"never_ready": true},
+		failConform:    map[string]bool{"wrong_echo": true},
 		crashUnderLoad: map[string]bool{"crashes": true},
 	}
-	s := newTestSuite(t, eng, "broken_build", "never_ready", "crashes", "good")
-	if err := s.Benchmark(context.Background(), []string{"broken_build", "never_ready", "crashes", "good"}); err != nil {
+	servers := []string{"broken_build", "never_ready", "wrong_echo", "crashes", "good"}
+	s := newTestSuite(t, eng, servers...)
+	if err := s.Benchmark(context.Background(), servers); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"broken_build": "build", "never_ready": "readiness", "crashes": "load", "good": ""}
+	want := map[string]string{"broken_build": "build", "never_ready": "readiness", "wrong_echo": "conformance", "crashes": "load", "good": ""}
 	if len(s.Run.Servers) != len(want) {
 		t.Fatalf("%d servers recorded, want %d", len(s.Run.Servers), len(want))
 	}
@@ -185,11 +195,14 @@ func TestAFailureInAnyPhaseIsRecordedAndTheRunGoesOn(t *testing.T) {
 			t.Errorf("%s failed in %q, want %q (%+v)", srv.Name, phase, want[srv.Name], srv.Failure)
 		}
 	}
-	if reason := s.Run.Servers[2].Failure.Reason; !strings.Contains(reason, "GRPC_SERVER_RAM") {
+	if reason := s.Run.Servers[2].Failure.Reason; !strings.Contains(reason, "name: sent a, got b") || s.Run.Servers[2].Conformance == nil {
+		t.Errorf("a wrong echo is not explained: %q, verdict %+v", reason, s.Run.Servers[2].Conformance)
+	}
+	if reason := s.Run.Servers[3].Failure.Reason; !strings.Contains(reason, "GRPC_SERVER_RAM") {
 		t.Errorf("an OOM kill is not explained: %q", reason)
 	}
-	if s.Run.Servers[3].Load == nil || s.Run.Servers[3].Load.RPS != 1000 {
-		t.Errorf("the good server has no load result: %+v", s.Run.Servers[3])
+	if s.Run.Servers[4].Load == nil || s.Run.Servers[4].Load.RPS != 1000 || !s.Run.Servers[4].Conformance.Passed {
+		t.Errorf("the good server has no load result or verdict: %+v", s.Run.Servers[4])
 	}
 	if left := eng.notRemoved(); len(left) > 0 {
 		t.Errorf("containers not removed: %v", left)

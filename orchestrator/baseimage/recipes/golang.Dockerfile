@@ -9,8 +9,8 @@ RUN apt-get update \
 COPY host-trust-store.crt /usr/local/share/ca-certificates/host-trust-store.crt
 RUN update-ca-certificates
 COPY go /usr/local/go
-ARG GOLANG_VERSION
-ENV GOLANG_VERSION=${GOLANG_VERSION} GOTOOLCHAIN=local GOPATH=/go
+ARG VERSION
+ENV GOLANG_VERSION=${VERSION} GOTOOLCHAIN=local GOPATH=/go
 ENV PATH=/go/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 RUN mkdir -p /go/src /go/bin && chmod -R 1777 /go
 WORKDIR /go

@@ -1,0 +1,48 @@
+// Command broken_server replaces go_grpc's main.go in the conformance tests:
+// a grpc-go server that answers wrongly in the way its embedded behaviour
+// file says, to prove the gate catches it.
+package main
+
+import (
+	"context"
+	_ "embed"
+	"log"
+	"net"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/grpcbench/grpcbench/servers/go_grpc/helloworld"
+)
+
+//go:embed behaviour
+var behaviour string
+
+type server struct {
+	pb.UnimplementedGreeterServer
+}
+
+func (s *server) SayHello(_ context.Context, in *pb.HelloRequest) (*pb.HelloReply, error) {
+	switch strings.TrimSpace(behaviour) {
+	case "changes_payload":
+		out := proto.Clone(in.GetRequest()).(*pb.Hello)
+		out.Name += "!"
+		return &pb.HelloReply{Response: out}, nil
+	default:
+		return nil, status.Error(codes.Internal, "broken on purpose")
+	}
+}
+
+func main() {
+	lis, err := net.Listen("tcp", ":50051")
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := grpc.NewServer()
+	pb.RegisterGreeterServer(s, &server{})
+	log.Printf("broken server (%s) listening", strings.TrimSpace(behaviour))
+	log.Fatal(s.Serve(lis))
+}
