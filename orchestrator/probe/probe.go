@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/grpcbench/grpcbench/orchestrator/scenario"
 )
@@ -21,9 +23,11 @@ const retryEvery = 200 * time.Millisecond
 // but never answers is retried rather than waited on.
 const callTimeout = 2 * time.Second
 
-// Ready calls SayHello on target with the scenario's request until a call
-// returns OK or timeout passes. It returns the number of attempts made and,
-// on failure, the last error seen.
+// Ready calls SayHello on target with the scenario's request until the
+// server answers it at the gRPC level, or timeout passes: OK, or any status
+// but Unavailable and DeadlineExceeded (what a server that is still starting
+// gives). Whether the answer is right is the conformance gate's question.
+// It returns the number of attempts made and, on failure, the last error.
 func Ready(ctx context.Context, target string, sc *scenario.Scenario, timeout time.Duration) (int, error) {
 	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -37,7 +41,7 @@ func Ready(ctx context.Context, target string, sc *scenario.Scenario, timeout ti
 		callCtx, cancelCall := context.WithTimeout(ctx, callTimeout)
 		err = conn.Invoke(callCtx, scenario.FullMethod, sc.Request, sc.NewResponse(), grpc.WaitForReady(true))
 		cancelCall()
-		if err == nil {
+		if code := status.Code(err); ctx.Err() == nil && code != codes.Unavailable && code != codes.DeadlineExceeded {
 			return attempt, nil
 		}
 		select {

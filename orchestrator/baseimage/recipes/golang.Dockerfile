@@ -6,8 +6,12 @@ FROM debian:bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates git gcc libc6-dev make pkg-config \
  && rm -rf /var/lib/apt/lists/*
-COPY host-trust-store.crt /usr/local/share/ca-certificates/host-trust-store.crt
-RUN update-ca-certificates
+# One certificate a file: update-ca-certificates, and Java's keystore hook
+# above all, read only the first of a bundle.
+COPY host-trust-store.crt /tmp/host-trust-store.crt
+RUN csplit -s -z -f /usr/local/share/ca-certificates/host- -b '%03d.crt' /tmp/host-trust-store.crt '/-----BEGIN CERTIFICATE-----/' '{*}' \
+ && rm /tmp/host-trust-store.crt \
+ && update-ca-certificates
 COPY go /usr/local/go
 ARG VERSION
 ENV GOLANG_VERSION=${VERSION} GOTOOLCHAIN=local GOPATH=/go

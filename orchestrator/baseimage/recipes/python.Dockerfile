@@ -10,8 +10,12 @@ RUN apt-get update \
  && rm -f /usr/lib/python3.*/EXTERNALLY-MANAGED \
  && ln -s /usr/bin/python3 /usr/local/bin/python \
  && ln -s /usr/bin/pip3 /usr/local/bin/pip
-COPY host-trust-store.crt /usr/local/share/ca-certificates/host-trust-store.crt
-RUN update-ca-certificates
+# One certificate a file: update-ca-certificates, and Java's keystore hook
+# above all, read only the first of a bundle.
+COPY host-trust-store.crt /tmp/host-trust-store.crt
+RUN csplit -s -z -f /usr/local/share/ca-certificates/host- -b '%03d.crt' /tmp/host-trust-store.crt '/-----BEGIN CERTIFICATE-----/' '{*}' \
+ && rm /tmp/host-trust-store.crt \
+ && update-ca-certificates
 ARG VERSION
 ENV PYTHON_VERSION=${VERSION} PIP_CERT=/etc/ssl/certs/ca-certificates.crt
 CMD ["python3"]
