@@ -366,6 +366,30 @@ func TestBenchGoGRPC(t *testing.T) {
 	assertNoContainersLeft(t, api)
 }
 
+// TestBenchNonGoServer runs a server of another stack through the whole
+// sequence, gate and both engines included: the catalog's fast subset.
+func TestBenchNonGoServer(t *testing.T) {
+	api := engine(t)
+	for _, engine := range config.LoadEngines {
+		t.Run(engine, func(t *testing.T) {
+			env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "python_grpc", "GRPC_LOAD_ENGINE": engine})
+			res := runBinary(t, repoRoot(t), env, "bench")
+			if res.code != 0 {
+				t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+			}
+			bench, run := readRun(t, runFolder(t, env))
+			if r, ok := parseRows(t, bench)["python_grpc"]; !ok || r.rps <= 0 || r.cpuPercent <= 0 {
+				t.Errorf("no plausible python_grpc row:\n%s", bench)
+			}
+			s := run.Servers[0]
+			if !s.Conformance.Passed || s.Load.OK != s.Load.Requests || s.Load.Engine != engine {
+				t.Errorf("verdict %+v, %d of %d calls OK, engine %s", s.Conformance, s.Load.OK, s.Load.Requests, s.Load.Engine)
+			}
+			assertNoContainersLeft(t, api)
+		})
+	}
+}
+
 // startLeftover starts a container labelled as a run's, as a killed run
 // would leave it.
 func startLeftover(t *testing.T, api *client.Client) string {
