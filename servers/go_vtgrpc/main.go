@@ -1,0 +1,98 @@
+// Command go_vtgrpc is the grpc-go server of the benchmark with vtprotobuf
+// marshalling: a unary helloworld.Greeter/SayHello that echoes the request's
+// inner message, where messages are encoded and decoded by the
+// protoc-gen-go-vtproto generated MarshalVT/UnmarshalVT methods instead of
+// protobuf-go's reflection-based ones.
+package main
+
+import (
+	"context"
+	"log"
+	"math"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	vtgrpc "github.com/planetscale/vtprotobuf/codec/grpc"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/encoding"
+	// Imported for its side effect: it registers grpc-go's default "proto"
+	// codec, which init below then replaces with vtprotobuf's.
+	_ "google.golang.org/grpc/encoding/proto"
+
+	pb "github.com/grpcbench/grpcbench/servers/go_vtgrpc/helloworld"
+)
+
+const addr = ":50051"
+
+// init registers vtprotobuf's codec under the name "proto", as vtprotobuf's
+// README does for grpc-go, so every RPC of the server uses the generated
+// (de)serializers.
+func init() {
+	encoding.RegisterCodec(vtgrpc.Codec{})
+}
+
+// server implements helloworld.GreeterServer.
+type server struct {
+	pb.UnimplementedGreeterServer
+}
+
+// SayHello returns the request's inner message unchanged.
+func (s *server) SayHello(_ context.Context, in *pb.HelloRequest) (*pb.HelloReply, error) {
+	return &pb.HelloReply{Response: in.GetRequest()}, nil
+}
+
+// setMaxProcs sets GOMAXPROCS to GRPC_SERVER_CPUS rounded up. The runtime's
+// own cgroup-aware default (Go 1.25+) rounds the CPU limit up but never goes
+// below 2, so under --cpus=0.5 or --cpus=1 it would run 2 Ps on one core's
+// quota. An explicit GOMAXPROCS environment variable still wins.
+func setMaxProcs() {
+	s := os.Getenv("GRPC_SERVER_CPUS")
+	if s == "" || os.Getenv("GOMAXPROCS") != "" {
+		return
+	}
+	cpus, err := strconv.ParseFloat(s, 64)
+	if err != nil || cpus <= 0 || math.IsInf(cpus, 0) {
+		log.Printf("ignoring invalid GRPC_SERVER_CPUS=%q", s)
+		return
+	}
+	runtime.GOMAXPROCS(min(int(math.Ceil(cpus)), runtime.NumCPU()))
+}
+
+func main() {
+	setMaxProcs()
+	log.Printf("GOMAXPROCS=%d (NumCPU=%d, GRPC_SERVER_CPUS=%q)",
+		runtime.GOMAXPROCS(0), runtime.NumCPU(), os.Getenv("GRPC_SERVER_CPUS"))
+
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.Fatalf("failed to listen: %v", err)
+	}
+	s := grpc.NewServer()
+	pb.RegisterGreeterServer(s, &server{})
+
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer cancel()
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		<-ctx.Done()
+		// Drain in-flight RPCs, but do not let a stuck client hold the exit.
+		t := time.AfterFunc(5*time.Second, s.Stop)
+		defer t.Stop()
+		s.GracefulStop()
+	}()
+
+	_, vt := encoding.GetCodec("proto").(vtgrpc.Codec)
+	log.Printf("server listening at %v (vtprotobuf codec: %t)", lis.Addr(), vt)
+	if err := s.Serve(lis); err != nil {
+		log.Fatalf("failed to serve: %v", err)
+	}
+	// Serve returns as soon as stopping begins; wait for the drain to finish.
+	<-stopped
+	log.Print("server stopped")
+}
