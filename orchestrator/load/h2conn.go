@@ -2,6 +2,7 @@ package load
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -86,6 +87,7 @@ type conn struct {
 	cond *sync.Cond
 	// the server's settings
 	settled       bool
+	peerTableSize uint32
 	maxStreams    uint32
 	initialWindow int64
 	maxFrame      int
@@ -107,7 +109,10 @@ type conn struct {
 	closed   bool
 	// lastStreamID is the server's GOAWAY limit
 	lastStreamID uint32
-	template     []byte // HEADERS + DATA of one call, stream ids to patch
+	// block is the header block of each call; first, until sent, the one
+	// that fills the server's HPACK table (see call); template is HEADERS
+	// and DATA of a call with block, stream ids to patch.
+	block, first, template []byte
 }
 
 type streamUpdate struct {
@@ -135,6 +140,7 @@ func newConn(nc net.Conn, c *call, slots int, rec *recorder, plan *schedule) *co
 		rec:           rec,
 		plan:          plan,
 		maxStreams:    ^uint32(0),
+		peerTableSize: 4096, // HPACK's default
 		initialWindow: 65535,
 		maxFrame:      16384,
 		connWindow:    65535,
@@ -147,18 +153,17 @@ func newConn(nc net.Conn, c *call, slots int, rec *recorder, plan *schedule) *co
 	cn.fr = http2.NewFramer(nil, bufio.NewReaderSize(nc, 64<<10))
 	cn.fr.SetReuseFrames()
 	cn.dec = hpack.NewDecoder(4096, cn.onField)
-	cn.template = requestTemplate(c)
 	return cn
 }
 
 // requestTemplate is the HEADERS and DATA frames of one call with stream id
-// 0, patched per call at templateIDs.
-func requestTemplate(c *call) []byte {
-	t := make([]byte, 0, 18+len(c.headerBlock)+len(c.body))
-	t = appendFrameHeader(t, len(c.headerBlock), http2.FrameHeaders, http2.FlagHeadersEndHeaders, 0)
-	t = append(t, c.headerBlock...)
-	t = appendFrameHeader(t, len(c.body), http2.FrameData, http2.FlagDataEndStream, 0)
-	return append(t, c.body...)
+// 0, patched per call.
+func requestTemplate(block, body []byte) []byte {
+	t := make([]byte, 0, 18+len(block)+len(body))
+	t = appendFrameHeader(t, len(block), http2.FrameHeaders, http2.FlagHeadersEndHeaders, 0)
+	t = append(t, block...)
+	t = appendFrameHeader(t, len(body), http2.FrameData, http2.FlagDataEndStream, 0)
+	return append(t, body...)
 }
 
 func appendFrameHeader(b []byte, length int, t http2.FrameType, flags http2.Flags, id uint32) []byte {
@@ -337,7 +342,7 @@ func (c *conn) fill(bw *bufio.Writer, wfr *http2.Framer) error {
 	c.streamUpdates = c.streamUpdates[:0]
 
 	// The most one call writes at once: HEADERS and a DATA frame.
-	need := 18 + len(c.call.headerBlock) + min(len(c.call.body), c.maxFrame)
+	need := 18 + len(c.call.firstBlock) + len(c.call.plainBlock) + min(len(c.call.body), c.maxFrame)
 	for c.canSendPending() && bw.Available() > need {
 		s := c.pending[0]
 		c.sendData(bw, s)
@@ -355,19 +360,23 @@ func (c *conn) fill(bw *bufio.Writer, wfr *http2.Framer) error {
 			break
 		}
 		body := len(c.call.body)
-		if int64(body) <= s.sendWindow && int64(body) <= c.connWindow && body <= c.maxFrame {
+		if c.first == nil && int64(body) <= s.sendWindow && int64(body) <= c.connWindow && body <= c.maxFrame {
 			buf := append(bw.AvailableBuffer(), c.template...)
 			binary.BigEndian.PutUint32(buf[5:9], s.id)
-			binary.BigEndian.PutUint32(buf[9+len(c.call.headerBlock)+5:], s.id)
+			binary.BigEndian.PutUint32(buf[9+len(c.block)+5:], s.id)
 			bw.Write(buf)
 			s.sent, s.sendWindow = body, s.sendWindow-int64(body)
 			c.connWindow -= int64(body)
 			continue
 		}
-		// The request does not fit the windows or a frame: headers now,
-		// the body as the windows open.
-		buf := appendFrameHeader(bw.AvailableBuffer(), len(c.call.headerBlock), http2.FrameHeaders, http2.FlagHeadersEndHeaders, s.id)
-		bw.Write(append(buf, c.call.headerBlock...))
+		// The connection's first call, or a request that does not fit the
+		// windows or a frame: headers now, the body as the windows open.
+		block := c.block
+		if c.first != nil {
+			block, c.first = c.first, nil
+		}
+		buf := appendFrameHeader(bw.AvailableBuffer(), len(block), http2.FrameHeaders, http2.FlagHeadersEndHeaders, s.id)
+		bw.Write(append(buf, block...))
 		c.pending = append(c.pending, s)
 		c.sendData(bw, c.pending[0])
 		if c.pending[0].sent == body {
@@ -537,9 +546,23 @@ func (c *conn) onSettings(f *http2.SettingsFrame) error {
 			// Frames may be smaller than the server allows; keeping them
 			// to the default size bounds what one call takes in the buffer.
 			c.maxFrame = min(int(s.Val), 16384)
+		case http2.SettingHeaderTableSize:
+			if s.Val < c.call.tableSize && c.settled && bytes.Equal(c.block, c.call.indexedBlock) {
+				// The server shrank the table our indices point into:
+				// finish what is in flight, go on on a new connection.
+				c.stopping = true
+			}
+			c.peerTableSize = s.Val
 		}
 		return nil
 	})
+	if !c.settled {
+		c.block, c.first = c.call.indexedBlock, c.call.firstBlock
+		if c.peerTableSize < c.call.tableSize {
+			c.block, c.first = c.call.plainBlock, nil
+		}
+		c.template = requestTemplate(c.block, c.call.body)
+	}
 	if !c.settled {
 		c.nc.SetReadDeadline(time.Time{})
 	}

@@ -17,10 +17,14 @@ import (
 
 // call is what every request of a run sends and expects, encoded once.
 type call struct {
-	// headerBlock is the HPACK block of the request headers. Every field is
-	// a never-indexed literal, so the block leaves the server's decoder table
-	// as it was and the same bytes serve every request.
-	headerBlock []byte
+	// The request headers as HPACK blocks, encoded once. firstBlock adds the
+	// headers to the server's decoder table; indexedBlock, sent with every
+	// later call of the connection, names them by index, as a client that
+	// keeps its HPACK state does; the server decodes nothing anew. A server
+	// whose table cannot hold tableSize bytes gets plainBlock, never-indexed
+	// literals that leave its table alone.
+	firstBlock, indexedBlock, plainBlock []byte
+	tableSize                            uint32
 	// body is the gRPC message: flag, length, protobuf request.
 	body []byte
 	// expect is the body of a correct answer: the request's inner message
@@ -42,17 +46,27 @@ func newCall(ctx context.Context, target, scenarioDir string) (*call, error) {
 		return nil, err
 	}
 	c := &call{body: GRPCFrame(req), expect: GRPCFrame(req)}
+	fields := []hpack.HeaderField{
+		{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: "http"}, {Name: ":path", Value: scenario.FullMethod},
+		{Name: ":authority", Value: target}, {Name: "content-type", Value: "application/grpc"},
+		{Name: "te", Value: "trailers"}, {Name: "user-agent", Value: "grpcbench"},
+	}
 	var buf bytes.Buffer
 	enc := hpack.NewEncoder(&buf)
-	for _, f := range [][2]string{
-		{":method", "POST"}, {":scheme", "http"}, {":path", scenario.FullMethod}, {":authority", target},
-		{"content-type", "application/grpc"}, {"te", "trailers"}, {"user-agent", "grpcbench"},
-	} {
-		if err := enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1], Sensitive: true}); err != nil {
-			return nil, err
+	block := func(sensitive bool) []byte {
+		buf.Reset()
+		for _, f := range fields {
+			f.Sensitive = sensitive
+			enc.WriteField(f) // writes to a bytes.Buffer, which does not fail
 		}
+		return bytes.Clone(buf.Bytes())
 	}
-	c.headerBlock = buf.Bytes()
+	c.plainBlock = block(true)
+	c.firstBlock = block(false)
+	c.indexedBlock = block(false)
+	for _, f := range fields {
+		c.tableSize += f.Size()
+	}
 
 	inner := sc.Request.Get(sc.Method.Input().Fields().ByNumber(1)).Message().Interface()
 	field := sc.Method.Output().Fields().ByNumber(1)
