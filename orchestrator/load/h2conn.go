@@ -107,8 +107,6 @@ type conn struct {
 	// stopping ends new calls: GOAWAY, stream ids used up, or the run's end
 	stopping bool
 	closed   bool
-	// lastStreamID is the server's GOAWAY limit
-	lastStreamID uint32
 	// block is the header block of each call; first, until sent, the one
 	// that fills the server's HPACK table (see call); template is HEADERS
 	// and DATA of a call with block, stream ids to patch.
@@ -577,7 +575,6 @@ func (c *conn) onSettings(f *http2.SettingsFrame) error {
 func (c *conn) onGoAway(last uint32) {
 	c.mu.Lock()
 	c.stopping = true
-	c.lastStreamID = last
 	var lost []*stream
 	for i := range c.ring {
 		if s := &c.ring[i]; s.active && s.id > last {
