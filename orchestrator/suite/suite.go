@@ -83,12 +83,12 @@ func (s *Suite) Benchmark(ctx context.Context, servers []string) error {
 	return ctx.Err()
 }
 
-// ClientImage is the tag of the orchestrator's own image, which runs the
+// clientTag is the tag of the orchestrator's own image, which runs the
 // readiness probe and the load inside the server's network namespace.
-func (s *Suite) ClientImage() string { return s.Config.ImageName + ":grpcbench" }
+func (s *Suite) clientTag() string { return s.Config.ImageName + ":grpcbench" }
 
 func (s *Suite) buildClient(ctx context.Context) (string, error) {
-	tag := s.ClientImage()
+	tag := s.clientTag()
 	fmt.Fprintf(s.Out, "building the load client image %s\n", tag)
 	logFile, err := os.Create(filepath.Join(s.Dir, "grpcbench-build.log"))
 	if err != nil {
@@ -186,18 +186,9 @@ func (r *serverRun) bringUp(ctx context.Context, clientImage string) (Container,
 // conform runs the conformance gate next to the server and records its
 // verdict; a server that fails it is not measured.
 func (r *serverRun) conform(ctx context.Context, server Container, clientImage string) error {
-	code, stdout, stderr, err := r.runToEnd(ctx, r.client(server, clientImage, "conform"), nil)
-	if werr := writeFiles(r.dir, map[string][]byte{"conformance.json": stdout, "conformance.log": stderr}); err == nil {
-		err = werr
-	}
+	stdout, err := r.runBeside(ctx, server, r.client(server, clientImage, "conform"), "conformance", nil)
 	if err != nil {
 		return err
-	}
-	if exited := r.serverExited(ctx, server); exited != nil {
-		return exited
-	}
-	if code != 0 {
-		return fmt.Errorf("the check could not run: %s", lastLine(stderr))
 	}
 	var v probe.Verdict
 	if err := json.Unmarshal(stdout, &v); err != nil {
@@ -296,8 +287,28 @@ func (r *serverRun) client(server Container, clientImage, role string, args ...s
 	}
 }
 
-// runToEnd starts a container, waits for it to exit and returns its exit
-// code and output.
+// runBeside runs a client container next to the server until it exits,
+// keeps its output as <name>.json (stdout) and <name>.log (stderr) in the
+// server's folder, and returns its stdout. It fails, saying how, when the
+// server died meanwhile, and when the client exited non-zero.
+func (r *serverRun) runBeside(ctx context.Context, server Container, spec docker.ContainerSpec, name string, started func(Container)) ([]byte, error) {
+	code, stdout, stderr, err := r.runToEnd(ctx, spec, started)
+	if werr := writeFiles(r.dir, map[string][]byte{name + ".json": stdout, name + ".log": stderr}); err == nil {
+		err = werr
+	}
+	// How the server ended says more than what the client saw of it.
+	if exited := r.serverExited(context.WithoutCancel(ctx), server); exited != nil {
+		return nil, exited
+	}
+	if err != nil {
+		return nil, err
+	}
+	if code != 0 {
+		return nil, fmt.Errorf("%s (%s exited with code %d)", lastLine(stderr), spec.Cmd[0], code)
+	}
+	return stdout, nil
+}
+
 func (r *serverRun) runToEnd(ctx context.Context, spec docker.ContainerSpec, started func(Container)) (code int64, stdout, stderr []byte, err error) {
 	c, err := r.start(ctx, spec)
 	if err != nil {
@@ -306,8 +317,7 @@ func (r *serverRun) runToEnd(ctx context.Context, spec docker.ContainerSpec, sta
 	if started != nil {
 		started(c)
 	}
-	code, err = c.Wait(ctx)
-	if err != nil {
+	if code, err = c.Wait(ctx); err != nil {
 		return code, nil, nil, err
 	}
 	var out, errOut bytes.Buffer
@@ -325,23 +335,8 @@ func (r *serverRun) awaitReady(ctx context.Context, server Container, clientImag
 			cancel()
 		}
 	}()
-	code, _, stderr, err := r.runToEnd(probeCtx, r.client(server, clientImage, "probe", "--timeout", r.Config.ReadyTimeout.String()), nil)
-	if ctx.Err() == nil {
-		// How the server ended says more than what the probe saw of it.
-		if exited := r.serverExited(ctx, server); exited != nil {
-			return exited
-		}
-	}
-	if werr := os.WriteFile(filepath.Join(r.dir, "probe.log"), stderr, 0o644); err == nil {
-		err = werr
-	}
-	if err != nil {
-		return err
-	}
-	if code != 0 {
-		return errors.New(lastLine(stderr))
-	}
-	return nil
+	_, err := r.runBeside(probeCtx, server, r.client(server, clientImage, "probe", "--timeout", r.Config.ReadyTimeout.String()), "probe", nil)
+	return err
 }
 
 // serverExited returns an error when the server container is no longer
@@ -412,24 +407,15 @@ func (r *serverRun) measure(ctx context.Context, server Container, spec docker.C
 	serverStats := r.record(ctx, server, prefix+"server-stats.jsonl")
 	var clientStats *recorder
 	started := time.Now()
-	code, stdout, stderr, err := r.runToEnd(ctx, spec, func(c Container) { clientStats = r.record(ctx, c, prefix+"client-stats.jsonl") })
+	stdout, err := r.runBeside(ctx, server, spec, prefix+"load", func(c Container) { clientStats = r.record(ctx, c, prefix+"client-stats.jsonl") })
 	ended := time.Now()
 	serverSamples := serverStats.stop()
 	var clientSamples []stats.Sample
 	if clientStats != nil {
 		clientSamples = clientStats.stop()
 	}
-	if werr := writeFiles(r.dir, map[string][]byte{prefix + "load.json": stdout, prefix + "load.log": stderr}); err == nil {
-		err = werr
-	}
 	if err != nil {
 		return Measurement{}, err
-	}
-	if exited := r.serverExited(ctx, server); exited != nil {
-		return Measurement{}, exited
-	}
-	if code != 0 {
-		return Measurement{}, fmt.Errorf("load client exited with code %d: %s", code, lastLine(stderr))
 	}
 	res, err := parse(stdout, started, ended)
 	if err != nil {
