@@ -5,7 +5,7 @@
 GO ?= go
 BIN := bin/grpcbench
 
-.PHONY: bench test engine images up compose-plugin bench-engines matrix check-servers $(BIN)
+.PHONY: bench test engine images up compose-plugin bench-engines accuracy matrix check-servers $(BIN)
 
 bench: engine $(BIN)
 	./$(BIN) bench
@@ -27,6 +27,11 @@ check-servers: engine $(BIN)
 # the last line is `per-core ratio: engine/ghz=<x> engine/h2load=<y>`.
 bench-engines: engine $(BIN)
 	./$(BIN) engines --server $(or $(SERVER),go_grpc)
+
+# h2 against h2load on every server (or GRPC_BENCHMARKS) in shapes 1a, 2b
+# and 3b, three alternating rounds each: docs/engine-accuracy.md.
+accuracy: engine $(BIN)
+	./$(BIN) accuracy
 
 # The grpcxx matrix (seed 002): every server under the six load shapes,
 # one run folder per shape.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -234,6 +235,51 @@ func (c *enginesCmd) Run(ctx context.Context) error {
 		Placement report.Placement  `json:"placement"`
 		Engines   []suite.EngineRow `json:"engines"`
 	}{s.Run.Settings, s.Run.Placement, rows})
+}
+
+type accuracyCmd struct {
+	Root     string   `help:"The repository." default:"." type:"existingdir"`
+	Profiles []string `help:"Load shapes to compare under (GRPC_LOAD_PROFILE names)." default:"1a,2b,3b" enum:"1a,1b,2a,2b,3a,3b"`
+	Rounds   int      `help:"Measurements by each engine per server and shape, in alternating order; the medians are compared." default:"3"`
+}
+
+// Run compares h2 with h2load on every server of GRPC_BENCHMARKS (default:
+// all) under each profile; accuracy.txt and accuracy.json go to the run
+// folder and are rewritten after each server.
+func (c *accuracyCmd) Run(ctx context.Context) error {
+	if c.Rounds < 1 || c.Rounds > 20 {
+		return &config.Error{Var: "--rounds", Value: strconv.Itoa(c.Rounds), Allowed: "a whole number from 1 to 20"}
+	}
+	s, err := prepare(ctx, c.Root, "")
+	if err != nil {
+		return err
+	}
+	defer s.engine.Close()
+	var rows []suite.AccuracyRow
+	var table bytes.Buffer
+	for _, server := range s.Config.Servers(s.catalog) {
+		got, err := s.CompareAccuracy(ctx, server, c.Profiles, c.Rounds)
+		rows = append(rows, got...)
+		table.Reset()
+		if werr := suite.WriteAccuracyTable(&table, rows); werr != nil {
+			return werr
+		}
+		if werr := os.WriteFile(filepath.Join(s.Dir, "accuracy.txt"), table.Bytes(), 0o644); werr != nil {
+			return werr
+		}
+		if werr := report.WriteJSON(filepath.Join(s.Dir, "accuracy.json"), struct {
+			Settings  []config.Setting    `json:"settings"`
+			Placement report.Placement    `json:"placement"`
+			Rows      []suite.AccuracyRow `json:"rows"`
+		}{s.Run.Settings, s.Run.Placement, rows}); werr != nil {
+			return werr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	fmt.Print("\n", table.String())
+	return nil
 }
 
 type checkCmd struct {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/config"
 	"github.com/grpcbench/grpcbench/orchestrator/report"
+	"github.com/grpcbench/grpcbench/orchestrator/suite"
 )
 
 // testImageName keeps the tests' images apart from a user's.
@@ -229,6 +230,32 @@ func TestBadInputIsRefusedBeforeAnyContainer(t *testing.T) {
 			}
 			if strings.Contains(res.stdout, "building") {
 				t.Errorf("something was built:\n%s", res.stdout)
+			}
+			if entries, _ := os.ReadDir(setting(env, "GRPC_RESULTS_DIR")); len(entries) > 0 {
+				t.Errorf("a run folder was created: %v", entries)
+			}
+		})
+	}
+	flags := []struct {
+		name string
+		args []string
+		want []string // the flag, the value, what is allowed
+	}{
+		{"zero accuracy rounds", []string{"accuracy", "--rounds", "0"}, []string{"--rounds", `"0"`, "from 1 to 20"}},
+		{"unknown accuracy profile", []string{"accuracy", "--profiles", "2b,4c"}, []string{"--profiles", `"4c"`, `"1a","1b","2a","2b","3a","3b"`}},
+		{"unknown command", []string{"benchmark"}, []string{"unexpected argument benchmark"}},
+	}
+	for _, tc := range flags {
+		t.Run(tc.name, func(t *testing.T) {
+			env := benchEnv(t, nil)
+			res := runBinary(t, repoRoot(t), env, tc.args...)
+			if res.code != 2 {
+				t.Errorf("exit code %d, want 2; stderr:\n%s", res.code, res.stderr)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(res.stderr, want) {
+					t.Errorf("message lacks %s:\n%s", want, res.stderr)
+				}
 			}
 			if entries, _ := os.ReadDir(setting(env, "GRPC_RESULTS_DIR")); len(entries) > 0 {
 				t.Errorf("a run folder was created: %v", entries)
@@ -546,6 +573,86 @@ func TestRateIsTotal(t *testing.T) {
 				t.Errorf("%d requests, %d OK, %d latencies", l.Requests, l.OK, l.Latency.Count)
 			}
 		})
+	}
+}
+
+// TestEnginesSideBySide runs `grpcbench engines`: three engines against
+// one server container, and the line tracked from run to run.
+func TestEnginesSideBySide(t *testing.T) {
+	api := engine(t)
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARK_DURATION": "3s", "GRPC_BENCHMARK_WARMUP": "1s"})
+	res := runBinary(t, repoRoot(t), env, "engines", "--server", "go_grpc")
+	if res.code != 0 {
+		t.Fatalf("exit code %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	dir := runFolder(t, env)
+	table, err := os.ReadFile(filepath.Join(dir, "engines.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(table)), "\n")
+	if last := lines[len(lines)-1]; !regexp.MustCompile(`^per-core ratio: engine/ghz=\d+\.\d\d engine/h2load=\d+\.\d\d$`).MatchString(last) {
+		t.Errorf("last line %q", last)
+	}
+	var got struct{ Engines []suite.EngineRow }
+	readJSON(t, filepath.Join(dir, "engines.json"), &got)
+	if len(got.Engines) != len(suite.Engines) {
+		t.Fatalf("%d engines measured, want %d", len(got.Engines), len(suite.Engines))
+	}
+	for i, e := range got.Engines {
+		if e.Engine != suite.Engines[i] || e.Load.Engine != e.Engine {
+			t.Errorf("row %d is %s (load by %s), want %s", i, e.Engine, e.Load.Engine, suite.Engines[i])
+		}
+		if e.Load.RPS <= 0 || e.Load.OK != e.Load.Requests || e.Client.CPUSeconds <= 0 || e.Server.CPUAvgPercent <= 0 {
+			t.Errorf("%s: %.0f req/s, %d of %d OK, client %.2f CPU-s, server %.1f%%", e.Engine, e.Load.RPS, e.Load.OK, e.Load.Requests, e.Client.CPUSeconds, e.Server.CPUAvgPercent)
+		}
+	}
+	assertNoContainersLeft(t, api)
+}
+
+// TestAccuracyAlternatesTheEngines runs `grpcbench accuracy` for two rounds
+// of one shape: both engines measured in each round, in alternating order.
+func TestAccuracyAlternatesTheEngines(t *testing.T) {
+	api := engine(t)
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARK_DURATION": "3s", "GRPC_BENCHMARK_WARMUP": "1s"})
+	res := runBinary(t, repoRoot(t), env, "accuracy", "--profiles", "2b", "--rounds", "2")
+	if res.code != 0 {
+		t.Fatalf("exit code %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	dir := runFolder(t, env)
+	var got struct{ Rows []suite.AccuracyRow }
+	readJSON(t, filepath.Join(dir, "accuracy.json"), &got)
+	if len(got.Rows) != 1 || got.Rows[0].Server != "go_grpc" || got.Rows[0].Profile != "2b" || len(got.Rows[0].Rounds) != 2 {
+		t.Fatalf("rows: %+v", got.Rows)
+	}
+	for i, r := range got.Rows[0].Rounds {
+		if r.H2.Load.Engine != "h2" || r.H2Load.Load.Engine != "h2load" || r.H2.Load.RPS <= 0 || r.H2Load.Load.RPS <= 0 {
+			t.Errorf("round %d: %s %.0f req/s, %s %.0f req/s", i+1, r.H2.Load.Engine, r.H2.Load.RPS, r.H2Load.Load.Engine, r.H2Load.Load.RPS)
+		}
+		if h2First := r.H2.Load.Start.Before(r.H2Load.Load.Start); h2First != (i%2 == 0) {
+			t.Errorf("round %d: h2 first = %v", i+1, h2First)
+		}
+	}
+	if row := got.Rows[0]; row.Connections != 10 || row.Concurrency != 100 {
+		t.Errorf("shape 2b ran as %d connections, %d calls in flight", row.Connections, row.Concurrency)
+	}
+	if v := got.Rows[0].Agreement().Verdict; v == suite.NotMeasured || v == suite.Failing {
+		t.Errorf("verdict %q", v)
+	}
+	if !strings.Contains(res.stdout, "of 1\n") {
+		t.Errorf("no summary line:\n%s", res.stdout)
+	}
+	assertNoContainersLeft(t, api)
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 }
 

@@ -24,19 +24,22 @@ const (
 	exitBadInput    = 2
 	exitNotRanked   = 3
 	exitInterrupted = 130
+
+	kongUsageError = 80 // kong's status for a command line it cannot parse
 )
 
 type cli struct {
 	Verbose bool `help:"Log diagnostics to stderr." short:"v"`
 
-	Bench   benchCmd   `cmd:"" default:"1" help:"Build, run and load every server; write results/<run>/ (settings come from the environment and .env)."`
-	Images  imagesCmd  `cmd:"" help:"Build the base images, the client image and the servers' images without benchmarking."`
-	Check   checkCmd   `cmd:"" help:"Build every server for every scenario and pass it through the conformance gate; print servers x scenarios."`
-	Engines enginesCmd `cmd:"" help:"Load one server with each load engine (h2, ghz, h2load) and compare their cost per call."`
-	Env     envCmd     `cmd:"" help:"Print every setting with its default and meaning, as .env.example holds them."`
-	Loadgen loadgenCmd `cmd:"" hidden:"" help:"Load one server and print the result as JSON (runs in the client container)."`
-	Probe   probeCmd   `cmd:"" hidden:"" help:"Wait until a server answers SayHello (runs in the client container)."`
-	Conform conformCmd `cmd:"" hidden:"" help:"Check that a server echoes, takes concurrent calls and refuses unknown methods (runs in the client container)."`
+	Bench    benchCmd    `cmd:"" default:"1" help:"Build, run and load every server; write results/<run>/ (settings come from the environment and .env)."`
+	Images   imagesCmd   `cmd:"" help:"Build the base images, the client image and the servers' images without benchmarking."`
+	Check    checkCmd    `cmd:"" help:"Build every server for every scenario and pass it through the conformance gate; print servers x scenarios."`
+	Engines  enginesCmd  `cmd:"" help:"Load one server with each load engine (h2, ghz, h2load) and compare their cost per call."`
+	Accuracy accuracyCmd `cmd:"" help:"Compare the h2 engine with h2load on every server under several load shapes: req/s and mean latency, medians of alternating rounds."`
+	Env      envCmd      `cmd:"" help:"Print every setting with its default and meaning, as .env.example holds them."`
+	Loadgen  loadgenCmd  `cmd:"" hidden:"" help:"Load one server and print the result as JSON (runs in the client container)."`
+	Probe    probeCmd    `cmd:"" hidden:"" help:"Wait until a server answers SayHello (runs in the client container)."`
+	Conform  conformCmd  `cmd:"" hidden:"" help:"Check that a server echoes, takes concurrent calls and refuses unknown methods (runs in the client container)."`
 }
 
 func main() {
@@ -44,7 +47,14 @@ func main() {
 	defer stop()
 	var c cli
 	kctx := kong.Parse(&c, kong.Name("grpcbench"), kong.Description("Containerized, reproducible gRPC server benchmarks."),
-		kong.UsageOnError(), kong.BindTo(ctx, (*context.Context)(nil)))
+		kong.UsageOnError(), kong.BindTo(ctx, (*context.Context)(nil)),
+		// A flag kong refuses is bad input like a setting Validate refuses.
+		kong.Exit(func(code int) {
+			if code == kongUsageError {
+				code = exitBadInput
+			}
+			os.Exit(code)
+		}))
 	level := slog.LevelWarn
 	if c.Verbose {
 		level = slog.LevelDebug

@@ -154,6 +154,19 @@ func (c *Config) applyProfile() error {
 	return nil
 }
 
+// WithProfile is the configuration under the load shape of another
+// profile, for commands that compare shapes within one run.
+func (c Config) WithProfile(name string) (Config, error) {
+	given := maps.Clone(c.given)
+	delete(given, "GRPC_CLIENT_CONNECTIONS")
+	delete(given, "GRPC_CLIENT_CONCURRENCY")
+	c.given, c.LoadProfile = given, name
+	if _, ok := Profiles[name]; !ok {
+		return c, &Error{Var: "GRPC_LOAD_PROFILE", Value: name, Reason: "no such profile", Allowed: profileNames()}
+	}
+	return c, c.applyProfile()
+}
+
 // reason keeps the useful tail of a parser's message ("invalid duration" rather
 // than the whole chain env builds around it).
 func reason(err error) string {
@@ -255,6 +268,11 @@ var Profiles = map[string]Profile{
 	"2a": {10, 1}, "2b": {10, 10},
 	"3a": {100, 1}, "3b": {100, 10},
 }
+
+// ProfileNames lists the profiles in order: 1a, 1b, 2a, 2b, 3a, 3b.
+func ProfileNames() []string { return slices.Sorted(maps.Keys(Profiles)) }
+
+func profileNames() string { return "one of " + strings.Join(ProfileNames(), ", ") }
 
 // Servers is the list of servers this run benchmarks, in catalog order.
 func (c Config) Servers(cat Catalog) []string {

@@ -660,3 +660,27 @@ func TestCPUsString(t *testing.T) {
 		}
 	}
 }
+
+func TestWithProfileChangesOnlyTheShape(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{"GRPC_LOAD_PROFILE": "1a", "GRPC_BENCHMARK_DURATION": "7s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := cfg.WithProfile("3b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Connections != 100 || got.Concurrency != 1000 || got.LoadProfile != "3b" || got.Duration != 7*time.Second {
+		t.Errorf("3b gives %d connections, %d calls, profile %q, duration %s", got.Connections, got.Concurrency, got.LoadProfile, got.Duration)
+	}
+	if cfg.Connections != 1 {
+		t.Errorf("the original changed: %d connections", cfg.Connections)
+	}
+	for _, s := range got.Settings() {
+		if s.Name == "GRPC_CLIENT_CONCURRENCY" && s.Value != "1000" {
+			t.Errorf("reported concurrency %q", s.Value)
+		}
+	}
+	_, err = cfg.WithProfile("4c")
+	checkRefused(t, err, "GRPC_LOAD_PROFILE", "4c")
+}

@@ -36,17 +36,13 @@ func (e EngineRow) PerCore() float64 {
 // CompareEngines starts one server and loads it with each engine in turn,
 // all with the same settings, the client on its own cores.
 func (s *Suite) CompareEngines(ctx context.Context, server string) ([]EngineRow, error) {
-	clientImage, err := s.buildClient(ctx)
+	images, err := s.buildEngineImages(ctx)
 	if err != nil {
 		return nil, err
 	}
-	h2loadImage := s.Config.ImageName + ":h2load"
-	if _, err := s.build(ctx, filepath.Join(s.Root, "tools", "h2load"), nil, docker.BuildOptions{Tag: h2loadImage}, io.Discard); err != nil {
-		return nil, fmt.Errorf("build %s: %w", h2loadImage, err)
-	}
 	r := s.newServerRun(server)
 	defer r.removeContainers(ctx)
-	srv, phase, err := r.bringUp(ctx, clientImage)
+	srv, phase, err := r.bringUp(ctx, images.client)
 	if srv != nil {
 		defer r.saveServerLogs(ctx, srv)
 	}
@@ -56,20 +52,41 @@ func (s *Suite) CompareEngines(ctx context.Context, server string) ([]EngineRow,
 	var rows []EngineRow
 	for _, engine := range Engines {
 		fmt.Fprintf(s.Out, "%s: loading with %s\n", server, engine)
-		spec, parse := r.loadgen(srv, clientImage, engine), parseLoadgen
-		if engine == "h2load" {
-			spec, parse, err = r.h2load(srv, h2loadImage)
-			if err != nil {
-				return nil, err
-			}
-		}
-		m, err := r.measure(ctx, srv, spec, engine+"-", parse)
+		m, err := r.loadWith(ctx, srv, images, engine, engine+"-")
 		if err != nil {
 			return rows, fmt.Errorf("%s: %w", engine, err)
 		}
 		rows = append(rows, EngineRow{Engine: engine, Measurement: m})
 	}
 	return rows, nil
+}
+
+// engineImages are the images of the engines: ours (h2 and ghz) and h2load.
+type engineImages struct{ client, h2load string }
+
+func (s *Suite) buildEngineImages(ctx context.Context) (engineImages, error) {
+	clientImage, err := s.buildClient(ctx)
+	if err != nil {
+		return engineImages{}, err
+	}
+	h2loadImage := s.Config.ImageName + ":h2load"
+	if _, err := s.build(ctx, filepath.Join(s.Root, "tools", "h2load"), nil, docker.BuildOptions{Tag: h2loadImage}, io.Discard); err != nil {
+		return engineImages{}, fmt.Errorf("build %s: %w", h2loadImage, err)
+	}
+	return engineImages{client: clientImage, h2load: h2loadImage}, nil
+}
+
+// loadWith measures the server under one engine and the run's settings;
+// the engine's files are named with prefix.
+func (r *serverRun) loadWith(ctx context.Context, srv Container, images engineImages, engine, prefix string) (Measurement, error) {
+	if engine != "h2load" {
+		return r.measure(ctx, srv, r.loadgen(srv, images.client, engine), prefix, parseLoadgen)
+	}
+	spec, parse, err := r.h2load(srv, images.h2load)
+	if err != nil {
+		return Measurement{}, err
+	}
+	return r.measure(ctx, srv, spec, prefix, parse)
 }
 
 // h2load is the h2load container for the run's settings, and the reader of

@@ -125,13 +125,16 @@ func (s *Suite) build(ctx context.Context, dir string, extra map[string][]byte, 
 // serverRun is the state of one server's benchmark.
 type serverRun struct {
 	*Suite
+	// Config is the settings this server runs under: the suite's, or the
+	// suite's under another load shape when shapes are compared.
+	Config     config.Config
 	dir        string
 	result     report.Server
 	containers []Container
 }
 
 func (s *Suite) newServerRun(name string) *serverRun {
-	return &serverRun{Suite: s, dir: filepath.Join(s.Dir, name), result: report.Server{
+	return &serverRun{Suite: s, Config: s.Config, dir: filepath.Join(s.Dir, name), result: report.Server{
 		Name:     name,
 		Scenario: s.Scenario.Name,
 		Image:    fmt.Sprintf("%s:%s-%s", s.Config.ImageName, name, s.Scenario.Name),
@@ -394,9 +397,9 @@ func parseLoadgen(stdout []byte, _, _ time.Time) (load.Result, error) {
 // Measurement is what one load client measured, with both containers' stats
 // over its measurement window.
 type Measurement struct {
-	Load   load.Result
-	Server stats.Summary
-	Client stats.Summary
+	Load   load.Result   `json:"load"`
+	Server stats.Summary `json:"server"`
+	Client stats.Summary `json:"client"`
 }
 
 // measure runs a load client container next to the server while both are
