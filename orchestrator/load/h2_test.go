@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -483,6 +484,50 @@ func TestConnOutcome(t *testing.T) {
 		if got := cn.outcome(s); got != tc.want {
 			t.Errorf("%s: outcome %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestConnRemembersEchoes: an answer whose bytes differ from the expected
+// ones but mean the echo is checked by meaning once per connection; the same
+// bytes later are compared, and other bytes are still checked.
+func TestConnRemembersEchoes(t *testing.T) {
+	c := testCall(t)
+	byMeaning := 0
+	isEcho := c.isEcho
+	c.isEcho = func(body []byte) bool { byMeaning++; return isEcho(body) }
+	cn := &conn{call: c}
+	echoes, others := answers(t, c)
+	finish := func(body []byte) string {
+		s := &stream{id: 1, active: true, httpStatus: 200, grpcContent: true}
+		cn.compare(s, bytes.Clone(body))
+		return cn.outcome(s)
+	}
+	for range 3 {
+		if got := finish(echoes["fields reordered"]); got != "OK" {
+			t.Fatalf("reordered echo: %q", got)
+		}
+	}
+	if byMeaning != 1 {
+		t.Errorf("the same reordered answer was checked by meaning %d times, want once", byMeaning)
+	}
+	for name, body := range others {
+		if got := finish(body); got != StatusMismatch {
+			t.Errorf("%s after a remembered echo: %q", name, got)
+		}
+	}
+	if len(cn.echoes) != 1 {
+		t.Errorf("%d encodings remembered, want 1 (wrong answers are not)", len(cn.echoes))
+	}
+	// Encodings past the limit are still judged, just not remembered.
+	name := innerFields(t, c)[0]
+	for i := range maxEchoes + 2 {
+		padded := reply(append(slices.Repeat([][]byte{name}, i+2), innerFields(t, c)[1:]...)...)
+		if got := finish(padded); got != "OK" {
+			t.Errorf("name repeated %d times: %q", i+2, got)
+		}
+	}
+	if len(cn.echoes) != maxEchoes {
+		t.Errorf("%d encodings remembered, want at most %d", len(cn.echoes), maxEchoes)
 	}
 }
 
