@@ -241,6 +241,7 @@ type accuracyCmd struct {
 	Root     string   `help:"The repository." default:"." type:"existingdir"`
 	Profiles []string `help:"Load shapes to compare under (GRPC_LOAD_PROFILE names)." default:"1a,2b,3b" enum:"1a,1b,2a,2b,3a,3b"`
 	Rounds   int      `help:"Measurements by each engine per server and shape, in alternating order; the medians are compared." default:"3"`
+	Against  string   `help:"The reference engine: h2load, or h2 itself to measure how far apart two identical clients land here." default:"h2load" enum:"h2load,h2"`
 }
 
 // Run compares h2 with h2load on every server of GRPC_BENCHMARKS (default:
@@ -258,7 +259,7 @@ func (c *accuracyCmd) Run(ctx context.Context) error {
 	var rows []suite.AccuracyRow
 	var table bytes.Buffer
 	for _, server := range s.Config.Servers(s.catalog) {
-		got, err := s.CompareAccuracy(ctx, server, c.Profiles, c.Rounds)
+		got, err := s.CompareAccuracy(ctx, server, c.Against, c.Profiles, c.Rounds)
 		rows = append(rows, got...)
 		table.Reset()
 		if werr := suite.WriteAccuracyTable(&table, rows); werr != nil {

@@ -626,10 +626,10 @@ func TestAccuracyAlternatesTheEngines(t *testing.T) {
 		t.Fatalf("rows: %+v", got.Rows)
 	}
 	for i, r := range got.Rows[0].Rounds {
-		if r.H2.Load.Engine != "h2" || r.H2Load.Load.Engine != "h2load" || r.H2.Load.RPS <= 0 || r.H2Load.Load.RPS <= 0 {
-			t.Errorf("round %d: %s %.0f req/s, %s %.0f req/s", i+1, r.H2.Load.Engine, r.H2.Load.RPS, r.H2Load.Load.Engine, r.H2Load.Load.RPS)
+		if r.H2.Load.Engine != "h2" || r.Reference.Load.Engine != "h2load" || r.H2.Load.RPS <= 0 || r.Reference.Load.RPS <= 0 {
+			t.Errorf("round %d: %s %.0f req/s, %s %.0f req/s", i+1, r.H2.Load.Engine, r.H2.Load.RPS, r.Reference.Load.Engine, r.Reference.Load.RPS)
 		}
-		if h2First := r.H2.Load.Start.Before(r.H2Load.Load.Start); h2First != (i%2 == 0) {
+		if h2First := r.H2.Load.Start.Before(r.Reference.Load.Start); h2First != (i%2 == 0) {
 			t.Errorf("round %d: h2 first = %v", i+1, h2First)
 		}
 	}

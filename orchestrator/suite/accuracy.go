@@ -29,12 +29,15 @@ const (
 	NotMeasured = "not measured"
 )
 
-// AccuracyRow compares h2 with h2load on one server under one load shape.
-// The rounds run the two engines one after the other, in alternating order,
-// so that a machine slowly getting faster or slower favours neither.
+// AccuracyRow compares h2 with a reference engine, h2load, on one server
+// under one load shape. The rounds run the two engines one after the other,
+// in alternating order, so that a machine slowly getting faster or slower
+// favours neither. With h2 as its own reference the row measures the noise
+// of the comparison itself: how far apart two identical clients land.
 type AccuracyRow struct {
-	Server  string `json:"server"`
-	Profile string `json:"profile"`
+	Server    string `json:"server"`
+	Profile   string `json:"profile"`
+	Reference string `json:"reference"`
 	// Connections and Concurrency are the profile's shape, as the engines ran it.
 	Connections int             `json:"connections"`
 	Concurrency int             `json:"concurrency"`
@@ -46,8 +49,8 @@ type AccuracyRow struct {
 
 // AccuracyRound is one measurement by each engine of the same server.
 type AccuracyRound struct {
-	H2     Measurement `json:"h2"`
-	H2Load Measurement `json:"h2load"`
+	H2        Measurement `json:"h2"`
+	Reference Measurement `json:"reference"`
 }
 
 // Agreement sums up a row: medians over the rounds, so that one disturbed
@@ -55,13 +58,16 @@ type AccuracyRound struct {
 // req/s differences, to show how much the comparison moves from round to
 // round.
 type Agreement struct {
-	H2RPS, H2LoadRPS             float64
-	RPSDiff                      float64 // h2's median req/s relative to h2load's
+	H2RPS, RefRPS             float64
+	RPSDiff                      float64 // h2's median req/s relative to the reference's
 	RoundDiffMin                 float64
 	RoundDiffMax                 float64
-	H2Mean, H2LoadMean           time.Duration
+	// H2Spread and RefSpread are each engine's own req/s range over the
+	// rounds relative to its median: the noise a difference is set against.
+	H2Spread, RefSpread float64
+	H2Mean, RefMean           time.Duration
 	LatencyDiff                  float64
-	H2ClientCPU, H2LoadClientCPU float64 // highest client CPU of any round, in percent
+	H2ClientCPU, RefClientCPU float64 // highest client CPU of any round, in percent
 	ServerCPU                    float64 // median server CPU, in percent
 	Verdict                      string
 }
@@ -76,26 +82,27 @@ func (a AccuracyRow) Agreement() Agreement {
 	failing := false
 	for _, r := range a.Rounds {
 		h2RPS = append(h2RPS, r.H2.Load.RPS)
-		refRPS = append(refRPS, r.H2Load.Load.RPS)
+		refRPS = append(refRPS, r.Reference.Load.RPS)
 		h2Mean = append(h2Mean, float64(r.H2.Load.Latency.Mean))
-		refMean = append(refMean, float64(r.H2Load.Load.Latency.Mean))
-		server = append(server, r.H2.Server.CPUAvgPercent, r.H2Load.Server.CPUAvgPercent)
-		diffs = append(diffs, relative(r.H2.Load.RPS, r.H2Load.Load.RPS))
+		refMean = append(refMean, float64(r.Reference.Load.Latency.Mean))
+		server = append(server, r.H2.Server.CPUAvgPercent, r.Reference.Server.CPUAvgPercent)
+		diffs = append(diffs, relative(r.H2.Load.RPS, r.Reference.Load.RPS))
 		g.H2ClientCPU = max(g.H2ClientCPU, r.H2.Client.CPUAvgPercent)
-		g.H2LoadClientCPU = max(g.H2LoadClientCPU, r.H2Load.Client.CPUAvgPercent)
-		failing = failing || r.H2.Load.ErrorShare() > 0 || r.H2Load.Load.ErrorShare() > 0
+		g.RefClientCPU = max(g.RefClientCPU, r.Reference.Client.CPUAvgPercent)
+		failing = failing || r.H2.Load.ErrorShare() > 0 || r.Reference.Load.ErrorShare() > 0
 	}
-	g.H2RPS, g.H2LoadRPS = median(h2RPS), median(refRPS)
-	g.RPSDiff = relative(g.H2RPS, g.H2LoadRPS)
+	g.H2RPS, g.RefRPS = median(h2RPS), median(refRPS)
+	g.RPSDiff = relative(g.H2RPS, g.RefRPS)
 	g.RoundDiffMin, g.RoundDiffMax = slices.Min(diffs), slices.Max(diffs)
-	g.H2Mean, g.H2LoadMean = time.Duration(median(h2Mean)), time.Duration(median(refMean))
-	g.LatencyDiff = relative(float64(g.H2Mean), float64(g.H2LoadMean))
+	g.H2Spread, g.RefSpread = spread(h2RPS), spread(refRPS)
+	g.H2Mean, g.RefMean = time.Duration(median(h2Mean)), time.Duration(median(refMean))
+	g.LatencyDiff = relative(float64(g.H2Mean), float64(g.RefMean))
 	g.ServerCPU = median(server)
 	saturated := clientBoundShare * 100 * a.ClientCPUs
 	switch {
 	case failing:
 		g.Verdict = Failing
-	case g.H2ClientCPU >= saturated || g.H2LoadClientCPU >= saturated:
+	case g.H2ClientCPU >= saturated || g.RefClientCPU >= saturated:
 		g.Verdict = ClientBound
 	case math.Abs(g.RPSDiff) <= rpsTolerance && math.Abs(g.LatencyDiff) <= latencyTolerance:
 		g.Verdict = Agrees
@@ -106,10 +113,10 @@ func (a AccuracyRow) Agreement() Agreement {
 }
 
 // CompareAccuracy starts one server and, for each profile, loads it in
-// turn with h2 and h2load for the given number of rounds. A server that
+// turn with h2 and the reference engine, rounds times. A server that
 // cannot be brought up gives rows with the failure; an engine that fails
 // ends the server's comparison with what it measured so far.
-func (s *Suite) CompareAccuracy(ctx context.Context, server string, profiles []string, rounds int) ([]AccuracyRow, error) {
+func (s *Suite) CompareAccuracy(ctx context.Context, server, reference string, profiles []string, rounds int) ([]AccuracyRow, error) {
 	images, err := s.buildEngineImages(ctx)
 	if err != nil {
 		return nil, err
@@ -120,7 +127,7 @@ func (s *Suite) CompareAccuracy(ctx context.Context, server string, profiles []s
 		if configs[i], err = s.Config.WithProfile(p); err != nil {
 			return nil, err
 		}
-		rows[i] = AccuracyRow{Server: server, Profile: p, Connections: configs[i].Connections,
+		rows[i] = AccuracyRow{Server: server, Profile: p, Reference: reference, Connections: configs[i].Connections,
 			Concurrency: configs[i].Concurrency, ClientCPUs: float64(s.Config.ClientCPUs)}
 	}
 	fail := func(from int, reason string) []AccuracyRow {
@@ -144,16 +151,12 @@ func (s *Suite) CompareAccuracy(ctx context.Context, server string, profiles []s
 		for round := range rounds {
 			fmt.Fprintf(s.Out, "%s: shape %s, round %d of %d\n", server, p, round+1, rounds)
 			var got AccuracyRound
-			for _, engine := range accuracyOrder(round) {
-				m, err := r.loadWith(ctx, srv, images, engine, fmt.Sprintf("%s-%d-%s-", p, round+1, engine))
+			for _, side := range accuracyOrder(round, &got, reference) {
+				m, err := r.loadWith(ctx, srv, images, side.engine, fmt.Sprintf("%s-%d-%s-", p, round+1, side.name))
 				if err != nil {
-					return fail(i, fmt.Sprintf("shape %s, round %d, %s: %v", p, round+1, engine, err)), ctx.Err()
+					return fail(i, fmt.Sprintf("shape %s, round %d, %s: %v", p, round+1, side.name, err)), ctx.Err()
 				}
-				if engine == "h2" {
-					got.H2 = m
-				} else {
-					got.H2Load = m
-				}
+				*side.into = m
 			}
 			rows[i].Rounds = append(rows[i].Rounds, got)
 		}
@@ -161,34 +164,46 @@ func (s *Suite) CompareAccuracy(ctx context.Context, server string, profiles []s
 	return rows, nil
 }
 
+// accuracySide is one engine's part of a round: what runs, the name of its
+// files, and where its measurement goes.
+type accuracySide struct {
+	engine, name string
+	into         *Measurement
+}
+
 // accuracyOrder alternates which engine goes first.
-func accuracyOrder(round int) []string {
-	if round%2 == 0 {
-		return []string{"h2", "h2load"}
+func accuracyOrder(round int, got *AccuracyRound, reference string) []accuracySide {
+	sides := []accuracySide{{"h2", "h2", &got.H2}, {reference, "ref-" + reference, &got.Reference}}
+	if round%2 == 1 {
+		slices.Reverse(sides)
 	}
-	return []string{"h2load", "h2"}
+	return sides
 }
 
 // WriteAccuracyTable prints one line per server and shape, then a count of
 // the verdicts.
 func WriteAccuracyTable(w io.Writer, rows []AccuracyRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "server\tshape\trounds\th2 req/s\th2load req/s\treq/s diff\tround diffs\th2 mean\th2load mean\tlatency diff\tclient cpu h2/h2load\tserver cpu\tverdict\t")
+	ref := "reference"
+	if len(rows) > 0 {
+		ref = rows[0].Reference
+	}
+	fmt.Fprintf(tw, "server\tshape\trounds\th2 req/s\t%[1]s req/s\treq/s diff\tround diffs\tspread h2/%[1]s\th2 mean\t%[1]s mean\tlatency diff\tclient cpu h2/%[1]s\tserver cpu\tverdict\t\n", ref)
 	count := map[string]int{}
 	var failures []string
 	for _, row := range rows {
 		g := row.Agreement()
 		count[g.Verdict]++
 		if g.Verdict == NotMeasured {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t\t\t\t\t\t\t\t\t\t%s\t\n", row.Server, row.Profile, len(row.Rounds), g.Verdict)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t\t\t\t\t\t\t\t\t\t\t%s\t\n", row.Server, row.Profile, len(row.Rounds), g.Verdict)
 			failures = append(failures, fmt.Sprintf("%s %s: %s", row.Server, row.Profile, row.Failure))
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%s\t%s..%s\t%.3f ms\t%.3f ms\t%s\t%.0f%%/%.0f%%\t%.0f%%\t%s\t\n",
-			row.Server, row.Profile, len(row.Rounds), g.H2RPS, g.H2LoadRPS, percent(g.RPSDiff),
-			percent(g.RoundDiffMin), percent(g.RoundDiffMax),
-			float64(g.H2Mean)/1e6, float64(g.H2LoadMean)/1e6, percent(g.LatencyDiff),
-			g.H2ClientCPU, g.H2LoadClientCPU, g.ServerCPU, g.Verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%s\t%s..%s\t%.0f%%/%.0f%%\t%.3f ms\t%.3f ms\t%s\t%.0f%%/%.0f%%\t%.0f%%\t%s\t\n",
+			row.Server, row.Profile, len(row.Rounds), g.H2RPS, g.RefRPS, percent(g.RPSDiff),
+			percent(g.RoundDiffMin), percent(g.RoundDiffMax), 100*g.H2Spread, 100*g.RefSpread,
+			float64(g.H2Mean)/1e6, float64(g.RefMean)/1e6, percent(g.LatencyDiff),
+			g.H2ClientCPU, g.RefClientCPU, g.ServerCPU, g.Verdict)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -202,8 +217,8 @@ func WriteAccuracyTable(w io.Writer, rows []AccuracyRow) error {
 			parts = append(parts, fmt.Sprintf("%s %d", v, count[v]))
 		}
 	}
-	_, err := fmt.Fprintf(w, "h2 vs h2load (req/s within ±%.0f%%, mean latency within ±%.0f%%, medians of the rounds): %s of %d\n",
-		100*rpsTolerance, 100*latencyTolerance, strings.Join(parts, ", "), len(rows))
+	_, err := fmt.Fprintf(w, "h2 vs %s (req/s within ±%.0f%%, mean latency within ±%.0f%%, medians of the rounds): %s of %d\n",
+		ref, 100*rpsTolerance, 100*latencyTolerance, strings.Join(parts, ", "), len(rows))
 	return err
 }
 
@@ -215,6 +230,11 @@ func relative(x, ref float64) float64 {
 }
 
 func percent(f float64) string { return fmt.Sprintf("%+.1f%%", 100*f) }
+
+// spread is the range of xs relative to their median.
+func spread(xs []float64) float64 {
+	return (slices.Max(xs) - slices.Min(xs)) / median(xs)
+}
 
 func median(xs []float64) float64 {
 	s := slices.Sorted(slices.Values(xs))

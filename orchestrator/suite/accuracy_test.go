@@ -48,7 +48,7 @@ func TestAgreementTakesMediansAndJudges(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			g := AccuracyRow{Server: "s", Profile: "2b", Rounds: tc.rounds, ClientCPUs: 1}.Agreement()
+			g := AccuracyRow{Server: "s", Profile: "2b", Reference: "h2load", Rounds: tc.rounds, ClientCPUs: 1}.Agreement()
 			if g.Verdict != tc.want {
 				t.Errorf("verdict %q, want %q (%+v)", g.Verdict, tc.want, g)
 			}
@@ -73,7 +73,7 @@ func TestAgreementOfFailures(t *testing.T) {
 func TestAccuracyTableCountsVerdicts(t *testing.T) {
 	ms := time.Millisecond
 	rows := []AccuracyRow{
-		{Server: "a", Profile: "1a", ClientCPUs: 1, Rounds: []AccuracyRound{{measured(1000, ms, 20), measured(1010, ms, 30)}}},
+		{Server: "a", Profile: "1a", Reference: "h2load", ClientCPUs: 1, Rounds: []AccuracyRound{{measured(1000, ms, 20), measured(1010, ms, 30)}}},
 		{Server: "a", Profile: "2b", ClientCPUs: 1, Rounds: []AccuracyRound{{measured(1200, ms, 20), measured(1000, ms, 30)}}},
 		{Server: "b", Profile: "1a", ClientCPUs: 1, Failure: "build failed: compile error"},
 	}
@@ -91,7 +91,16 @@ func TestAccuracyTableCountsVerdicts(t *testing.T) {
 }
 
 func TestAccuracyOrderAlternates(t *testing.T) {
-	if a, b := accuracyOrder(0), accuracyOrder(1); a[0] != b[1] || a[1] != b[0] || a[0] != "h2" {
-		t.Errorf("rounds 1 and 2 run %v then %v", a, b)
+	var got AccuracyRound
+	for round, want := range [][]string{{"h2", "ref-h2"}, {"ref-h2", "h2"}, {"h2", "ref-h2"}} {
+		sides := accuracyOrder(round, &got, "h2")
+		if sides[0].name != want[0] || sides[1].name != want[1] {
+			t.Errorf("round %d runs %s then %s, want %v", round+1, sides[0].name, sides[1].name, want)
+		}
+		for _, side := range sides {
+			if side.engine != "h2" || (side.into == &got.H2) != (side.name == "h2") {
+				t.Errorf("round %d: %s runs %s into the wrong measurement", round+1, side.name, side.engine)
+			}
+		}
 	}
 }
