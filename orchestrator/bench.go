@@ -256,28 +256,23 @@ func (c *accuracyCmd) Run(ctx context.Context) error {
 		return err
 	}
 	defer s.engine.Close()
-	var rows []suite.AccuracyRow
 	var table bytes.Buffer
-	for _, server := range s.Config.Servers(s.catalog) {
-		got, err := s.CompareAccuracy(ctx, server, c.Against, c.Profiles, c.Rounds)
-		rows = append(rows, got...)
+	save := func(rows []suite.AccuracyRow) error {
 		table.Reset()
-		if werr := suite.WriteAccuracyTable(&table, rows); werr != nil {
-			return werr
+		if err := suite.WriteAccuracyTable(&table, rows); err != nil {
+			return err
 		}
-		if werr := os.WriteFile(filepath.Join(s.Dir, "accuracy.txt"), table.Bytes(), 0o644); werr != nil {
-			return werr
+		if err := os.WriteFile(filepath.Join(s.Dir, "accuracy.txt"), table.Bytes(), 0o644); err != nil {
+			return err
 		}
-		if werr := report.WriteJSON(filepath.Join(s.Dir, "accuracy.json"), struct {
+		return report.WriteJSON(filepath.Join(s.Dir, "accuracy.json"), struct {
 			Settings  []config.Setting    `json:"settings"`
 			Placement report.Placement    `json:"placement"`
 			Rows      []suite.AccuracyRow `json:"rows"`
-		}{s.Run.Settings, s.Run.Placement, rows}); werr != nil {
-			return werr
-		}
-		if err != nil {
-			return err
-		}
+		}{s.Run.Settings, s.Run.Placement, rows})
+	}
+	if _, err := s.CompareAccuracy(ctx, s.Config.Servers(s.catalog), c.Against, c.Profiles, c.Rounds, save); err != nil {
+		return err
 	}
 	fmt.Print("\n", table.String())
 	return nil

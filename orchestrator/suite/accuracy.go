@@ -112,23 +112,45 @@ func (a AccuracyRow) Agreement() Agreement {
 	return g
 }
 
-// CompareAccuracy starts one server and, for each profile, loads it in
-// turn with h2 and the reference engine, rounds times. A server that
-// cannot be brought up gives rows with the failure; an engine that fails
-// ends the server's comparison with what it measured so far.
-func (s *Suite) CompareAccuracy(ctx context.Context, server, reference string, profiles []string, rounds int) ([]AccuracyRow, error) {
+// CompareAccuracy compares h2 with the reference engine on each server in
+// turn and calls saved with every row so far after each server, so that a
+// run that dies keeps what it finished.
+func (s *Suite) CompareAccuracy(ctx context.Context, servers []string, reference string, profiles []string, rounds int,
+	saved func([]AccuracyRow) error) ([]AccuracyRow, error) {
+	shapes := make([]config.Config, len(profiles))
+	for i, p := range profiles {
+		var err error
+		if shapes[i], err = s.Config.WithProfile(p); err != nil {
+			return nil, err
+		}
+	}
 	images, err := s.buildEngineImages(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]AccuracyRow, len(profiles))
-	configs := make([]config.Config, len(profiles))
-	for i, p := range profiles {
-		if configs[i], err = s.Config.WithProfile(p); err != nil {
-			return nil, err
+	var all []AccuracyRow
+	for _, server := range servers {
+		rows, err := s.compareAccuracy(ctx, images, server, reference, shapes, rounds)
+		all = append(all, rows...)
+		if serr := saved(all); serr != nil {
+			return all, serr
 		}
-		rows[i] = AccuracyRow{Server: server, Profile: p, Reference: reference, Connections: configs[i].Connections,
-			Concurrency: configs[i].Concurrency, ClientCPUs: float64(s.Config.ClientCPUs)}
+		if err != nil {
+			return all, err
+		}
+	}
+	return all, nil
+}
+
+// compareAccuracy starts one server and, under each shape, loads it in
+// turn with h2 and the reference engine, rounds times. A server that
+// cannot be brought up gives rows with the failure; an engine that fails
+// ends the server's comparison with what it measured so far.
+func (s *Suite) compareAccuracy(ctx context.Context, images engineImages, server, reference string, shapes []config.Config, rounds int) ([]AccuracyRow, error) {
+	rows := make([]AccuracyRow, len(shapes))
+	for i, c := range shapes {
+		rows[i] = AccuracyRow{Server: server, Profile: c.LoadProfile, Reference: reference, Connections: c.Connections,
+			Concurrency: c.Concurrency, ClientCPUs: float64(c.ClientCPUs)}
 	}
 	fail := func(from int, reason string) []AccuracyRow {
 		fmt.Fprintf(s.Out, "%s: %s\n", server, reason)
@@ -146,8 +168,9 @@ func (s *Suite) CompareAccuracy(ctx context.Context, server, reference string, p
 	if err != nil {
 		return fail(0, fmt.Sprintf("%s failed: %v", phase, err)), ctx.Err()
 	}
-	for i, p := range profiles {
-		r.Config = configs[i]
+	for i, shape := range shapes {
+		r.Config = shape
+		p := shape.LoadProfile
 		for round := range rounds {
 			fmt.Fprintf(s.Out, "%s: shape %s, round %d of %d\n", server, p, round+1, rounds)
 			var got AccuracyRound
