@@ -6,7 +6,7 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY orchestrator ./orchestrator
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /grpcbench ./orchestrator
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /grpcbench ./orchestrator/cmd/grpcbench
 
 # bench.txt names the commit that ran: from the history when the context has
 # one, else from the COMMIT file of an image built from a checkout.

@@ -55,4 +55,4 @@ compose-plugin:
 	@scripts/install-compose-plugin
 
 $(BIN):
-	$(GO) build -o $(BIN) ./orchestrator
+	$(GO) build -o $(BIN) ./orchestrator/cmd/grpcbench

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/check"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
+)
+
+type checkCmd struct {
+	Root string `help:"The repository." default:"." type:"existingdir"`
+}
+
+// Run builds every server of GRPC_BENCHMARKS (default: all) for every
+// scenario and passes each through the conformance gate; check.txt and
+// check.json go to the run folder.
+func (c *checkCmd) Run(ctx context.Context, std streams) error {
+	s, err := session.Open(ctx, c.Root, std.Stdout)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var scenarios []*scenario.Scenario
+	for _, name := range s.Catalog.Scenarios {
+		sc, err := s.Catalog.Scenario(ctx, name)
+		if err != nil {
+			return err
+		}
+		scenarios = append(scenarios, sc)
+	}
+	chk := &check.Check{Suite: s.Suite(), Builder: s.Builder(), Config: s.Config, Folder: s.Folder, Out: std.Stdout}
+	rows, err := chk.Servers(ctx, s.Config.Servers(s.Catalog.Servers), scenarios)
+	var table bytes.Buffer
+	if werr := check.WriteTable(&table, rows); werr != nil {
+		return werr
+	}
+	fmt.Fprint(std.Stdout, "\n", table.String())
+	if werr := s.Folder.Write("check.txt", table.Bytes()); werr != nil {
+		return werr
+	}
+	if werr := s.Folder.WriteJSON("check.json", rows); werr != nil {
+		return werr
+	}
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if !r.Passed {
+			return fmt.Errorf("%w: see check.txt", errNotRanked)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+)
+
+// clientFlags are shared by the commands that run in the client container.
+type clientFlags struct {
+	Target   string `help:"Server address; the client shares its network namespace." default:"127.0.0.1:50051"`
+	Scenario string `help:"Folder with helloworld.proto and payload.json." default:"/scenario" type:"existingdir"`
+}
+
+type loadgenCmd struct {
+	Spec string `help:"The load spec, as JSON." default:"/spec.json" type:"existingfile"`
+}
+
+// Run prints the load.Result as JSON on stdout; logs go to stderr.
+func (c *loadgenCmd) Run(ctx context.Context, std streams) error {
+	js, err := os.ReadFile(c.Spec)
+	if err != nil {
+		return err
+	}
+	spec, err := load.ReadSpec(js)
+	if err != nil {
+		return err
+	}
+	e, ok := load.Lookup(spec.Engine)
+	runner, inProcess := e.(load.Runner)
+	if !ok || !inProcess {
+		return fmt.Errorf("load spec: %q is not an engine that runs here; those are %v", spec.Engine, load.Runners())
+	}
+	// Go's own default never goes below 2 under a 1-core quota.
+	runtime.GOMAXPROCS(config.CPUs(spec.CPUs).Cores())
+	slog.Info("load", "spec", spec, "gomaxprocs", runtime.GOMAXPROCS(0))
+	res, err := runner.Run(ctx, spec)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(std.Stdout).Encode(res)
+}
+
+type probeCmd struct {
+	clientFlags
+	Timeout time.Duration `help:"How long the server has to answer." default:"60s"`
+}
+
+func (c *probeCmd) Run(ctx context.Context, std streams) error {
+	sc, err := scenario.Load(ctx, c.Scenario)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	attempts, err := probe.Ready(ctx, c.Target, sc, c.Timeout)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(std.Stderr, "ready after %d attempts in %s\n", attempts, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+type conformCmd struct {
+	clientFlags
+}
+
+// Run prints the conformance verdict as JSON; a server that fails the gate
+// is not an error of this command.
+func (c *conformCmd) Run(ctx context.Context, std streams) error {
+	sc, err := scenario.Load(ctx, c.Scenario)
+	if err != nil {
+		return err
+	}
+	v, err := probe.Conform(ctx, c.Target, sc)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(std.Stdout).Encode(v)
+}
+
+type envCmd struct{}
+
+// Run prints the settings as .env.example holds them.
+func (envCmd) Run(std streams) error {
+	fmt.Fprint(std.Stdout, "# grpcbench settings. Copy to .env and uncomment what you change;\n# variables set in the environment win over this file.\n")
+	for _, s := range (config.Config{}).Settings() {
+		fmt.Fprintf(std.Stdout, "\n# %s\n#%s=%s\n", s.Help, s.Name, s.Default)
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/engines"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
+)
+
+// comparison opens a session and the engine comparison over it.
+func comparison(ctx context.Context, root string, std streams) (*session.Session, *engines.Comparison, error) {
+	s, err := session.Open(ctx, root, std.Stdout)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, &engines.Comparison{Suite: s.Suite(), Builder: s.Builder(), Config: s.Config, Scenario: s.Scenario, Folder: s.Folder, Out: std.Stdout}, nil
+}
+
+type enginesCmd struct {
+	Root   string `help:"The repository." default:"." type:"existingdir"`
+	Server string `help:"The server to load." default:"go_grpc"`
+}
+
+// Run loads one server with each engine in turn and prints what each
+// costs per call; engines.txt and engines.json go to the run folder.
+func (c *enginesCmd) Run(ctx context.Context, std streams) error {
+	s, cmp, err := comparison(ctx, c.Root, std)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	rows, err := cmp.SideBySide(ctx, c.Server)
+	if err != nil {
+		return err
+	}
+	var table bytes.Buffer
+	if err := engines.WriteTable(&table, rows); err != nil {
+		return err
+	}
+	fmt.Fprint(std.Stdout, "\n", table.String())
+	if err := s.Folder.Write("engines.txt", table.Bytes()); err != nil {
+		return err
+	}
+	return s.Folder.WriteJSON("engines.json", struct {
+		Settings  []config.Setting `json:"settings"`
+		Placement report.Placement `json:"placement"`
+		Engines   []engines.Row    `json:"engines"`
+	}{s.Run.Settings, s.Run.Placement, rows})
+}
+
+type accuracyCmd struct {
+	Root     string   `help:"The repository." default:"." type:"existingdir"`
+	Profiles []string `help:"Load shapes to compare under (GRPC_LOAD_PROFILE names)." default:"1a,2b,3b" enum:"1a,1b,2a,2b,3a,3b"`
+	Rounds   int      `help:"Measurements by each engine per server and shape, in alternating order; the medians are compared." default:"3"`
+	Against  string   `help:"The reference engine: h2load, or h2 itself to measure how far apart two identical clients land here." default:"h2load" enum:"h2load,h2"`
+}
+
+// Run compares h2 with h2load on every server of GRPC_BENCHMARKS (default:
+// all) under each profile; accuracy.txt and accuracy.json go to the run
+// folder and are rewritten after each server.
+func (c *accuracyCmd) Run(ctx context.Context, std streams) error {
+	if c.Rounds < 1 || c.Rounds > 20 {
+		return &config.Error{Var: "--rounds", Value: strconv.Itoa(c.Rounds), Allowed: "a whole number from 1 to 20"}
+	}
+	s, cmp, err := comparison(ctx, c.Root, std)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var table bytes.Buffer
+	save := func(rows []engines.AccuracyRow) error {
+		table.Reset()
+		if err := engines.WriteAccuracyTable(&table, rows); err != nil {
+			return err
+		}
+		if err := s.Folder.Write("accuracy.txt", table.Bytes()); err != nil {
+			return err
+		}
+		return s.Folder.WriteJSON("accuracy.json", struct {
+			Settings  []config.Setting      `json:"settings"`
+			Placement report.Placement      `json:"placement"`
+			Rows      []engines.AccuracyRow `json:"rows"`
+		}{s.Run.Settings, s.Run.Placement, rows})
+	}
+	if _, err := cmp.Accuracy(ctx, s.Config.Servers(s.Catalog.Servers), c.Against, c.Profiles, c.Rounds, save); err != nil {
+		return err
+	}
+	fmt.Fprint(std.Stdout, "\n", table.String())
+	return nil
+}

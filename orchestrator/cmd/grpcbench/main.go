@@ -1,0 +1,115 @@
+// Command grpcbench benchmarks gRPC servers in containers. `grpcbench bench`
+// (the default) runs the suite; `loadgen`, `probe` and `conform` are what it
+// runs inside the client containers. Each command builds its options and
+// calls the packages under internal/.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
+)
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitBadInput    = 2
+	exitNotRanked   = 3
+	exitInterrupted = 130
+)
+
+// errNotRanked says that the run finished but some servers failed.
+var errNotRanked = errors.New("servers not ranked")
+
+type cli struct {
+	Verbose bool `help:"Log diagnostics to stderr." short:"v"`
+
+	Bench    benchCmd    `cmd:"" default:"1" help:"Build, run and load every server; write results/<run>/ (settings come from the environment and .env)."`
+	Images   imagesCmd   `cmd:"" help:"Build the base images, the client image and the servers' images without benchmarking."`
+	Check    checkCmd    `cmd:"" help:"Build every server for every scenario and pass it through the conformance gate; print servers x scenarios."`
+	Engines  enginesCmd  `cmd:"" help:"Load one server with each load engine (h2, ghz, h2load) and compare their cost per call."`
+	Accuracy accuracyCmd `cmd:"" help:"Compare the h2 engine with h2load on every server under several load shapes: req/s and mean latency, medians of alternating rounds."`
+	Env      envCmd      `cmd:"" help:"Print every setting with its default and meaning, as .env.example holds them."`
+	Loadgen  loadgenCmd  `cmd:"" hidden:"" help:"Load one server as a spec file says and print the result as JSON (runs in the client container)."`
+	Probe    probeCmd    `cmd:"" hidden:"" help:"Wait until a server answers SayHello (runs in the client container)."`
+	Conform  conformCmd  `cmd:"" hidden:"" help:"Check that a server echoes, takes concurrent calls and refuses unknown methods (runs in the client container)."`
+}
+
+// streams are where a command writes: text for the user on Stdout.
+type streams struct {
+	Stdout, Stderr io.Writer
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// exit carries kong's exit status (after --help, say) out of its parser.
+type exit int
+
+// run parses args, runs the command, and says how it ended as an exit
+// status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	var c cli
+	parser, err := kong.New(&c, kong.Name("grpcbench"), kong.Description("Containerized, reproducible gRPC server benchmarks."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exit(code)) }),
+		kong.BindTo(ctx, (*context.Context)(nil)),
+		kong.Bind(streams{Stdout: stdout, Stderr: stderr}))
+	if err != nil {
+		panic(err) // the cli struct is wrong: a bug, not input
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(exit)
+			if !ok {
+				panic(r)
+			}
+			code = int(e)
+		}
+	}()
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		// A command line kong refuses is bad input, like a refused setting.
+		fmt.Fprintln(stderr, "grpcbench:", err)
+		return exitBadInput
+	}
+	level := slog.LevelWarn
+	if c.Verbose {
+		level = slog.LevelDebug
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
+	err = kctx.Run()
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "grpcbench:", err)
+	var cfgErr *config.Error
+	var unreachable *docker.UnreachableError
+	switch {
+	case errors.As(err, &cfgErr):
+		return exitBadInput
+	case errors.As(err, &unreachable):
+		return exitFailure
+	case errors.Is(err, errNotRanked):
+		return exitNotRanked
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	default:
+		return exitFailure
+	}
+}

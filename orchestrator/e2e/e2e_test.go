@@ -1,0 +1,739 @@
+package main_test
+
+// End-to-end tests: the real grpcbench binary against the real Docker engine,
+// real images and real gRPC traffic. `make test` starts an engine first.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/engines"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+)
+
+// testImageName keeps the tests' images apart from a user's.
+const testImageName = "grpcbench-test"
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "grpcbench-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "grpcbench")
+	if out, err := exec.Command("go", "build", "-o", binary, "../cmd/grpcbench").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build grpcbench: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	// Build the base, client and go_grpc images first, so that each test
+	// times its run, not a first build on a fresh machine.
+	images := exec.Command(binary, "images")
+	images.Dir, images.Env = "../..", testEnv(filepath.Join(dir, "results"), nil)
+	if out, err := images.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "grpcbench images: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// repoRoot is the repository this test file lives in.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// benchEnv is a complete, valid set of settings for a short run, so that a
+// developer's .env or environment cannot change what a test runs.
+func benchEnv(t *testing.T, overrides map[string]string) []string {
+	t.Helper()
+	return testEnv(t.TempDir(), overrides)
+}
+
+func testEnv(resultsDir string, overrides map[string]string) []string {
+	vars := map[string]string{}
+	for _, s := range (config.Config{}).Settings() {
+		vars[s.Name] = s.Default
+	}
+	vars["GRPC_BENCHMARK_DURATION"] = "5s"
+	vars["GRPC_BENCHMARK_WARMUP"] = "2s"
+	vars["GRPC_BENCHMARKS"] = "go_grpc"
+	vars["GRPC_IMAGE_NAME"] = testImageName
+	vars["GRPC_RESULTS_DIR"] = resultsDir
+	for k, v := range overrides {
+		vars[k] = v
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GRPC_") {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// setting returns the value of a variable of env.
+func setting(env []string, name string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// engine connects to the Docker engine the binary uses.
+func engine(t *testing.T) *client.Client {
+	t.Helper()
+	api, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.Ping(context.Background()); err != nil {
+		t.Fatalf("no Docker engine answers (run the tests with `make test`, which starts one): %v", err)
+	}
+	t.Cleanup(func() { api.Close() })
+	return api
+}
+
+// containerIDs lists every container on the engine, running or not.
+func containerIDs(t *testing.T, api *client.Client, label string) []string {
+	t.Helper()
+	opts := container.ListOptions{All: true}
+	if label != "" {
+		opts.Filters = filters.NewArgs(filters.Arg("label", label))
+	}
+	list, err := api.ContainerList(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(list))
+	for i, c := range list {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+func assertNoContainersLeft(t *testing.T, api *client.Client) {
+	t.Helper()
+	if left := containerIDs(t, api, "io.grpcbench.images="+testImageName); len(left) > 0 {
+		t.Errorf("containers left behind by the run: %v", left)
+	}
+}
+
+type runResult struct {
+	code           int
+	stdout, stderr string
+}
+
+func runBinary(t *testing.T, root string, env []string, args ...string) runResult {
+	t.Helper()
+	return run(t, root, env, binary, args...)
+}
+
+// runProgram runs a program from PATH with the test's environment.
+func runProgram(t *testing.T, root, name string, args ...string) runResult {
+	t.Helper()
+	return run(t, root, os.Environ(), name, args...)
+}
+
+func run(t *testing.T, root string, env []string, name string, args ...string) runResult {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = root, env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := runResult{stdout: stdout.String(), stderr: stderr.String()}
+	if exitErr, ok := err.(*exec.ExitError); ok {
+		res.code = exitErr.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// runFolder returns the only run folder under the results directory.
+func runFolder(t *testing.T, env []string) string {
+	t.Helper()
+	resultsDir := setting(env, "GRPC_RESULTS_DIR")
+	entries, err := os.ReadDir(resultsDir)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("want one run folder in %s, have %v (%v)", resultsDir, entries, err)
+	}
+	return filepath.Join(resultsDir, entries[0].Name())
+}
+
+func TestBadInputIsRefusedBeforeAnyContainer(t *testing.T) {
+	api := engine(t)
+	cases := []struct {
+		name, variable, value string
+	}{
+		{"unparsable duration", "GRPC_BENCHMARK_DURATION", "ten seconds"},
+		{"zero duration", "GRPC_BENCHMARK_DURATION", "0s"},
+		{"negative warm-up", "GRPC_BENCHMARK_WARMUP", "-5s"},
+		{"unparsable server CPUs", "GRPC_SERVER_CPUS", "one"},
+		{"zero server CPUs", "GRPC_SERVER_CPUS", "0"},
+		{"more server CPUs than the engine has", "GRPC_SERVER_CPUS", "4096"},
+		{"more client CPUs than the engine has", "GRPC_CLIENT_CPUS", "4096"},
+		{"negative client CPUs", "GRPC_CLIENT_CPUS", "-1"},
+		{"unparsable RAM", "GRPC_SERVER_RAM", "lots"},
+		{"RAM below the floor", "GRPC_SERVER_RAM", "16m"},
+		{"zero connections", "GRPC_CLIENT_CONNECTIONS", "0"},
+		{"more connections than concurrency", "GRPC_CLIENT_CONNECTIONS", "2000"},
+		{"unparsable concurrency", "GRPC_CLIENT_CONCURRENCY", "many"},
+		{"negative rate", "GRPC_CLIENT_QPS", "-1"},
+		{"unknown scenario", "GRPC_REQUEST_SCENARIO", "no_such_scenario"},
+		{"unknown server", "GRPC_BENCHMARKS", "go_grpc no_such_server"},
+		{"invalid image name", "GRPC_IMAGE_NAME", "Not An Image"},
+		{"zero readiness timeout", "GRPC_SERVER_READY_TIMEOUT", "0s"},
+	}
+	before := containerIDs(t, api, "")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := benchEnv(t, map[string]string{tc.variable: tc.value})
+			res := runBinary(t, repoRoot(t), env, "bench")
+			if res.code != 2 {
+				t.Errorf("exit code %d, want 2; stderr:\n%s", res.code, res.stderr)
+			}
+			if !strings.Contains(res.stderr, tc.variable) || !strings.Contains(res.stderr, tc.value) || !strings.Contains(res.stderr, "allowed") {
+				t.Errorf("message does not name %s, the value %q and what is allowed:\n%s", tc.variable, tc.value, res.stderr)
+			}
+			if strings.Contains(res.stdout, "building") {
+				t.Errorf("something was built:\n%s", res.stdout)
+			}
+			if entries, _ := os.ReadDir(setting(env, "GRPC_RESULTS_DIR")); len(entries) > 0 {
+				t.Errorf("a run folder was created: %v", entries)
+			}
+		})
+	}
+	flags := []struct {
+		name string
+		args []string
+		want []string // the flag, the value, what is allowed
+	}{
+		{"zero accuracy rounds", []string{"accuracy", "--rounds", "0"}, []string{"--rounds", `"0"`, "from 1 to 20"}},
+		{"unknown accuracy profile", []string{"accuracy", "--profiles", "2b,4c"}, []string{"--profiles", `"4c"`, `"1a","1b","2a","2b","3a","3b"`}},
+		{"unknown command", []string{"benchmark"}, []string{"unexpected argument benchmark"}},
+	}
+	for _, tc := range flags {
+		t.Run(tc.name, func(t *testing.T) {
+			env := benchEnv(t, nil)
+			res := runBinary(t, repoRoot(t), env, tc.args...)
+			if res.code != 2 {
+				t.Errorf("exit code %d, want 2; stderr:\n%s", res.code, res.stderr)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(res.stderr, want) {
+					t.Errorf("message lacks %s:\n%s", want, res.stderr)
+				}
+			}
+			if entries, _ := os.ReadDir(setting(env, "GRPC_RESULTS_DIR")); len(entries) > 0 {
+				t.Errorf("a run folder was created: %v", entries)
+			}
+		})
+	}
+	if after := containerIDs(t, api, ""); len(after) != len(before) {
+		t.Errorf("containers before: %d, after: %d", len(before), len(after))
+	}
+}
+
+func TestUnreachableEngineIsExplained(t *testing.T) {
+	env := append(benchEnv(t, nil), "DOCKER_HOST=unix:///nonexistent/docker.sock")
+	res := runBinary(t, repoRoot(t), env, "bench")
+	if res.code != 1 {
+		t.Errorf("exit code %d, want 1", res.code)
+	}
+	for _, want := range []string{"unix:///nonexistent/docker.sock", "make engine"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("message lacks %q:\n%s", want, res.stderr)
+		}
+	}
+}
+
+// row is one line of the bench.txt table.
+type row struct {
+	name                  string
+	rps                   float64
+	avg, p90, p95, p99    float64 // ms
+	cpuPercent, memoryMiB float64
+}
+
+var rowPattern = regexp.MustCompile(`^\| (\S+)\s+\|\s+(\d+) \|\s+([\d.]+) ms \|\s+([\d.]+) ms \|\s+([\d.]+) ms \|\s+([\d.]+) ms \|\s+([\d.]+)% \|\s+([\d.]+) MiB \|$`)
+
+func parseRows(t *testing.T, bench string) map[string]row {
+	t.Helper()
+	rows := map[string]row{}
+	for _, line := range strings.Split(bench, "\n") {
+		m := rowPattern.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		var f [7]float64
+		for i := range f {
+			v, err := strconv.ParseFloat(m[i+2], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f[i] = v
+		}
+		rows[m[1]] = row{m[1], f[0], f[1], f[2], f[3], f[4], f[5], f[6]}
+	}
+	return rows
+}
+
+func readRun(t *testing.T, dir string) (string, report.Run) {
+	t.Helper()
+	bench, err := os.ReadFile(filepath.Join(dir, "bench.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run report.Run
+	if err := json.Unmarshal(js, &run); err != nil {
+		t.Fatal(err)
+	}
+	return string(bench), run
+}
+
+func TestBenchGoGRPC(t *testing.T) {
+	api := engine(t)
+	leftover := startLeftover(t, api)
+	env := benchEnv(t, nil)
+	res := runBinary(t, repoRoot(t), env, "bench")
+	if res.code != 0 {
+		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	if _, err := api.ContainerInspect(context.Background(), leftover); !client.IsErrNotFound(err) {
+		t.Errorf("the container left by a killed run is still there (%v)", err)
+	}
+	if !strings.Contains(res.stdout, "removed 1 containers left behind by an earlier run") {
+		t.Errorf("the removal of the leftover was not reported:\n%s", res.stdout)
+	}
+	dir := runFolder(t, env)
+	bench, run := readRun(t, dir)
+	if !strings.Contains(res.stdout, bench) {
+		t.Errorf("the ranking printed at the end differs from bench.txt")
+	}
+	r, ok := parseRows(t, bench)["go_grpc"]
+	if !ok {
+		t.Fatalf("no go_grpc row in bench.txt:\n%s", bench)
+	}
+	if r.rps <= 0 || r.avg <= 0 || r.p90 <= 0 || r.p99 < r.p90 || r.cpuPercent <= 0 || r.memoryMiB <= 0 {
+		t.Errorf("implausible row: %+v", r)
+	}
+	if len(run.Servers) != 1 || run.Servers[0].Load == nil {
+		t.Fatalf("results.json has no load for go_grpc: %+v", run.Servers)
+	}
+	s := run.Servers[0]
+	if got := math.Round(s.Load.RPS); got != r.rps {
+		t.Errorf("results.json rps %v, bench.txt %v", got, r.rps)
+	}
+	if got := math.Round(s.Server.CPUAvgPercent*100) / 100; got != r.cpuPercent {
+		t.Errorf("results.json cpu %v, bench.txt %v", got, r.cpuPercent)
+	}
+	if got := float64(s.Load.Latency.P99) / 1e6; math.Abs(got-r.p99) > 0.006 {
+		t.Errorf("results.json p99 %v ms, bench.txt %v ms", got, r.p99)
+	}
+	if s.Load.OK != s.Load.Statuses["OK"] || s.Load.OK == 0 {
+		t.Errorf("OK count %d disagrees with statuses %v", s.Load.OK, s.Load.Statuses)
+	}
+	if s.Server.Samples < 2 || s.Client.Samples < 2 || s.Client.CPUAvgPercent <= 0 {
+		t.Errorf("too few stats samples in a 5s window or no client CPU: server %+v client %+v", s.Server, s.Client)
+	}
+	if flagged := strings.Contains(bench, "! go_grpc: client-bound"); flagged != s.ClientBound {
+		t.Errorf("results.json client_bound=%v but bench.txt flag=%v (client CPU %.1f%%)", s.ClientBound, flagged, s.Client.CPUAvgPercent)
+	}
+	if s.Conformance == nil || !s.Conformance.Passed || len(s.Conformance.Checks) != 3 {
+		t.Errorf("conformance verdict %+v", s.Conformance)
+	}
+	if s.ImageID == "" || len(s.Phases) != 5 {
+		t.Errorf("image id %q, phases %+v", s.ImageID, s.Phases)
+	}
+	for _, f := range []string{"hardware.txt", "grpcbench-build.log", "go_grpc/build.log", "go_grpc/server.log", "go_grpc/load.json", "go_grpc/load-server-stats.jsonl", "go_grpc/load-client-stats.jsonl"} {
+		if info, err := os.Stat(filepath.Join(dir, f)); err != nil || info.Size() == 0 {
+			t.Errorf("%s missing or empty (%v)", f, err)
+		}
+	}
+	if !strings.Contains(bench, "- GRPC_BENCHMARK_DURATION=5s\n") || !strings.Contains(bench, "Benchmark Execution Parameters:\n") {
+		t.Errorf("footer lacks the parameters:\n%s", bench)
+	}
+	assertNoContainersLeft(t, api)
+}
+
+// TestBenchNonGoServer runs a server of another stack through the whole
+// sequence, gate and both engines included: the catalog's fast subset.
+func TestBenchNonGoServer(t *testing.T) {
+	api := engine(t)
+	for _, engine := range load.Runners() {
+		t.Run(engine, func(t *testing.T) {
+			env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "python_grpc", "GRPC_LOAD_ENGINE": engine})
+			res := runBinary(t, repoRoot(t), env, "bench")
+			if res.code != 0 {
+				t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+			}
+			bench, run := readRun(t, runFolder(t, env))
+			if r, ok := parseRows(t, bench)["python_grpc"]; !ok || r.rps <= 0 || r.cpuPercent <= 0 {
+				t.Errorf("no plausible python_grpc row:\n%s", bench)
+			}
+			s := run.Servers[0]
+			if !s.Conformance.Passed || s.Load.OK != s.Load.Requests || s.Load.Engine != engine {
+				t.Errorf("verdict %+v, %d of %d calls OK, engine %s", s.Conformance, s.Load.OK, s.Load.Requests, s.Load.Engine)
+			}
+			assertNoContainersLeft(t, api)
+		})
+	}
+}
+
+// startLeftover starts a container labelled as a run's, as a killed run
+// would leave it.
+func startLeftover(t *testing.T, api *client.Client) string {
+	t.Helper()
+	ctx := context.Background()
+	created, err := api.ContainerCreate(ctx, &container.Config{
+		Image:  "debian:bookworm-slim",
+		Cmd:    []string{"sleep", "600"},
+		Labels: map[string]string{"io.grpcbench.run": "killed-earlier", "io.grpcbench.images": testImageName, "io.grpcbench.role": "server"},
+	}, nil, nil, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { api.ContainerRemove(ctx, created.ID, container.RemoveOptions{Force: true}) })
+	if err := api.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return created.ID
+}
+
+// TestFailingServerIsListedAndTheRunGoesOn runs a server that exits at
+// start before a good one: the first is listed with the reason, the second
+// is ranked, and the exit status says that not every server was ranked.
+func TestFailingServerIsListedAndTheRunGoesOn(t *testing.T) {
+	api := engine(t)
+	root := copyRepo(t, map[string]string{"orchestrator/e2e/testdata/servers/exits_at_start": "servers/exits_at_start"})
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "exits_at_start go_grpc"})
+	res := runBinary(t, root, env, "bench")
+	if res.code != 3 {
+		t.Errorf("exit code %d, want 3\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	bench, run := readRun(t, runFolder(t, env))
+	for _, p := range run.Servers[0].Phases {
+		if p.Name == "readiness" && p.Seconds > 30 {
+			t.Errorf("readiness took %.0fs: the dead server was waited on until the readiness timeout", p.Seconds)
+		}
+	}
+	rows := parseRows(t, bench)
+	if _, ok := rows["exits_at_start"]; ok {
+		t.Errorf("the failed server is ranked:\n%s", bench)
+	}
+	if _, ok := rows["go_grpc"]; !ok {
+		t.Errorf("the server after the failed one was not ranked:\n%s", bench)
+	}
+	if !strings.Contains(bench, "! exits_at_start: not ranked, readiness failed: server exited with code 3") {
+		t.Errorf("bench.txt does not say why exits_at_start failed:\n%s", bench)
+	}
+	if f := run.Servers[0].Failure; f == nil || f.Phase != "readiness" {
+		t.Errorf("results.json failure = %+v, want the readiness phase", f)
+	}
+	serverLog, _ := os.ReadFile(filepath.Join(runFolder(t, env), "exits_at_start", "server.log"))
+	if !strings.Contains(string(serverLog), "cannot start: no such config") {
+		t.Errorf("server.log lacks what the server said: %q", serverLog)
+	}
+	assertNoContainersLeft(t, api)
+}
+
+// TestConformanceGateCatchesBrokenServers runs two servers that answer
+// wrongly, one with a changed message and one with an error status: the
+// gate must stop both before the load, with the reason.
+func TestConformanceGateCatchesBrokenServers(t *testing.T) {
+	api := engine(t)
+	broken := map[string]string{
+		"changes_payload": "answer is not the echo of the request (name: sent",
+		"error_status":    "grpc-status Internal: broken on purpose",
+	}
+	root := copyRepo(t, nil)
+	for name := range broken {
+		dir := filepath.Join(root, "servers", name)
+		copyTree(t, filepath.Join(root, "servers", "go_grpc"), dir)
+		copyTree(t, filepath.Join(repoRoot(t), "orchestrator", "e2e", "testdata", "broken_server", "main.go"), filepath.Join(dir, "main.go"))
+		if err := os.WriteFile(filepath.Join(dir, "behaviour"), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "changes_payload error_status go_grpc"})
+	res := runBinary(t, root, env, "bench")
+	if res.code != 3 {
+		t.Errorf("exit code %d, want 3\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	bench, run := readRun(t, runFolder(t, env))
+	rows := parseRows(t, bench)
+	for name, reason := range broken {
+		if _, ok := rows[name]; ok {
+			t.Errorf("%s is ranked:\n%s", name, bench)
+		}
+		if !strings.Contains(bench, "! "+name+": not ranked, conformance failed: ") || !strings.Contains(bench, reason) {
+			t.Errorf("bench.txt does not say %s failed the gate with %q:\n%s", name, reason, bench)
+		}
+	}
+	if _, ok := rows["go_grpc"]; !ok {
+		t.Errorf("go_grpc is not ranked:\n%s", bench)
+	}
+	for _, s := range run.Servers {
+		if s.Conformance == nil {
+			t.Errorf("%s has no verdict in results.json", s.Name)
+		} else if s.Conformance.Passed != (s.Name == "go_grpc") {
+			t.Errorf("%s verdict %+v", s.Name, s.Conformance)
+		}
+	}
+	assertNoContainersLeft(t, api)
+}
+
+// TestComposeUp runs the suite as a user of `docker compose up` does, from
+// the orchestrator's image, with the settings in .env.
+func TestComposeUp(t *testing.T) {
+	api := engine(t)
+	root := copyRepo(t, map[string]string{"docker-compose.yml": "docker-compose.yml"})
+	env := "GRPC_BENCHMARKS=go_grpc\nGRPC_BENCHMARK_DURATION=3s\nGRPC_BENCHMARK_WARMUP=1s\nGRPC_IMAGE_NAME=" + testImageName + "\n"
+	if err := os.WriteFile(filepath.Join(root, ".env"), []byte(env), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	project := "grpcbench-test-" + strconv.Itoa(os.Getpid())
+	compose := func(args ...string) runResult {
+		return runProgram(t, root, "docker", append([]string{"compose", "--project-name", project}, args...)...)
+	}
+	t.Cleanup(func() { compose("down", "--remove-orphans") })
+	if res := compose("up"); res.code != 0 {
+		t.Fatalf("docker compose up: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	entries, err := os.ReadDir(filepath.Join(root, "results"))
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("want one run folder in results/, have %v (%v)", entries, err)
+	}
+	bench, _ := readRun(t, filepath.Join(root, "results", entries[0].Name()))
+	if r, ok := parseRows(t, bench)["go_grpc"]; !ok || r.rps <= 0 {
+		t.Errorf("no go_grpc row with req/s > 0 in bench.txt:\n%s", bench)
+	}
+	if !strings.Contains(bench, "- GRPC_BENCHMARK_DURATION=3s\n") {
+		t.Errorf(".env was not read:\n%s", bench)
+	}
+	assertNoContainersLeft(t, api)
+}
+
+// TestRateIsTotal checks that GRPC_CLIENT_QPS is the total rate (grpc_bench
+// divided it by the concurrency), with both load engines.
+func TestRateIsTotal(t *testing.T) {
+	for _, engine := range load.Runners() {
+		t.Run(engine, func(t *testing.T) {
+			env := benchEnv(t, map[string]string{"GRPC_CLIENT_QPS": "2000", "GRPC_BENCHMARK_DURATION": "10s", "GRPC_LOAD_ENGINE": engine})
+			res := runBinary(t, repoRoot(t), env, "bench")
+			if res.code != 0 {
+				t.Fatalf("exit code %d\n%s\n%s", res.code, res.stdout, res.stderr)
+			}
+			_, run := readRun(t, runFolder(t, env))
+			l := run.Servers[0].Load
+			if l.Engine != engine {
+				t.Errorf("engine %q ran, want %q", l.Engine, engine)
+			}
+			if math.Abs(l.RPS-2000)/2000 > 0.02 {
+				t.Errorf("asked for 2000 req/s, measured %.1f", l.RPS)
+			}
+			if l.Requests != l.OK || l.Latency.Count != l.OK {
+				t.Errorf("%d requests, %d OK, %d latencies", l.Requests, l.OK, l.Latency.Count)
+			}
+		})
+	}
+}
+
+// TestEnginesSideBySide runs `grpcbench engines`: three engines against
+// one server container, and the line tracked from run to run.
+func TestEnginesSideBySide(t *testing.T) {
+	api := engine(t)
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARK_DURATION": "3s", "GRPC_BENCHMARK_WARMUP": "1s"})
+	res := runBinary(t, repoRoot(t), env, "engines", "--server", "go_grpc")
+	if res.code != 0 {
+		t.Fatalf("exit code %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	dir := runFolder(t, env)
+	table, err := os.ReadFile(filepath.Join(dir, "engines.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(table)), "\n")
+	if last := lines[len(lines)-1]; !regexp.MustCompile(`^per-core ratio: engine/ghz=\d+\.\d\d engine/h2load=\d+\.\d\d$`).MatchString(last) {
+		t.Errorf("last line %q", last)
+	}
+	var got struct{ Engines []engines.Row }
+	readJSON(t, filepath.Join(dir, "engines.json"), &got)
+	if len(got.Engines) != len(engines.Compared) {
+		t.Fatalf("%d engines measured, want %d", len(got.Engines), len(engines.Compared))
+	}
+	for i, e := range got.Engines {
+		if e.Engine != engines.Compared[i] || e.Load.Engine != e.Engine {
+			t.Errorf("row %d is %s (load by %s), want %s", i, e.Engine, e.Load.Engine, engines.Compared[i])
+		}
+		if e.Load.RPS <= 0 || e.Load.OK != e.Load.Requests || e.Client.CPUSeconds <= 0 || e.Server.CPUAvgPercent <= 0 {
+			t.Errorf("%s: %.0f req/s, %d of %d OK, client %.2f CPU-s, server %.1f%%", e.Engine, e.Load.RPS, e.Load.OK, e.Load.Requests, e.Client.CPUSeconds, e.Server.CPUAvgPercent)
+		}
+	}
+	assertNoContainersLeft(t, api)
+}
+
+// TestAccuracyAlternatesTheEngines runs `grpcbench accuracy` for two rounds
+// of one shape: both engines measured in each round, in alternating order.
+func TestAccuracyAlternatesTheEngines(t *testing.T) {
+	api := engine(t)
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARK_DURATION": "3s", "GRPC_BENCHMARK_WARMUP": "1s"})
+	res := runBinary(t, repoRoot(t), env, "accuracy", "--profiles", "2b", "--rounds", "2")
+	if res.code != 0 {
+		t.Fatalf("exit code %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	dir := runFolder(t, env)
+	var got struct{ Rows []engines.AccuracyRow }
+	readJSON(t, filepath.Join(dir, "accuracy.json"), &got)
+	if len(got.Rows) != 1 || got.Rows[0].Server != "go_grpc" || got.Rows[0].Profile != "2b" || len(got.Rows[0].Rounds) != 2 {
+		t.Fatalf("rows: %+v", got.Rows)
+	}
+	for i, r := range got.Rows[0].Rounds {
+		if r.H2.Load.Engine != "h2" || r.Reference.Load.Engine != "h2load" || r.H2.Load.RPS <= 0 || r.Reference.Load.RPS <= 0 {
+			t.Errorf("round %d: %s %.0f req/s, %s %.0f req/s", i+1, r.H2.Load.Engine, r.H2.Load.RPS, r.Reference.Load.Engine, r.Reference.Load.RPS)
+		}
+		if h2First := r.H2.Load.Start.Before(r.Reference.Load.Start); h2First != (i%2 == 0) {
+			t.Errorf("round %d: h2 first = %v", i+1, h2First)
+		}
+	}
+	if row := got.Rows[0]; row.Connections != 10 || row.Concurrency != 100 {
+		t.Errorf("shape 2b ran as %d connections, %d calls in flight", row.Connections, row.Concurrency)
+	}
+	if v := got.Rows[0].Agreement().Verdict; v == engines.NotMeasured || v == engines.Failing {
+		t.Errorf("verdict %q", v)
+	}
+	if !strings.Contains(res.stdout, "of 1\n") {
+		t.Errorf("no summary line:\n%s", res.stdout)
+	}
+	assertNoContainersLeft(t, api)
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// TestInterruptKeepsFinishedServers stops a two-server run with SIGINT while
+// the second server is under load: the first server's row must survive and
+// no container may stay behind.
+func TestInterruptKeepsFinishedServers(t *testing.T) {
+	api := engine(t)
+	root := copyRepo(t, map[string]string{"servers/go_grpc": "servers/go_grpc_again"})
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "go_grpc go_grpc_again", "GRPC_BENCHMARK_DURATION": "30s"})
+	cmd := exec.Command(binary, "bench")
+	cmd.Dir, cmd.Env = root, env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var printed strings.Builder
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		printed.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "go_grpc_again: ready") {
+			time.Sleep(3 * time.Second) // into the load phase
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	io.Copy(io.Discard, stdout)
+	err = cmd.Wait()
+	if exitErr, ok := err.(*exec.ExitError); !ok || exitErr.ExitCode() != 130 {
+		t.Errorf("exit %v, want status 130\nstdout:\n%s\nstderr:\n%s", err, printed.String(), stderr.String())
+	}
+	bench, run := readRun(t, runFolder(t, env))
+	if _, ok := parseRows(t, bench)["go_grpc"]; !ok {
+		t.Errorf("the finished server's row is gone:\n%s", bench)
+	}
+	if !strings.Contains(bench, "! go_grpc_again: not ranked, load failed: interrupted") || !run.Interrupted {
+		t.Errorf("the interrupted server is not reported as such:\n%s", bench)
+	}
+	assertNoContainersLeft(t, api)
+}
+
+// copyRepo copies what a run needs of the repository into a temporary
+// folder, with the extra copies of folders given by renames (from → to).
+func copyRepo(t *testing.T, renames map[string]string) string {
+	t.Helper()
+	src, dst := repoRoot(t), t.TempDir()
+	paths := []string{"Dockerfile", ".dockerignore", "go.mod", "go.sum", "orchestrator", "scenarios", "servers"}
+	for _, p := range paths {
+		copyTree(t, filepath.Join(src, p), filepath.Join(dst, p))
+	}
+	for from, to := range renames {
+		copyTree(t, filepath.Join(src, from), filepath.Join(dst, to))
+	}
+	return dst
+}
+
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, info.Mode().Perm())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,129 @@
+// Package check passes servers through the conformance gate for every
+// scenario, without measuring them: does each build, start, answer, echo,
+// take concurrent calls and refuse unknown methods.
+package check
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
+)
+
+// Row is the gate's outcome for one server and one scenario.
+type Row struct {
+	Server   string `json:"server"`
+	Scenario string `json:"scenario"`
+	Passed   bool   `json:"passed"`
+	Phase    string `json:"phase,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// Check is one pass over servers × scenarios.
+type Check struct {
+	Suite   *suite.Suite
+	Builder images.Builder
+	Config  config.Config
+	Folder  report.Folder
+	Out     io.Writer
+}
+
+// Servers builds every server for every scenario and passes it through the
+// conformance gate. Logs go to <run>/<scenario>/<server>/.
+func (c *Check) Servers(ctx context.Context, servers []string, scenarios []*scenario.Scenario) ([]Row, error) {
+	client, err := bench.BuildClient(ctx, c.Builder, c.Folder, c.Out)
+	if err != nil {
+		return nil, err
+	}
+	c.Suite.ClientImage = client
+	var rows []Row
+	for _, sc := range scenarios {
+		for _, name := range servers {
+			if err := ctx.Err(); err != nil {
+				return rows, err
+			}
+			rows = append(rows, c.check(ctx, name, sc))
+		}
+	}
+	return rows, nil
+}
+
+func (c *Check) check(ctx context.Context, name string, sc *scenario.Scenario) Row {
+	row := Row{Server: name, Scenario: sc.Name}
+	err := c.bringUp(ctx, name, sc)
+	row.Passed = err == nil
+	if err != nil {
+		f := suite.FailureOf(err)
+		row.Phase, row.Reason = f.Phase, f.Reason
+	}
+	fmt.Fprintf(c.Out, "%s / %s: %s\n", name, sc.Name, verdictText(row))
+	return row
+}
+
+func (c *Check) bringUp(ctx context.Context, name string, sc *scenario.Scenario) error {
+	folder, err := c.Folder.Sub(sc.Name, name)
+	if err != nil {
+		return err
+	}
+	img, _, err := bench.BuildServer(ctx, c.Builder, name, sc, folder, c.Out)
+	if err != nil {
+		return err
+	}
+	srv, err := c.Suite.Up(ctx, bench.ServerSpec(c.Config, name, img.Tag, sc, folder))
+	srv.Down(ctx)
+	return err
+}
+
+func verdictText(r Row) string {
+	if r.Passed {
+		return "pass"
+	}
+	return "FAIL (" + r.Phase + ")"
+}
+
+// WriteTable prints servers × scenarios, then why each failure failed.
+func WriteTable(w io.Writer, rows []Row) error {
+	var servers, scenarios []string
+	cell := map[[2]string]Row{}
+	for _, r := range rows {
+		if !slices.Contains(servers, r.Server) {
+			servers = append(servers, r.Server)
+		}
+		if !slices.Contains(scenarios, r.Scenario) {
+			scenarios = append(scenarios, r.Scenario)
+		}
+		cell[[2]string{r.Server, r.Scenario}] = r
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "server")
+	for _, sc := range scenarios {
+		fmt.Fprint(tw, "\t"+sc)
+	}
+	fmt.Fprintln(tw)
+	for _, srv := range servers {
+		fmt.Fprint(tw, srv)
+		for _, sc := range scenarios {
+			fmt.Fprint(tw, "\t"+verdictText(cell[[2]string{srv, sc}]))
+		}
+		fmt.Fprintln(tw)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if !r.Passed {
+			if _, err := fmt.Fprintf(w, "! %s / %s: %s failed: %s\n", r.Server, r.Scenario, r.Phase, r.Reason); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

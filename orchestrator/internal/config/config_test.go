@@ -1,0 +1,706 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+)
+
+// oneServer is the catalog the defaults are checked against.
+var oneServer = config.Facts{
+	Servers:   []string{"go_grpc"},
+	Scenarios: []string{"complex_proto", "string_10B"},
+}
+
+// twoServers also knows "other", for the GRPC_BENCHMARKS lists.
+var twoServers = config.Facts{
+	Servers:   []string{"go_grpc", "other"},
+	Scenarios: []string{"complex_proto", "string_10B"},
+}
+
+// on is the facts with an engine of n CPUs (0: no engine figure).
+func on(f config.Facts, n int) config.Facts {
+	f.EngineCPUs = n
+	return f
+}
+
+// configErrors flattens an error returned by Parse or Validate into the
+// *config.Error values it carries, failing the test on anything else.
+func configErrors(t *testing.T, err error) []*config.Error {
+	t.Helper()
+	var leaves []error
+	var walk func(error)
+	walk = func(e error) {
+		if joined, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, inner := range joined.Unwrap() {
+				walk(inner)
+			}
+			return
+		}
+		leaves = append(leaves, e)
+	}
+	walk(err)
+	var out []*config.Error
+	for _, leaf := range leaves {
+		var ce *config.Error
+		if !errors.As(leaf, &ce) {
+			t.Errorf("error %q (%T) is not a *config.Error", leaf, leaf)
+			continue
+		}
+		out = append(out, ce)
+	}
+	return out
+}
+
+// checkRefused asserts that err holds exactly one *config.Error, for variable
+// name and value, and that the message a user reads names the variable.
+func checkRefused(t *testing.T, err error, name, value string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("want an error for %s=%q, got nil", name, value)
+	}
+	var ce *config.Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("errors.As(%q, *config.Error) = false", err)
+	}
+	if ce.Var != name {
+		t.Errorf("Error.Var = %q, want %q", ce.Var, name)
+	}
+	if ce.Value != value {
+		t.Errorf("Error.Value = %q, want %q", ce.Value, value)
+	}
+	if ce.Allowed == "" {
+		t.Errorf("Error.Allowed is empty for %s", name)
+	}
+	if ce.Reason == "" {
+		t.Errorf("Error.Reason is empty for %s", name)
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, name) {
+		t.Errorf("err.Error() = %q does not name %s", msg, name)
+	}
+	if !strings.Contains(msg, value) {
+		t.Errorf("err.Error() = %q does not show the value %q", msg, value)
+	}
+	if all := configErrors(t, err); len(all) != 1 {
+		var vars []string
+		for _, e := range all {
+			vars = append(vars, e.Var)
+		}
+		t.Errorf("got %d errors (%v), want exactly one for %s", len(all), vars, name)
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{})
+	if err != nil {
+		t.Fatalf("Parse(empty) error: %v", err)
+	}
+	want := config.Config{
+		Duration:     20 * time.Second,
+		Warmup:       5 * time.Second,
+		ServerCPUs:   1,
+		ServerRAM:    512 * 1024 * 1024,
+		Connections:  50,
+		Concurrency:  1000,
+		QPS:          0,
+		ClientCPUs:   1,
+		Scenario:     "complex_proto",
+		ImageName:    "grpc_bench",
+		ResultsDir:   "results",
+		ReadyTimeout: 60 * time.Second,
+		LoadEngine:   "ghz",
+	}
+	if len(cfg.Benchmarks) != 0 {
+		t.Errorf("Benchmarks = %q, want none (all servers)", cfg.Benchmarks)
+	}
+	cfg.Benchmarks = nil
+	got, exp := reflect.ValueOf(cfg), reflect.ValueOf(want)
+	for i := 0; i < got.NumField(); i++ {
+		if f := got.Type().Field(i); f.IsExported() && !reflect.DeepEqual(got.Field(i).Interface(), exp.Field(i).Interface()) {
+			t.Errorf("Parse(empty).%s = %v, want %v", f.Name, got.Field(i), exp.Field(i))
+		}
+	}
+	if int64(cfg.ServerRAM) != 536870912 {
+		t.Errorf("ServerRAM = %d bytes, want 536870912 (512 MiB)", int64(cfg.ServerRAM))
+	}
+	if err := cfg.Validate(on(oneServer, 2)); err != nil {
+		t.Errorf("Validate(defaults, 2 CPUs) = %v, want nil", err)
+	}
+	if err := cfg.Validate(on(oneServer, 0)); err != nil {
+		t.Errorf("Validate(defaults, engine not asked) = %v, want nil", err)
+	}
+	if got := cfg.Servers(oneServer.Servers); !slices.Equal(got, oneServer.Servers) {
+		t.Errorf("Servers() with no GRPC_BENCHMARKS = %q, want the catalog %q", got, oneServer.Servers)
+	}
+}
+
+func TestParseEmptyValueMeansDefault(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{"GRPC_BENCHMARK_DURATION": "", "GRPC_RESULTS_DIR": ""})
+	if err != nil {
+		t.Fatalf("Parse error: %v", err)
+	}
+	if cfg.Duration != 20*time.Second || cfg.ResultsDir != "results" {
+		t.Errorf("empty values gave Duration=%v ResultsDir=%q, want the defaults 20s and results", cfg.Duration, cfg.ResultsDir)
+	}
+}
+
+func TestParseAccepted(t *testing.T) {
+	tests := []struct {
+		name  string
+		vars  map[string]string
+		check func(config.Config) bool
+		want  string
+	}{
+		{"server cpus 0.5", map[string]string{"GRPC_SERVER_CPUS": "0.5"},
+			func(c config.Config) bool { return c.ServerCPUs == 0.5 }, "ServerCPUs=0.5"},
+		{"server cpus 1.5", map[string]string{"GRPC_SERVER_CPUS": "1.5"},
+			func(c config.Config) bool { return c.ServerCPUs == 1.5 }, "ServerCPUs=1.5"},
+		{"client cpus 0.5", map[string]string{"GRPC_CLIENT_CPUS": "0.5"},
+			func(c config.Config) bool { return c.ClientCPUs == 0.5 }, "ClientCPUs=0.5"},
+		{"client cpus 1.5", map[string]string{"GRPC_CLIENT_CPUS": " 1.5 "},
+			func(c config.Config) bool { return c.ClientCPUs == 1.5 }, "ClientCPUs=1.5"},
+		{"server cpus at the engine's count", map[string]string{"GRPC_SERVER_CPUS": "2"},
+			func(c config.Config) bool { return c.ServerCPUs == 2 }, "ServerCPUs=2"},
+		{"ram 1g", map[string]string{"GRPC_SERVER_RAM": "1g"},
+			func(c config.Config) bool { return c.ServerRAM == 1<<30 }, "ServerRAM=1073741824"},
+		{"ram 2048m", map[string]string{"GRPC_SERVER_RAM": "2048m"},
+			func(c config.Config) bool { return c.ServerRAM == 2048<<20 }, "ServerRAM=2147483648"},
+		{"ram 1536m", map[string]string{"GRPC_SERVER_RAM": "1536m"},
+			func(c config.Config) bool { return c.ServerRAM == 1536<<20 }, "ServerRAM=1610612736"},
+		{"ram 64m is the minimum", map[string]string{"GRPC_SERVER_RAM": "64m"},
+			func(c config.Config) bool { return c.ServerRAM == config.MinServerRAM }, "ServerRAM=67108864"},
+		{"one benchmark", map[string]string{"GRPC_BENCHMARKS": "go_grpc"},
+			func(c config.Config) bool { return slices.Equal(c.Benchmarks, config.Names{"go_grpc"}) }, "Benchmarks=[go_grpc]"},
+		{"comma and space list", map[string]string{"GRPC_BENCHMARKS": "go_grpc, other"},
+			func(c config.Config) bool { return slices.Equal(c.Benchmarks, config.Names{"go_grpc", "other"}) }, "Benchmarks=[go_grpc other]"},
+		{"comma list", map[string]string{"GRPC_BENCHMARKS": "other,go_grpc"},
+			func(c config.Config) bool { return slices.Equal(c.Benchmarks, config.Names{"other", "go_grpc"}) }, "Benchmarks=[other go_grpc]"},
+		{"space list", map[string]string{"GRPC_BENCHMARKS": "go_grpc other"},
+			func(c config.Config) bool { return slices.Equal(c.Benchmarks, config.Names{"go_grpc", "other"}) }, "Benchmarks=[go_grpc other]"},
+		{"connections equal to concurrency", map[string]string{"GRPC_CLIENT_CONNECTIONS": "8", "GRPC_CLIENT_CONCURRENCY": "8"},
+			func(c config.Config) bool { return c.Connections == 8 && c.Concurrency == 8 }, "Connections=8 Concurrency=8"},
+		{"largest concurrency", map[string]string{"GRPC_CLIENT_CONCURRENCY": "100000"},
+			func(c config.Config) bool { return c.Concurrency == config.MaxConcurrency }, "Concurrency=100000"},
+		{"qps", map[string]string{"GRPC_CLIENT_QPS": "5000"},
+			func(c config.Config) bool { return c.QPS == 5000 }, "QPS=5000"},
+		{"durations", map[string]string{"GRPC_BENCHMARK_DURATION": "1m", "GRPC_BENCHMARK_WARMUP": "500ms", "GRPC_SERVER_READY_TIMEOUT": "2m30s"},
+			func(c config.Config) bool {
+				return c.Duration == time.Minute && c.Warmup == 500*time.Millisecond && c.ReadyTimeout == 150*time.Second
+			}, "Duration=1m Warmup=500ms ReadyTimeout=2m30s"},
+		{"other scenario", map[string]string{"GRPC_REQUEST_SCENARIO": "string_10B"},
+			func(c config.Config) bool { return c.Scenario == "string_10B" }, "Scenario=string_10B"},
+		{"image name with registry path", map[string]string{"GRPC_IMAGE_NAME": "registry.local/team/grpc-bench_x"},
+			func(c config.Config) bool { return c.ImageName == "registry.local/team/grpc-bench_x" }, "ImageName=registry.local/team/grpc-bench_x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := config.Parse(tt.vars)
+			if err != nil {
+				t.Fatalf("Parse(%v) error: %v", tt.vars, err)
+			}
+			if !tt.check(cfg) {
+				t.Errorf("Parse(%v) = %+v, want %s", tt.vars, cfg, tt.want)
+			}
+			if err := cfg.Validate(on(twoServers, 2)); err != nil {
+				t.Errorf("Validate = %v, want nil", err)
+			}
+		})
+	}
+}
+
+func TestServersFollowsBenchmarks(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{"GRPC_BENCHMARKS": "other, go_grpc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cfg.Servers(twoServers.Servers), []string{"other", "go_grpc"}; !slices.Equal(got, want) {
+		t.Errorf("Servers() = %q, want %q", got, want)
+	}
+}
+
+func TestParseRefusesUnparsable(t *testing.T) {
+	tests := []struct{ name, value string }{
+		{"GRPC_BENCHMARK_DURATION", "abc"},
+		{"GRPC_BENCHMARK_DURATION", "20"},
+		{"GRPC_BENCHMARK_WARMUP", "5 seconds"},
+		{"GRPC_SERVER_READY_TIMEOUT", "soon"},
+		{"GRPC_SERVER_CPUS", "one"},
+		{"GRPC_SERVER_CPUS", "1,5"},
+		{"GRPC_SERVER_CPUS", "NaN"},
+		{"GRPC_CLIENT_CPUS", "x"},
+		{"GRPC_CLIENT_CPUS", "Inf"},
+		{"GRPC_SERVER_RAM", "lots"},
+		{"GRPC_SERVER_RAM", "512x"},
+		{"GRPC_SERVER_RAM", "-1m"},
+		{"GRPC_CLIENT_CONNECTIONS", "fifty"},
+		{"GRPC_CLIENT_CONNECTIONS", "2.5"},
+		{"GRPC_CLIENT_CONCURRENCY", "1e3"},
+		{"GRPC_CLIENT_CONCURRENCY", "many"},
+		{"GRPC_CLIENT_QPS", "1.5"},
+		{"GRPC_CLIENT_QPS", "max"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
+			_, err := config.Parse(map[string]string{tt.name: tt.value})
+			checkRefused(t, err, tt.name, tt.value)
+		})
+	}
+}
+
+func TestParseReportsEveryUnparsableVariable(t *testing.T) {
+	vars := map[string]string{
+		"GRPC_BENCHMARK_DURATION": "forever",
+		"GRPC_SERVER_CPUS":        "all",
+		"GRPC_SERVER_RAM":         "plenty",
+		"GRPC_CLIENT_QPS":         "fast",
+	}
+	_, err := config.Parse(vars)
+	if err == nil {
+		t.Fatal("Parse with four bad variables returned nil")
+	}
+	got := map[string]string{}
+	for _, ce := range configErrors(t, err) {
+		got[ce.Var] = ce.Value
+	}
+	if !reflect.DeepEqual(got, vars) {
+		t.Errorf("errors name %v, want %v", got, vars)
+	}
+	for name := range vars {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("err.Error() does not mention %s:\n%s", name, err)
+		}
+	}
+}
+
+func TestValidateRefuses(t *testing.T) {
+	tests := []struct {
+		name       string
+		vars       map[string]string
+		engineCPUs int
+		wantVar    string
+		wantValue  string
+	}{
+		{"zero duration", map[string]string{"GRPC_BENCHMARK_DURATION": "0s"}, 2, "GRPC_BENCHMARK_DURATION", "0s"},
+		{"negative duration", map[string]string{"GRPC_BENCHMARK_DURATION": "-20s"}, 2, "GRPC_BENCHMARK_DURATION", "-20s"},
+		{"zero warmup", map[string]string{"GRPC_BENCHMARK_WARMUP": "0"}, 2, "GRPC_BENCHMARK_WARMUP", "0"},
+		{"negative warmup", map[string]string{"GRPC_BENCHMARK_WARMUP": "-5s"}, 2, "GRPC_BENCHMARK_WARMUP", "-5s"},
+		{"zero ready timeout", map[string]string{"GRPC_SERVER_READY_TIMEOUT": "0s"}, 2, "GRPC_SERVER_READY_TIMEOUT", "0s"},
+		{"negative ready timeout", map[string]string{"GRPC_SERVER_READY_TIMEOUT": "-30s"}, 2, "GRPC_SERVER_READY_TIMEOUT", "-30s"},
+		{"zero server cpus", map[string]string{"GRPC_SERVER_CPUS": "0"}, 2, "GRPC_SERVER_CPUS", "0"},
+		{"negative server cpus", map[string]string{"GRPC_SERVER_CPUS": "-1"}, 2, "GRPC_SERVER_CPUS", "-1"},
+		{"server cpus below what docker enforces", map[string]string{"GRPC_SERVER_CPUS": "0.001"}, 2, "GRPC_SERVER_CPUS", "0.001"},
+		{"zero client cpus", map[string]string{"GRPC_CLIENT_CPUS": "0"}, 2, "GRPC_CLIENT_CPUS", "0"},
+		{"negative client cpus", map[string]string{"GRPC_CLIENT_CPUS": "-0.5"}, 2, "GRPC_CLIENT_CPUS", "-0.5"},
+		{"server cpus above the engine", map[string]string{"GRPC_SERVER_CPUS": "3"}, 2, "GRPC_SERVER_CPUS", "3"},
+		{"server cpus just above the engine", map[string]string{"GRPC_SERVER_CPUS": "2.5"}, 2, "GRPC_SERVER_CPUS", "2.5"},
+		{"client cpus above the engine", map[string]string{"GRPC_CLIENT_CPUS": "16"}, 8, "GRPC_CLIENT_CPUS", "16"},
+		{"ram below 64m", map[string]string{"GRPC_SERVER_RAM": "63m"}, 2, "GRPC_SERVER_RAM", "63m"},
+		{"ram in bytes below 64m", map[string]string{"GRPC_SERVER_RAM": "1000000"}, 2, "GRPC_SERVER_RAM", "1000000"},
+		{"ram zero", map[string]string{"GRPC_SERVER_RAM": "0"}, 2, "GRPC_SERVER_RAM", "0"},
+		{"zero connections", map[string]string{"GRPC_CLIENT_CONNECTIONS": "0"}, 2, "GRPC_CLIENT_CONNECTIONS", "0"},
+		{"negative connections", map[string]string{"GRPC_CLIENT_CONNECTIONS": "-1"}, 2, "GRPC_CLIENT_CONNECTIONS", "-1"},
+		{"zero concurrency", map[string]string{"GRPC_CLIENT_CONCURRENCY": "0"}, 2, "GRPC_CLIENT_CONCURRENCY", "0"},
+		{"concurrency above the maximum", map[string]string{"GRPC_CLIENT_CONCURRENCY": "100001"}, 2, "GRPC_CLIENT_CONCURRENCY", "100001"},
+		{"more connections than concurrency", map[string]string{"GRPC_CLIENT_CONNECTIONS": "51", "GRPC_CLIENT_CONCURRENCY": "50"}, 2, "GRPC_CLIENT_CONNECTIONS", "51"},
+		{"negative qps", map[string]string{"GRPC_CLIENT_QPS": "-1"}, 2, "GRPC_CLIENT_QPS", "-1"},
+		{"unknown scenario", map[string]string{"GRPC_REQUEST_SCENARIO": "huge_proto"}, 2, "GRPC_REQUEST_SCENARIO", "huge_proto"},
+		{"unknown server", map[string]string{"GRPC_BENCHMARKS": "go_grpc, nope"}, 2, "GRPC_BENCHMARKS", "go_grpc, nope"},
+		{"image name with upper case and a space", map[string]string{"GRPC_IMAGE_NAME": "Grpc Bench"}, 2, "GRPC_IMAGE_NAME", "Grpc Bench"},
+		{"image name with a tag", map[string]string{"GRPC_IMAGE_NAME": "grpc_bench:latest"}, 2, "GRPC_IMAGE_NAME", "grpc_bench:latest"},
+		{"image name starting with a dash", map[string]string{"GRPC_IMAGE_NAME": "-grpc"}, 2, "GRPC_IMAGE_NAME", "-grpc"},
+		{"blank results dir", map[string]string{"GRPC_RESULTS_DIR": "   "}, 2, "GRPC_RESULTS_DIR", "   "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := config.Parse(tt.vars)
+			if err != nil {
+				t.Fatalf("Parse(%v) error: %v", tt.vars, err)
+			}
+			checkRefused(t, cfg.Validate(on(twoServers, tt.engineCPUs)), tt.wantVar, tt.wantValue)
+		})
+	}
+}
+
+func TestValidateUnknownServerNamesIt(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{"GRPC_BENCHMARKS": "go_grpc nope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cfg.Validate(on(twoServers, 2))
+	if err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("Validate = %v, want a message naming the server \"nope\"", err)
+	}
+	if err != nil && strings.Contains(err.Error(), `no server "go_grpc"`) {
+		t.Errorf("Validate refused the known server go_grpc: %v", err)
+	}
+}
+
+func TestValidateCPUsWithoutEngineCount(t *testing.T) {
+	for _, vars := range []map[string]string{
+		{"GRPC_SERVER_CPUS": "3"},
+		{"GRPC_SERVER_CPUS": "64", "GRPC_CLIENT_CPUS": "32.5"},
+	} {
+		cfg, err := config.Parse(vars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.Validate(on(twoServers, 0)); err != nil {
+			t.Errorf("Validate(%v, engineCPUs 0) = %v, want nil: the engine has not been asked", vars, err)
+		}
+		if err := cfg.Validate(on(twoServers, 2)); err == nil {
+			t.Errorf("Validate(%v, engineCPUs 2) = nil, want an error", vars)
+		}
+	}
+	// The engine-independent checks still apply.
+	cfg, err := config.Parse(map[string]string{"GRPC_SERVER_CPUS": "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRefused(t, cfg.Validate(on(twoServers, 0)), "GRPC_SERVER_CPUS", "0")
+}
+
+func TestValidateReportsEveryBadVariable(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{
+		"GRPC_BENCHMARK_DURATION": "0s",
+		"GRPC_SERVER_CPUS":        "4",
+		"GRPC_SERVER_RAM":         "32m",
+		"GRPC_CLIENT_QPS":         "-10",
+		"GRPC_REQUEST_SCENARIO":   "nope",
+		"GRPC_IMAGE_NAME":         "Grpc Bench",
+		"GRPC_BENCHMARKS":         "missing",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cfg.Validate(on(twoServers, 2))
+	if err == nil {
+		t.Fatal("Validate with seven bad variables returned nil")
+	}
+	got := map[string]string{}
+	for _, ce := range configErrors(t, err) {
+		got[ce.Var] = ce.Value
+	}
+	want := map[string]string{
+		"GRPC_BENCHMARK_DURATION": "0s",
+		"GRPC_SERVER_CPUS":        "4",
+		"GRPC_SERVER_RAM":         "32m",
+		"GRPC_CLIENT_QPS":         "-10",
+		"GRPC_REQUEST_SCENARIO":   "nope",
+		"GRPC_IMAGE_NAME":         "Grpc Bench",
+		"GRPC_BENCHMARKS":         "missing",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("errors name\n%v\nwant\n%v", got, want)
+	}
+	for name := range want {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("err.Error() does not mention %s:\n%s", name, err)
+		}
+	}
+}
+
+func TestErrorMessage(t *testing.T) {
+	withReason := &config.Error{Var: "GRPC_SERVER_RAM", Value: "32m", Allowed: "at least 64m", Reason: "below 64m"}
+	if got, want := withReason.Error(), `GRPC_SERVER_RAM="32m": below 64m; allowed: at least 64m`; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	without := &config.Error{Var: "GRPC_CLIENT_QPS", Value: "x", Allowed: "a whole number"}
+	if got, want := without.Error(), `GRPC_CLIENT_QPS="x" is not allowed; allowed: a whole number`; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
+
+func TestLoadProfileSetsTheShape(t *testing.T) {
+	for name, p := range config.Profiles {
+		cfg, err := config.Parse(map[string]string{"GRPC_LOAD_PROFILE": name})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if cfg.Connections != p.Connections || cfg.Concurrency != p.Connections*p.Streams {
+			t.Errorf("%s: %d connections, %d in flight; want %d x %d", name, cfg.Connections, cfg.Concurrency, p.Connections, p.Streams)
+		}
+		if err := cfg.Validate(on(oneServer, 2)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		settings := map[string]string{}
+		for _, s := range cfg.Settings() {
+			settings[s.Name] = s.Value
+		}
+		if settings["GRPC_CLIENT_CONNECTIONS"] != strconv.Itoa(cfg.Connections) || settings["GRPC_CLIENT_CONCURRENCY"] != strconv.Itoa(cfg.Concurrency) {
+			t.Errorf("%s: settings show %v", name, settings)
+		}
+	}
+	if want := (config.Profile{Connections: 10, Streams: 10}); config.Profiles["2b"] != want {
+		t.Errorf("2b = %+v, want %+v", config.Profiles["2b"], want)
+	}
+}
+
+func TestLoadProfileWithAnExplicitShapeIsRefused(t *testing.T) {
+	_, err := config.Parse(map[string]string{"GRPC_LOAD_PROFILE": "2b", "GRPC_CLIENT_CONNECTIONS": "5"})
+	checkRefused(t, err, "GRPC_LOAD_PROFILE", "2b")
+}
+
+func TestUnknownEngineAndProfileAreRefused(t *testing.T) {
+	for name, value := range map[string]string{"GRPC_LOAD_ENGINE": "wrk", "GRPC_LOAD_PROFILE": "4c"} {
+		cfg, err := config.Parse(map[string]string{name: value})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRefused(t, cfg.Validate(on(oneServer, 2)), name, value)
+	}
+}
+
+func TestSettings(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{"GRPC_SERVER_CPUS": "1.5", "GRPC_BENCHMARKS": "go_grpc,other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][2]string{
+		{"GRPC_BENCHMARK_DURATION", "20s"},
+		{"GRPC_BENCHMARK_WARMUP", "5s"},
+		{"GRPC_SERVER_CPUS", "1.5"},
+		{"GRPC_SERVER_RAM", "512m"},
+		{"GRPC_CLIENT_CONNECTIONS", "50"},
+		{"GRPC_CLIENT_CONCURRENCY", "1000"},
+		{"GRPC_CLIENT_QPS", "0"},
+		{"GRPC_CLIENT_CPUS", "1"},
+		{"GRPC_REQUEST_SCENARIO", "complex_proto"},
+		{"GRPC_IMAGE_NAME", "grpc_bench"},
+		{"GRPC_BENCHMARKS", "go_grpc,other"},
+		{"GRPC_RESULTS_DIR", "results"},
+		{"GRPC_SERVER_READY_TIMEOUT", "60s"},
+		{"GRPC_LOAD_ENGINE", "ghz"},
+		{"GRPC_LOAD_PROFILE", ""},
+	}
+	got := cfg.Settings()
+	if len(got) != len(want) {
+		t.Fatalf("Settings() has %d entries, want %d: %+v", len(got), len(want), got)
+	}
+	for i, s := range got {
+		if s.Name != want[i][0] || s.Value != want[i][1] {
+			t.Errorf("Settings()[%d] = %s=%s, want %s=%s", i, s.Name, s.Value, want[i][0], want[i][1])
+		}
+		if s.Help == "" {
+			t.Errorf("Settings()[%d] (%s) has no help text", i, s.Name)
+		}
+	}
+	defaults := map[string]string{
+		"GRPC_BENCHMARK_DURATION": "20s",
+		"GRPC_SERVER_RAM":         "512m",
+		"GRPC_SERVER_CPUS":        "1",
+		"GRPC_BENCHMARKS":         "",
+	}
+	for _, s := range got {
+		if d, ok := defaults[s.Name]; ok && s.Default != d {
+			t.Errorf("%s Default = %q, want %q", s.Name, s.Default, d)
+		}
+	}
+}
+
+// unsetenv removes name from the process environment for the test and puts
+// back whatever was there afterwards.
+func unsetenv(t *testing.T, name string) {
+	t.Helper()
+	t.Setenv(name, "")
+	if err := os.Unsetenv(name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, ".env")
+	file := "# comment\nGRPC_SERVER_CPUS=1.5\nGRPC_CLIENT_QPS=100\nGRPCBENCH_TEST_FILE_ONLY=from-file\n"
+	if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unsetenv(t, "GRPC_SERVER_CPUS")
+	unsetenv(t, "GRPCBENCH_TEST_FILE_ONLY")
+	t.Setenv("GRPC_CLIENT_QPS", "200")
+	t.Setenv("GRPCBENCH_TEST_PROCESS_ONLY", "from-process")
+
+	vars, err := config.Environment(path)
+	if err != nil {
+		t.Fatalf("Environment(%s) error: %v", path, err)
+	}
+	for name, want := range map[string]string{
+		"GRPC_SERVER_CPUS":            "1.5",
+		"GRPC_CLIENT_QPS":             "200",
+		"GRPCBENCH_TEST_FILE_ONLY":    "from-file",
+		"GRPCBENCH_TEST_PROCESS_ONLY": "from-process",
+	} {
+		if got, ok := vars[name]; !ok || got != want {
+			t.Errorf("vars[%s] = %q (present %v), want %q", name, got, ok, want)
+		}
+	}
+
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatalf("Load(%s) error: %v", path, err)
+	}
+	if cfg.ServerCPUs != 1.5 || cfg.QPS != 200 {
+		t.Errorf("Load gave ServerCPUs=%v QPS=%d, want 1.5 from the file and 200 from the process", cfg.ServerCPUs, cfg.QPS)
+	}
+}
+
+func TestEnvironmentMissingFile(t *testing.T) {
+	t.Setenv("GRPCBENCH_TEST_PROCESS_ONLY", "still-read")
+	for _, path := range []string{filepath.Join(t.TempDir(), "absent.env"), ""} {
+		vars, err := config.Environment(path)
+		if err != nil {
+			t.Errorf("Environment(%q) error: %v, want nil", path, err)
+			continue
+		}
+		if vars["GRPCBENCH_TEST_PROCESS_ONLY"] != "still-read" {
+			t.Errorf("Environment(%q) lost the process environment", path)
+		}
+	}
+}
+
+func TestEnvironmentUnreadableFile(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := config.Environment(dir); err == nil {
+		t.Errorf("Environment(directory %s) = nil error, want a read error", dir)
+	}
+}
+
+func TestLoadRefusesBadFileValue(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".env")
+	if err := os.WriteFile(path, []byte("GRPC_BENCHMARK_WARMUP=later\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unsetenv(t, "GRPC_BENCHMARK_WARMUP")
+	_, err := config.Load(path)
+	checkRefused(t, err, "GRPC_BENCHMARK_WARMUP", "later")
+}
+
+func TestBytesString(t *testing.T) {
+	tests := []struct {
+		in   config.Bytes
+		want string
+	}{
+		{512 << 20, "512m"},
+		{1 << 30, "1g"},
+		{2048 << 20, "2g"},
+		{1536 << 20, "1536m"},
+		{64 << 20, "64m"},
+		{3 << 40, "3072g"},
+		{1024, "1k"},
+		{1536, "1536"},
+		{1000, "1000"},
+		{1, "1"},
+		{0, "0"},
+	}
+	for _, tt := range tests {
+		if got := tt.in.String(); got != tt.want {
+			t.Errorf("Bytes(%d).String() = %q, want %q", int64(tt.in), got, tt.want)
+		}
+	}
+}
+
+func TestBytesRoundTrip(t *testing.T) {
+	for _, text := range []string{"512m", "1g", "1536m", "64m", "3k"} {
+		var b config.Bytes
+		if err := b.UnmarshalText([]byte(text)); err != nil {
+			t.Errorf("UnmarshalText(%q) error: %v", text, err)
+			continue
+		}
+		if got := b.String(); got != text {
+			t.Errorf("UnmarshalText(%q).String() = %q", text, got)
+		}
+	}
+}
+
+func TestCPUsNanoCPUs(t *testing.T) {
+	tests := []struct {
+		in   config.CPUs
+		want int64
+	}{
+		{0.5, 500_000_000},
+		{1, 1_000_000_000},
+		{1.5, 1_500_000_000},
+		{0.01, 10_000_000},
+		{0.1, 100_000_000},
+		{16, 16_000_000_000},
+	}
+	for _, tt := range tests {
+		if got := tt.in.NanoCPUs(); got != tt.want {
+			t.Errorf("CPUs(%v).NanoCPUs() = %d, want %d", float64(tt.in), got, tt.want)
+		}
+	}
+}
+
+func TestCPUsCores(t *testing.T) {
+	tests := []struct {
+		in   config.CPUs
+		want int
+	}{
+		{0.5, 1},
+		{1, 1},
+		{1.5, 2},
+		{0.01, 1},
+		{2, 2},
+		{2.01, 3},
+		{16, 16},
+	}
+	for _, tt := range tests {
+		if got := tt.in.Cores(); got != tt.want {
+			t.Errorf("CPUs(%v).Cores() = %d, want %d", float64(tt.in), got, tt.want)
+		}
+	}
+}
+
+func TestCPUsString(t *testing.T) {
+	for in, want := range map[config.CPUs]string{0.5: "0.5", 1: "1", 1.5: "1.5", 16: "16"} {
+		if got := in.String(); got != want {
+			t.Errorf("CPUs(%v).String() = %q, want %q", float64(in), got, want)
+		}
+	}
+}
+
+func TestWithProfileChangesOnlyTheShape(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{"GRPC_LOAD_PROFILE": "1a", "GRPC_BENCHMARK_DURATION": "7s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := cfg.WithProfile("3b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Connections != 100 || got.Concurrency != 1000 || got.LoadProfile != "3b" || got.Duration != 7*time.Second {
+		t.Errorf("3b gives %d connections, %d calls, profile %q, duration %s", got.Connections, got.Concurrency, got.LoadProfile, got.Duration)
+	}
+	if cfg.Connections != 1 {
+		t.Errorf("the original changed: %d connections", cfg.Connections)
+	}
+	for _, s := range got.Settings() {
+		if s.Name == "GRPC_CLIENT_CONCURRENCY" && s.Value != "1000" {
+			t.Errorf("reported concurrency %q", s.Value)
+		}
+	}
+	_, err = cfg.WithProfile("4c")
+	checkRefused(t, err, "GRPC_LOAD_PROFILE", "4c")
+}
+
+// TestRulesNameDeclaredVariables keeps the checks and the struct in step:
+// a renamed variable must not leave a rule that nothing reaches.
+func TestRulesNameDeclaredVariables(t *testing.T) {
+	declared := map[string]bool{}
+	for _, s := range (config.Config{}).Settings() {
+		declared[s.Name] = true
+	}
+	for _, name := range config.RuleNames() {
+		if !declared[name] {
+			t.Errorf("a rule checks %s, which Config does not declare", name)
+		}
+	}
+}

@@ -1,0 +1,272 @@
+package engines
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+)
+
+// The agreement the h2 engine must reach with h2load, the reference, when
+// neither client is saturated: req/s within ±5%, mean latency within ±10%.
+const (
+	rpsTolerance     = 0.05
+	latencyTolerance = 0.10
+)
+
+// Verdicts of an accuracy comparison.
+const (
+	Agrees      = "agrees"
+	Differs     = "differs"
+	ClientBound = "client-bound" // a client set the pace: says nothing about accuracy
+	Failing     = "failing calls"
+	NotMeasured = "not measured"
+)
+
+// AccuracyRow compares h2 with a reference engine, h2load, on one server
+// under one load shape. The rounds run the two engines one after the other,
+// in alternating order, so that a machine slowly getting faster or slower
+// favours neither. With h2 as its own reference the row measures the noise
+// of the comparison itself: how far apart two identical clients land.
+type AccuracyRow struct {
+	Server    string `json:"server"`
+	Profile   string `json:"profile"`
+	Reference string `json:"reference"`
+	// Connections and Concurrency are the profile's shape, as the engines ran it.
+	Connections int             `json:"connections"`
+	Concurrency int             `json:"concurrency"`
+	Rounds      []AccuracyRound `json:"rounds"`
+	// ClientCPUs is the client's CPU limit, against which saturation is judged.
+	ClientCPUs float64 `json:"client_cpus"`
+	Failure    string  `json:"failure,omitempty"`
+}
+
+// AccuracyRound is one measurement by each engine of the same server.
+type AccuracyRound struct {
+	H2        report.Measurement `json:"h2"`
+	Reference report.Measurement `json:"reference"`
+}
+
+// Agreement sums up a row: medians over the rounds, so that one disturbed
+// round does not decide the verdict, and the range of the rounds' own
+// req/s differences, to show how much the comparison moves from round to
+// round.
+type Agreement struct {
+	H2RPS, RefRPS float64
+	RPSDiff       float64 // h2's median req/s relative to the reference's
+	RoundDiffMin  float64
+	RoundDiffMax  float64
+	// H2Spread and RefSpread are each engine's own req/s range over the
+	// rounds relative to its median: the noise a difference is set against.
+	H2Spread, RefSpread       float64
+	H2Mean, RefMean           time.Duration
+	LatencyDiff               float64
+	H2ClientCPU, RefClientCPU float64 // highest client CPU of any round, in percent
+	ServerCPU                 float64 // median server CPU, in percent
+	Verdict                   string
+}
+
+// Agreement computes the summary of the row's rounds.
+func (a AccuracyRow) Agreement() Agreement {
+	if a.Failure != "" || len(a.Rounds) == 0 {
+		return Agreement{Verdict: NotMeasured}
+	}
+	var g Agreement
+	var h2RPS, refRPS, h2Mean, refMean, server, diffs []float64
+	failing, saturated := false, false
+	for _, r := range a.Rounds {
+		h2RPS = append(h2RPS, r.H2.Load.RPS)
+		refRPS = append(refRPS, r.Reference.Load.RPS)
+		h2Mean = append(h2Mean, float64(r.H2.Load.Latency.Mean))
+		refMean = append(refMean, float64(r.Reference.Load.Latency.Mean))
+		server = append(server, r.H2.Server.CPUAvgPercent, r.Reference.Server.CPUAvgPercent)
+		diffs = append(diffs, relative(r.H2.Load.RPS, r.Reference.Load.RPS))
+		g.H2ClientCPU = max(g.H2ClientCPU, r.H2.Client.CPUAvgPercent)
+		g.RefClientCPU = max(g.RefClientCPU, r.Reference.Client.CPUAvgPercent)
+		saturated = saturated || r.H2.ClientSaturated(a.ClientCPUs) || r.Reference.ClientSaturated(a.ClientCPUs)
+		failing = failing || r.H2.Load.ErrorShare() > 0 || r.Reference.Load.ErrorShare() > 0
+	}
+	g.H2RPS, g.RefRPS = median(h2RPS), median(refRPS)
+	g.RPSDiff = relative(g.H2RPS, g.RefRPS)
+	g.RoundDiffMin, g.RoundDiffMax = slices.Min(diffs), slices.Max(diffs)
+	g.H2Spread, g.RefSpread = spread(h2RPS), spread(refRPS)
+	g.H2Mean, g.RefMean = time.Duration(median(h2Mean)), time.Duration(median(refMean))
+	g.LatencyDiff = relative(float64(g.H2Mean), float64(g.RefMean))
+	g.ServerCPU = median(server)
+	switch {
+	case failing:
+		g.Verdict = Failing
+	case saturated:
+		g.Verdict = ClientBound
+	case math.Abs(g.RPSDiff) <= rpsTolerance && math.Abs(g.LatencyDiff) <= latencyTolerance:
+		g.Verdict = Agrees
+	default:
+		g.Verdict = Differs
+	}
+	return g
+}
+
+// Accuracy compares h2 with the reference engine on each server in
+// turn and calls saved with every row so far after each server, so that a
+// run that dies keeps what it finished.
+func (c *Comparison) Accuracy(ctx context.Context, servers []string, reference string, profiles []string, rounds int,
+	saved func([]AccuracyRow) error) ([]AccuracyRow, error) {
+	shapes := make([]config.Config, len(profiles))
+	for i, p := range profiles {
+		var err error
+		if shapes[i], err = c.Config.WithProfile(p); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.prepare(ctx); err != nil {
+		return nil, err
+	}
+	var all []AccuracyRow
+	for _, server := range servers {
+		rows, err := c.accuracy(ctx, server, reference, shapes, rounds)
+		all = append(all, rows...)
+		if serr := saved(all); serr != nil {
+			return all, serr
+		}
+		if err != nil {
+			return all, err
+		}
+	}
+	return all, nil
+}
+
+// compareAccuracy starts one server and, under each shape, loads it in
+// turn with h2 and the reference engine, rounds times. A server that
+// cannot be brought up gives rows with the failure; an engine that fails
+// ends the server's comparison with what it measured so far.
+func (c *Comparison) accuracy(ctx context.Context, server, reference string, shapes []config.Config, rounds int) ([]AccuracyRow, error) {
+	rows := make([]AccuracyRow, len(shapes))
+	for i, shape := range shapes {
+		rows[i] = AccuracyRow{Server: server, Profile: shape.LoadProfile, Reference: reference, Connections: shape.Connections,
+			Concurrency: shape.Concurrency, ClientCPUs: float64(shape.ClientCPUs)}
+	}
+	fail := func(from int, reason string) []AccuracyRow {
+		fmt.Fprintf(c.Out, "%s: %s\n", server, reason)
+		for i := from; i < len(rows); i++ {
+			rows[i].Failure = reason
+		}
+		return rows
+	}
+	srv, err := c.up(ctx, server)
+	if srv != nil {
+		defer srv.Down(ctx)
+	}
+	if err != nil {
+		return fail(0, err.Error()), ctx.Err()
+	}
+	for i, shape := range shapes {
+		p := shape.LoadProfile
+		for round := range rounds {
+			fmt.Fprintf(c.Out, "%s: shape %s, round %d of %d\n", server, p, round+1, rounds)
+			var got AccuracyRound
+			for _, side := range accuracyOrder(round, &got, reference) {
+				engine, _ := load.Lookup(side.engine)
+				m, err := srv.Measure(ctx, engine, bench.LoadSpec(shape), fmt.Sprintf("%s-%d-%s", p, round+1, side.name))
+				if err != nil {
+					return fail(i, fmt.Sprintf("shape %s, round %d, %s: %v", p, round+1, side.name, err)), ctx.Err()
+				}
+				*side.into = m
+			}
+			rows[i].Rounds = append(rows[i].Rounds, got)
+		}
+	}
+	return rows, nil
+}
+
+// accuracySide is one engine's part of a round: what runs, the name of its
+// files, and where its measurement goes.
+type accuracySide struct {
+	engine, name string
+	into         *report.Measurement
+}
+
+// accuracyOrder alternates which engine goes first.
+func accuracyOrder(round int, got *AccuracyRound, reference string) []accuracySide {
+	sides := []accuracySide{{"h2", "h2", &got.H2}, {reference, "ref-" + reference, &got.Reference}}
+	if round%2 == 1 {
+		slices.Reverse(sides)
+	}
+	return sides
+}
+
+// WriteAccuracyTable prints one line per server and shape, then a count of
+// the verdicts.
+func WriteAccuracyTable(w io.Writer, rows []AccuracyRow) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	ref := "reference"
+	if len(rows) > 0 {
+		ref = rows[0].Reference
+	}
+	if ref == "h2" {
+		ref = "h2 again" // the columns must still tell the two sides apart
+	}
+	fmt.Fprintf(tw, "server\tshape\trounds\th2 req/s\t%[1]s req/s\treq/s diff\tround diffs\tspread h2/%[1]s\th2 mean\t%[1]s mean\tlatency diff\tclient cpu h2/%[1]s\tserver cpu\tverdict\t\n", ref)
+	count := map[string]int{}
+	var failures []string
+	for _, row := range rows {
+		g := row.Agreement()
+		count[g.Verdict]++
+		if g.Verdict == NotMeasured {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t\t\t\t\t\t\t\t\t\t\t%s\t\n", row.Server, row.Profile, len(row.Rounds), g.Verdict)
+			failures = append(failures, fmt.Sprintf("%s %s: %s", row.Server, row.Profile, row.Failure))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%s\t%s..%s\t%.0f%%/%.0f%%\t%.3f ms\t%.3f ms\t%s\t%.0f%%/%.0f%%\t%.0f%%\t%s\t\n",
+			row.Server, row.Profile, len(row.Rounds), g.H2RPS, g.RefRPS, percent(g.RPSDiff),
+			percent(g.RoundDiffMin), percent(g.RoundDiffMax), 100*g.H2Spread, 100*g.RefSpread,
+			float64(g.H2Mean)/1e6, float64(g.RefMean)/1e6, percent(g.LatencyDiff),
+			g.H2ClientCPU, g.RefClientCPU, g.ServerCPU, g.Verdict)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, f := range failures {
+		fmt.Fprintln(w, "! "+f)
+	}
+	var parts []string
+	for _, v := range []string{Agrees, Differs, ClientBound, Failing, NotMeasured} {
+		if count[v] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", v, count[v]))
+		}
+	}
+	_, err := fmt.Fprintf(w, "h2 vs %s (req/s within ±%.0f%%, mean latency within ±%.0f%%, medians of the rounds): %s of %d\n",
+		ref, 100*rpsTolerance, 100*latencyTolerance, strings.Join(parts, ", "), len(rows))
+	return err
+}
+
+func relative(x, ref float64) float64 {
+	if ref == 0 {
+		return math.NaN()
+	}
+	return x/ref - 1
+}
+
+func percent(f float64) string { return fmt.Sprintf("%+.1f%%", 100*f) }
+
+// spread is the range of xs relative to their median.
+func spread(xs []float64) float64 {
+	return (slices.Max(xs) - slices.Min(xs)) / median(xs)
+}
+
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}

@@ -1,0 +1,138 @@
+// Package engines compares the load engines on real servers: what each
+// costs per call against the same server (side by side), and whether the h2
+// engine measures what h2load measures (accuracy, in alternating rounds).
+package engines
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
+)
+
+// Compared are the engines SideBySide runs, in order: this project's, ghz,
+// and nghttp2's h2load as the reference.
+var Compared = []string{"h2", "ghz", "h2load"}
+
+// Row is one engine's run against the shared server.
+type Row struct {
+	Engine string `json:"engine"`
+	report.Measurement
+}
+
+// PerCore is requests per second for each core the client kept busy: the
+// engine's cost per call, whatever the server does.
+func (e Row) PerCore() float64 {
+	if e.Client.CPUAvgPercent <= 0 {
+		return 0
+	}
+	return e.Load.RPS / (e.Client.CPUAvgPercent / 100)
+}
+
+// Comparison is a comparison of engines on the servers of one run.
+type Comparison struct {
+	Suite    *suite.Suite
+	Builder  images.Builder
+	Config   config.Config
+	Scenario *scenario.Scenario
+	Folder   report.Folder
+	Out      io.Writer
+}
+
+// prepare builds the client image and the tool images of the engines.
+func (c *Comparison) prepare(ctx context.Context) error {
+	client, err := bench.BuildClient(ctx, c.Builder, c.Folder, c.Out)
+	if err != nil {
+		return err
+	}
+	c.Suite.ClientImage, c.Suite.Tools = client, map[string]string{}
+	for _, e := range load.All() {
+		if t := e.Tool(); t != "" {
+			if c.Suite.Tools[t], err = c.Builder.Tool(ctx, t, io.Discard); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// up builds a server and brings it up; the caller calls Down.
+func (c *Comparison) up(ctx context.Context, name string) (*suite.Server, error) {
+	folder, err := c.Folder.Sub(name)
+	if err != nil {
+		return nil, err
+	}
+	img, _, err := bench.BuildServer(ctx, c.Builder, name, c.Scenario, folder, c.Out)
+	if err != nil {
+		return nil, err
+	}
+	return c.Suite.Up(ctx, bench.ServerSpec(c.Config, name, img.Tag, c.Scenario, folder))
+}
+
+// SideBySide starts one server and loads it with each engine in turn, all
+// with the run's settings, the client on its own cores.
+func (c *Comparison) SideBySide(ctx context.Context, server string) ([]Row, error) {
+	if err := c.prepare(ctx); err != nil {
+		return nil, err
+	}
+	srv, err := c.up(ctx, server)
+	if srv != nil {
+		defer srv.Down(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", server, err)
+	}
+	var rows []Row
+	for _, name := range Compared {
+		engine, _ := load.Lookup(name)
+		fmt.Fprintf(c.Out, "%s: loading with %s\n", server, name)
+		m, err := srv.Measure(ctx, engine, bench.LoadSpec(c.Config), name)
+		if err != nil {
+			return rows, fmt.Errorf("%s: %w", name, err)
+		}
+		rows = append(rows, Row{Engine: name, Measurement: m})
+	}
+	return rows, nil
+}
+
+// WriteTable prints the comparison and, last, the line tracked from
+// run to run: per-core ratio: engine/ghz=<x> engine/h2load=<y>.
+func WriteTable(w io.Writer, rows []Row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "engine\treq/s\tavg. latency\tclient cpu\tclient cpu-seconds\treq/s per client core\tserver cpu\t")
+	per := map[string]float64{}
+	for _, r := range rows {
+		per[r.Engine] = r.PerCore()
+		fmt.Fprintf(tw, "%s\t%.0f\t%.2f ms\t%.1f%%\t%.2f\t%.0f\t%.1f%%\t\n", r.Engine, r.Load.RPS,
+			float64(r.Load.Latency.Mean)/1e6, r.Client.CPUAvgPercent, r.Client.CPUSeconds, r.PerCore(), r.Server.CPUAvgPercent)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	ratio := func(a, b string) string {
+		if per[b] == 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.2f", per[a]/per[b])
+	}
+	var notes []string
+	for _, r := range rows {
+		if r.Load.ErrorShare() > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %.2f%% of calls failed (%s)", r.Engine, 100*r.Load.ErrorShare(), r.Load.Failures()))
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "! "+strings.Join(notes, "\n! "))
+	}
+	_, err := fmt.Fprintf(w, "per-core ratio: engine/ghz=%s engine/h2load=%s\n", ratio("h2", "ghz"), ratio("h2", "h2load"))
+	return err
+}

@@ -1,0 +1,139 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/bojand/ghz/runner"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+)
+
+// ghzDetailCap is how many calls ghz keeps the latency of; its percentiles
+// describe those first calls only.
+const ghzDetailCap = 1_000_000
+
+// GHZ runs the load with ghz used as a library. It avoids ghz's embedding
+// hazards: runner.Run resets GOMAXPROCS and installs a SIGINT handler that
+// panics on a later Ctrl-C, so the Requester is driven directly; in-flight
+// calls at the end are ignored rather than counted as Canceled; template
+// processing is off, since it costs more than the call.
+func GHZ(ctx context.Context, spec Spec) (Result, error) {
+	warm, _, err := ghzRun(ctx, spec, spec.Warmup)
+	if err != nil {
+		return Result{}, fmt.Errorf("warm-up: %w", err)
+	}
+	rep, stopped, err := ghzRun(ctx, spec, spec.Duration)
+	if err != nil {
+		return Result{}, fmt.Errorf("measurement: %w", err)
+	}
+	// ghz's Total runs from its first call to the end of its shutdown; the
+	// window is from the first call to the stop, when calls ceased to count.
+	res := fromGHZReport(rep, rep.Date.Add(-rep.Total), stopped)
+	res.WarmupRequests = warm.Count
+	return res, nil
+}
+
+// ghzRun runs ghz for d and returns its report and when it was told to stop.
+func ghzRun(ctx context.Context, spec Spec, d time.Duration) (*runner.Report, time.Time, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, time.Time{}, err
+	}
+	cfg, err := runner.NewConfig(scenario.Service+"."+scenario.Method, spec.Target,
+		runner.WithProtoFile(filepath.Join(spec.ScenarioDir, scenario.ProtoFile), []string{spec.ScenarioDir}),
+		runner.WithDataFromFile(filepath.Join(spec.ScenarioDir, scenario.PayloadFile)),
+		runner.WithInsecure(true),
+		runner.WithConnections(uint(spec.Connections)),
+		runner.WithConcurrency(uint(spec.Concurrency)),
+		runner.WithRPS(uint(spec.QPS)), // a total rate in ghz v0.120.0, as ours is
+		runner.WithRunDuration(d),
+		runner.WithDurationStopAction("ignore"),
+		runner.WithDisableTemplateFuncs(true),
+		runner.WithDisableTemplateData(true),
+	)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("ghz config: %w", err)
+	}
+	req, err := runner.NewRequester(cfg)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("ghz: %w", err)
+	}
+	// Stop must be called exactly once and before Run returns (Run closes
+	// the channel Stop sends on).
+	var once sync.Once
+	var stopped time.Time
+	stop := func(r runner.StopReason) {
+		once.Do(func() {
+			stopped = time.Now()
+			req.Stop(r)
+		})
+	}
+	timer := time.AfterFunc(d, func() { stop(runner.ReasonTimeout) })
+	defer timer.Stop()
+	cancelled := context.AfterFunc(ctx, func() { stop(runner.ReasonCancel) })
+	defer cancelled()
+
+	rep, err := req.Run()
+	if rep == nil || rep.Count == 0 {
+		return nil, time.Time{}, errors.Join(errors.New("no call completed"), err, ctx.Err())
+	}
+	if ctx.Err() != nil {
+		return nil, time.Time{}, ctx.Err()
+	}
+	return rep, stopped, nil
+}
+
+func fromGHZReport(rep *runner.Report, start, end time.Time) Result {
+	res := Result{
+		Engine:   "ghz",
+		Start:    start,
+		End:      end,
+		Requests: rep.Count,
+		Statuses: map[string]uint64{},
+		Errors:   map[string]uint64{},
+	}
+	for status, n := range rep.StatusCodeDist {
+		res.Statuses[status] = uint64(n)
+	}
+	for msg, n := range rep.ErrorDist {
+		res.Errors[msg] = uint64(n)
+	}
+	res.OK = res.Statuses["OK"]
+	if window := end.Sub(start); window > 0 {
+		res.RPS = float64(res.OK) / window.Seconds()
+	}
+
+	var sum time.Duration
+	for _, d := range rep.Details {
+		if d.Error == "" {
+			res.Latency.Count++
+			sum += d.Latency
+		}
+	}
+	if res.Latency.Count > 0 {
+		res.Latency.Mean = sum / time.Duration(res.Latency.Count)
+	}
+	res.Latency.Max = rep.Slowest
+	for _, p := range rep.LatencyDistribution {
+		switch p.Percentage {
+		case 50:
+			res.Latency.P50 = p.Latency
+		case 90:
+			res.Latency.P90 = p.Latency
+		case 95:
+			res.Latency.P95 = p.Latency
+		case 99:
+			res.Latency.P99 = p.Latency
+		}
+	}
+	if rep.Count > ghzDetailCap {
+		res.Notes = append(res.Notes, fmt.Sprintf(
+			"ghz keeps the latencies of its first %d calls only: latency figures describe %d of %d calls (the start of the window)",
+			ghzDetailCap, res.Latency.Count, rep.Count))
+	}
+	return res
+}

@@ -1,0 +1,89 @@
+// Package load drives a server with unary calls and reports what it
+// measured in one Result type, whatever engine produced the load.
+package load
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Spec is one load run against one server.
+type Spec struct {
+	// Engine names the engine that runs the spec, for `grpcbench loadgen`.
+	Engine string `json:"engine,omitempty"`
+	// Target is host:port; the client shares the server's network
+	// namespace, so it is always a loopback address.
+	Target string `json:"target"`
+	// ScenarioDir holds the scenario's proto and payload.
+	ScenarioDir string `json:"scenario_dir"`
+	Connections int    `json:"connections"`
+	// Concurrency is the number of calls in flight over all connections.
+	Concurrency int `json:"concurrency"`
+	// QPS is the total request rate; 0 sends as fast as answers come.
+	QPS      int           `json:"qps"`
+	Warmup   time.Duration `json:"warmup"`
+	Duration time.Duration `json:"duration"`
+	// CPUs is the client container's CPU limit, which sizes GOMAXPROCS.
+	CPUs float64 `json:"cpus,omitempty"`
+}
+
+// Result is what a load run measured over its measurement window (the
+// warm-up is not in it).
+type Result struct {
+	Engine string `json:"engine"`
+	// Start and End bound the measurement window, on the host's clock; the
+	// container stats are cut to it.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// Requests is every call that completed in the window; OK those whose
+	// grpc-status was OK.
+	Requests uint64 `json:"requests"`
+	OK       uint64 `json:"ok"`
+	// Statuses counts calls by gRPC status name (OK, Unavailable, ...).
+	Statuses map[string]uint64 `json:"statuses"`
+	// Errors counts failed calls by error message.
+	Errors map[string]uint64 `json:"errors,omitempty"`
+	// RPS is OK calls per second of the window.
+	RPS     float64 `json:"rps"`
+	Latency Latency `json:"latency"`
+	// WarmupRequests is how many calls the warm-up completed.
+	WarmupRequests uint64 `json:"warmup_requests"`
+	// Notes say where the figures are narrower than they look.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Latency describes the latencies of OK calls.
+type Latency struct {
+	// Count is the number of calls the figures are computed from.
+	Count uint64        `json:"count"`
+	Mean  time.Duration `json:"mean"`
+	P50   time.Duration `json:"p50"`
+	P90   time.Duration `json:"p90"`
+	P95   time.Duration `json:"p95"`
+	P99   time.Duration `json:"p99"`
+	P999  time.Duration `json:"p999,omitempty"`
+	Max   time.Duration `json:"max"`
+}
+
+// ErrorShare is the fraction of completed calls that were not OK.
+func (r Result) ErrorShare() float64 {
+	if r.Requests == 0 {
+		return 0
+	}
+	return float64(r.Requests-r.OK) / float64(r.Requests)
+}
+
+// Failures lists the calls that were not OK by status, in name order:
+// "DeadlineExceeded: 40, Unavailable: 60".
+func (r Result) Failures() string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(r.Statuses)) {
+		if name != "OK" {
+			parts = append(parts, fmt.Sprintf("%s: %d", name, r.Statuses[name]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

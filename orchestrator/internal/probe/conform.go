@@ -1,0 +1,173 @@
+package probe
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+)
+
+// ConcurrentCalls is how many calls the gate sends at once on one
+// connection.
+const ConcurrentCalls = 100
+
+// Check is one test of the conformance gate.
+type Check struct {
+	Name   string `json:"name"`
+	Passed bool   `json:"passed"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Verdict is the outcome of the gate.
+type Verdict struct {
+	Passed bool    `json:"passed"`
+	Checks []Check `json:"checks"`
+}
+
+// Failures describes the checks that failed, for a report line.
+func (v Verdict) Failures() string {
+	var parts []string
+	for _, c := range v.Checks {
+		if !c.Passed {
+			parts = append(parts, c.Name+": "+c.Detail)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Conform checks that a ready server does the benchmark's work: it echoes
+// the scenario's request field by field with grpc-status OK and a gRPC
+// content-type, answers ConcurrentCalls calls at once on one connection,
+// and answers an unknown method with UNIMPLEMENTED rather than hanging.
+func Conform(ctx context.Context, target string, sc *scenario.Scenario) (Verdict, error) {
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return Verdict{}, fmt.Errorf("client for %s: %w", target, err)
+	}
+	defer conn.Close()
+	v := Verdict{Checks: []Check{
+		check("echo", echoCheck(ctx, conn, sc)),
+		check(fmt.Sprintf("%d concurrent calls on one connection", ConcurrentCalls), concurrentCheck(ctx, conn, sc)),
+		check("unknown method answered UNIMPLEMENTED", unknownMethodCheck(ctx, conn, sc)),
+	}}
+	v.Passed = true
+	for _, c := range v.Checks {
+		v.Passed = v.Passed && c.Passed
+	}
+	return v, nil
+}
+
+func check(name string, err error) Check {
+	if err != nil {
+		return Check{Name: name, Detail: err.Error()}
+	}
+	return Check{Name: name, Passed: true}
+}
+
+// call makes one SayHello and checks the answer.
+func call(ctx context.Context, conn *grpc.ClientConn, sc *scenario.Scenario, opts ...grpc.CallOption) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	reply := sc.NewResponse()
+	if err := conn.Invoke(ctx, scenario.FullMethod, sc.Request, reply, opts...); err != nil {
+		return fmt.Errorf("grpc-status %s: %s", status.Code(err), status.Convert(err).Message())
+	}
+	return sameFields(sc.Request.Get(sc.Method.Input().Fields().ByNumber(1)).Message(),
+		reply.Get(sc.Method.Output().Fields().ByNumber(1)).Message())
+}
+
+func echoCheck(ctx context.Context, conn *grpc.ClientConn, sc *scenario.Scenario) error {
+	var header metadata.MD
+	if err := call(ctx, conn, sc, grpc.Header(&header)); err != nil {
+		return err
+	}
+	// grpc-go refuses a non-gRPC content-type itself; this names it when a
+	// codec suffix or parameters are odd.
+	if ct := header.Get("content-type"); len(ct) != 1 || !strings.HasPrefix(ct[0], "application/grpc") {
+		return fmt.Errorf("content-type %q is not a gRPC one", ct)
+	}
+	return nil
+}
+
+// sameFields compares the echoed message with the sent one field by field
+// and names the fields that differ.
+func sameFields(want, got protoreflect.Message) error {
+	if proto.Equal(want.Interface(), got.Interface()) {
+		return nil
+	}
+	var diff []string
+	fields := want.Descriptor().Fields()
+	for i := 0; i < fields.Len(); i++ {
+		f := fields.Get(i)
+		if want.Has(f) != got.Has(f) || !want.Get(f).Equal(got.Get(f)) {
+			diff = append(diff, fmt.Sprintf("%s: sent %v, got %v", f.Name(), valueText(want, f), valueText(got, f)))
+		}
+	}
+	if len(diff) == 0 {
+		diff = append(diff, "unknown fields differ")
+	}
+	return fmt.Errorf("answer is not the echo of the request (%s)", strings.Join(diff, "; "))
+}
+
+func valueText(m protoreflect.Message, f protoreflect.FieldDescriptor) string {
+	if !m.Has(f) {
+		return "nothing"
+	}
+	s := m.Get(f).String()
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return s
+}
+
+func concurrentCheck(ctx context.Context, conn *grpc.ClientConn, sc *scenario.Scenario) error {
+	errs := make([]error, ConcurrentCalls)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = call(ctx, conn, sc)
+		}()
+	}
+	wg.Wait()
+	failed := 0
+	var first error
+	for _, err := range errs {
+		if err != nil {
+			failed++
+			first = cmp.Or(first, err)
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d failed, e.g. %w", failed, ConcurrentCalls, first)
+	}
+	return nil
+}
+
+func unknownMethodCheck(ctx context.Context, conn *grpc.ClientConn, sc *scenario.Scenario) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err := conn.Invoke(ctx, "/"+scenario.Service+"/NoSuchMethod", sc.Request, sc.NewResponse())
+	switch code := status.Code(err); {
+	case code == codes.Unimplemented:
+		return nil
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return errors.New("no answer within 5s")
+	default:
+		return fmt.Errorf("grpc-status %s, want Unimplemented", code)
+	}
+}

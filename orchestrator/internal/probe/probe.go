@@ -1,0 +1,56 @@
+// Package probe checks that a server answers gRPC: a successful SayHello,
+// not an open TCP port, is what makes a server ready.
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+)
+
+// retryEvery is the pause between two attempts.
+const retryEvery = 200 * time.Millisecond
+
+// callTimeout bounds one attempt, so that a server that accepts connections
+// but never answers is retried rather than waited on.
+const callTimeout = 2 * time.Second
+
+// Ready calls SayHello on target with the scenario's request until the
+// server answers it at the gRPC level, or timeout passes: OK, or any status
+// but Unavailable and DeadlineExceeded (what a server that is still starting
+// gives). Whether the answer is right is the conformance gate's question.
+// It returns the number of attempts made and, on failure, the last error.
+func Ready(ctx context.Context, target string, sc *scenario.Scenario, timeout time.Duration) (int, error) {
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return 0, fmt.Errorf("client for %s: %w", target, err)
+	}
+	defer conn.Close()
+
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for attempt := 1; ; attempt++ {
+		callCtx, cancelCall := context.WithTimeout(ctx, callTimeout)
+		err = conn.Invoke(callCtx, scenario.FullMethod, sc.Request, sc.NewResponse(), grpc.WaitForReady(true))
+		cancelCall()
+		if code := status.Code(err); ctx.Err() == nil && code != codes.Unavailable && code != codes.DeadlineExceeded {
+			return attempt, nil
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return attempt, fmt.Errorf("no successful %s within %s after %d attempts; last error: %w", scenario.FullMethod, timeout, attempt, err)
+			}
+			return attempt, ctx.Err()
+		case <-time.After(retryEvery):
+		}
+	}
+}

@@ -1,0 +1,515 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
+)
+
+// ms is a latency given in milliseconds.
+func ms(v float64) time.Duration { return time.Duration(math.Round(v * float64(time.Millisecond))) }
+
+// mibBytes is the byte count that shows as v MiB.
+func mibBytes(v float64) uint64 { return uint64(math.Round(v * 1048576)) }
+
+// row is one line of the seed's table, with values a little off the printed
+// hundredths so that the formatting has to round them.
+type row struct {
+	name                string
+	rps                 float64
+	mean, p90, p95, p99 float64 // ms
+	cpu                 float64 // percent
+	mem                 float64 // MiB
+}
+
+// seedRows are grpc_bench's results from seed 001, in a shuffled order.
+var seedRows = []row{
+	{"go_connect", 101786.8, 8.9012, 21.7093, 29.0188, 40.0712, 1188.9901, 77.73},
+	{"rust_thruster_st", 128904.2, 7.4589, 8.3011, 17.4909, 23.7608, 89.5213, 11.01},
+	{"node_grpcjs_st", 25245.6, 39.5187, 50.9413, 53.3792, 55.3088, 139.8912, 68.96},
+	{"rust_tonic_mt", 132125.4, 4.7811, 4.7093, 7.7288, 60.9712, 292.9291, 26.01},
+	{"go_grpc", 130184.9, 5.4902, 8.9688, 14.6413, 54.7893, 499.5912, 27.77},
+	{"rust_tonic_st", 135381.7, 7.3491, 7.7012, 7.8488, 8.2011, 102.6388, 10.8},
+	{"go_vtconnect", 102773.3, 8.7911, 22.6987, 29.8012, 41.7389, 1156.1812, 81.96},
+	{"rust_thruster_mt", 120439.5, 5.3408, 4.8611, 9.2893, 64.7712, 209.0787, 22.88},
+	{"go_vtgrpc", 130477.1, 5.2693, 7.5812, 11.5988, 56.4811, 426.8309, 31.52},
+	{"rust_grpcio", 129512.2, 5.2311, 4.8589, 7.3412, 61.0393, 258.6288, 158.94},
+}
+
+func (r row) server() report.Server {
+	ok := uint64(r.rps * 30)
+	return report.Server{
+		Name:     r.name,
+		Scenario: "complex_proto",
+		Image:    "grpc_bench-" + r.name + "-complex_proto",
+		Measurement: report.Measurement{Load: &load.Result{
+			Engine:   "ghz",
+			Requests: ok,
+			OK:       ok,
+			Statuses: map[string]uint64{"OK": ok},
+			RPS:      r.rps,
+			Latency: load.Latency{
+				Count: ok,
+				Mean:  ms(r.mean),
+				P90:   ms(r.p90),
+				P95:   ms(r.p95),
+				P99:   ms(r.p99),
+			},
+		},
+			Server: stats.Summary{Samples: 30, CPUAvgPercent: r.cpu, CPUMaxPercent: r.cpu + 10, MemoryAvgBytes: mibBytes(r.mem)},
+		},
+	}
+}
+
+const seedCommit = "160be4a Thu, 25 Apr 2024 16:18:16 +0200 GitHub Update sbt-assembly to 2.2.0 (#446)"
+
+var seedSettings = []config.Setting{
+	{Name: "GRPC_BENCHMARK_DURATION", Value: "30s"},
+	{Name: "GRPC_BENCHMARK_WARMUP", Value: "10s"},
+	{Name: "GRPC_SERVER_CPUS", Value: "16"},
+	{Name: "GRPC_SERVER_RAM", Value: "2048m"},
+	{Name: "GRPC_CLIENT_CONNECTIONS", Value: "50"},
+	{Name: "GRPC_CLIENT_CONCURRENCY", Value: "1000"},
+	{Name: "GRPC_CLIENT_QPS", Value: "0"},
+	{Name: "GRPC_CLIENT_CPUS", Value: "8"},
+	{Name: "GRPC_REQUEST_SCENARIO", Value: "complex_proto"},
+}
+
+func seedRun() report.Run {
+	run := report.Run{Commit: seedCommit, Settings: seedSettings}
+	for _, r := range seedRows {
+		run.Servers = append(run.Servers, r.server())
+	}
+	return run
+}
+
+func writeBench(t *testing.T, run report.Run) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := report.WriteBench(&b, run); err != nil {
+		t.Fatalf("WriteBench error: %v", err)
+	}
+	return b.String()
+}
+
+// lineDiff lists the lines that differ, numbered, with both versions.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	for i := range max(len(w), len(g)) {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			fmt.Fprintf(&b, "line %d:\n  want %q\n  got  %q\n", i+1, wl, gl)
+		}
+	}
+	return b.String()
+}
+
+func TestWriteBenchMatchesGrpcBench(t *testing.T) {
+	golden, err := os.ReadFile(filepath.Join("testdata", "seed001_bench.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := writeBench(t, seedRun())
+	if got != string(golden) {
+		t.Errorf("WriteBench output differs from testdata/seed001_bench.txt:\n%s\nfull output:\n%s", lineDiff(string(golden), got), got)
+	}
+}
+
+// lines splits a bench.txt into its lines, without the final empty one.
+func lines(s string) []string {
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+// tableNames returns the names in the table rows, in order.
+func tableNames(bench string) []string {
+	var names []string
+	ls := lines(bench)
+	rules := 0
+	for _, l := range ls {
+		if strings.HasPrefix(l, "---") {
+			rules++
+			continue
+		}
+		if rules == 2 && strings.HasPrefix(l, "| ") {
+			names = append(names, strings.TrimSpace(strings.Split(l, "|")[1]))
+		}
+	}
+	return names
+}
+
+// notes returns the "! " lines and checks they sit between the closing
+// rule and "Benchmark Execution Parameters:".
+func notes(t *testing.T, bench string) []string {
+	t.Helper()
+	ls := lines(bench)
+	params := slices.Index(ls, "Benchmark Execution Parameters:")
+	if params < 0 {
+		t.Fatalf("no parameters heading in:\n%s", bench)
+	}
+	lastRule := -1
+	for i, l := range ls {
+		if strings.HasPrefix(l, "---") {
+			lastRule = i
+		}
+	}
+	var out []string
+	for i, l := range ls {
+		if !strings.HasPrefix(l, "! ") {
+			continue
+		}
+		if i < lastRule || i > params {
+			t.Errorf("note %q at line %d is not between the table (ends line %d) and the parameters (line %d)", l, i+1, lastRule+1, params+1)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func TestWriteBenchSortsByRPS(t *testing.T) {
+	got := tableNames(writeBench(t, seedRun()))
+	want := []string{"rust_tonic_st", "rust_tonic_mt", "go_vtgrpc", "go_grpc", "rust_grpcio",
+		"rust_thruster_st", "rust_thruster_mt", "go_vtconnect", "go_connect", "node_grpcjs_st"}
+	if !slices.Equal(got, want) {
+		t.Errorf("table order = %v, want %v", got, want)
+	}
+}
+
+func TestWriteBenchFailedServer(t *testing.T) {
+	run := seedRun()
+	run.Servers = []report.Server{
+		seedRows[4].server(), // go_grpc
+		{Name: "java_broken", Scenario: "complex_proto", Failure: &report.Failure{Phase: "build", Reason: "exit status 1"}},
+		// A server that failed during the load, with a partial result, is
+		// not ranked either.
+		func() report.Server {
+			s := seedRows[5].server() // rust_tonic_st, faster than go_grpc
+			s.Failure = &report.Failure{Phase: "load", Reason: "server exited with code 137"}
+			return s
+		}(),
+	}
+	bench := writeBench(t, run)
+	if got := tableNames(bench); !slices.Equal(got, []string{"go_grpc"}) {
+		t.Errorf("table rows = %v, want only go_grpc", got)
+	}
+	wantNotes := []string{
+		"! java_broken: not ranked, build failed: exit status 1",
+		"! rust_tonic_st: not ranked, load failed: server exited with code 137",
+	}
+	if got := notes(t, bench); !slices.Equal(got, wantNotes) {
+		t.Errorf("notes = %q, want %q", got, wantNotes)
+	}
+	ls := lines(bench)
+	if i := slices.Index(ls, wantNotes[1]); i < 0 || i+1 >= len(ls) || ls[i+1] != "Benchmark Execution Parameters:" {
+		t.Errorf("the parameters do not follow the notes directly:\n%s", bench)
+	}
+}
+
+func TestWriteBenchErrorShare(t *testing.T) {
+	flaky := seedRows[4].server()
+	flaky.Name = "flaky"
+	flaky.Load.Requests = 2000
+	flaky.Load.OK = 1900
+	flaky.Load.Statuses = map[string]uint64{"OK": 1900, "Unavailable": 60, "DeadlineExceeded": 40}
+	// Half a percent of failed calls is below the mark.
+	fine := seedRows[0].server()
+	fine.Load.Requests = 2000
+	fine.Load.OK = 1990
+	fine.Load.Statuses = map[string]uint64{"OK": 1990, "Unavailable": 10}
+
+	bench := writeBench(t, report.Run{Commit: seedCommit, Servers: []report.Server{fine, flaky}})
+	if got := tableNames(bench); !slices.Equal(got, []string{"flaky", "go_connect"}) {
+		t.Errorf("table rows = %v, want flaky then go_connect", got)
+	}
+	want := []string{"! flaky: 5.0% of calls failed (DeadlineExceeded: 40, Unavailable: 60); req/s counts OK calls only"}
+	if got := notes(t, bench); !slices.Equal(got, want) {
+		t.Errorf("notes = %q, want %q", got, want)
+	}
+}
+
+func TestWriteBenchLoadNotesAndInterruption(t *testing.T) {
+	s := seedRows[4].server()
+	s.Load.Notes = []string{"latencies from 1 of 50 connections"}
+	bench := writeBench(t, report.Run{Commit: seedCommit, Servers: []report.Server{s}, Interrupted: true})
+	want := []string{
+		"! go_grpc: latencies from 1 of 50 connections",
+		"! the run was interrupted: servers after the last one listed were not benchmarked",
+	}
+	if got := notes(t, bench); !slices.Equal(got, want) {
+		t.Errorf("notes = %q, want %q", got, want)
+	}
+}
+
+func TestWriteBenchClientBound(t *testing.T) {
+	s := seedRows[4].server()
+	s.ClientBound = true
+	s.Client.CPUAvgPercent = 98.4
+	bench := writeBench(t, report.Run{Commit: seedCommit, Servers: []report.Server{s}})
+	if got := tableNames(bench); !slices.Equal(got, []string{"go_grpc"}) {
+		t.Errorf("a client-bound row is still a row: table rows = %v", got)
+	}
+	want := []string{"! go_grpc: client-bound: the load client used 98% CPU, at its GRPC_CLIENT_CPUS limit; " +
+		"this row measures the client, not the server (raise GRPC_CLIENT_CPUS)"}
+	if got := notes(t, bench); !slices.Equal(got, want) {
+		t.Errorf("notes = %q, want %q", got, want)
+	}
+}
+
+func TestWriteBenchEmptyRun(t *testing.T) {
+	bench := writeBench(t, report.Run{Commit: "abc", Settings: seedSettings[:1]})
+	rule := strings.Repeat("-", 137)
+	want := []string{
+		rule,
+		"| name                        |   req/s |   avg. latency |        90 % in |        95 % in |        99 % in | avg. cpu |   avg. memory |",
+		rule,
+		rule,
+		"Benchmark Execution Parameters:",
+		"abc",
+		"- GRPC_BENCHMARK_DURATION=30s",
+	}
+	if got := lines(bench); !slices.Equal(got, want) {
+		t.Errorf("empty run:\n%s", lineDiff(strings.Join(want, "\n"), strings.Join(got, "\n")))
+	}
+}
+
+type failingWriter struct{}
+
+var errWrite = errors.New("disk full")
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errWrite }
+
+func TestWriteBenchWriteError(t *testing.T) {
+	if err := report.WriteBench(failingWriter{}, seedRun()); !errors.Is(err, errWrite) {
+		t.Errorf("WriteBench to a failing writer = %v, want %v", err, errWrite)
+	}
+}
+
+func TestRanking(t *testing.T) {
+	mk := func(name string, rps float64) report.Server {
+		return report.Server{Name: name, Measurement: report.Measurement{Load: &load.Result{RPS: rps}}}
+	}
+	failed := mk("failed_fast", 1e6)
+	failed.Failure = &report.Failure{Phase: "load", Reason: "crash"}
+	servers := []report.Server{
+		mk("slow", 10),
+		failed,
+		mk("fast", 30),
+		{Name: "never_loaded"},
+		mk("tie_first", 20),
+		mk("tie_second", 20),
+	}
+	before := slices.Clone(servers)
+	var got []string
+	for _, s := range report.Ranking(servers) {
+		got = append(got, s.Name)
+	}
+	if want := []string{"fast", "tie_first", "tie_second", "slow"}; !slices.Equal(got, want) {
+		t.Errorf("Ranking = %v, want %v", got, want)
+	}
+	if !reflect.DeepEqual(servers, before) {
+		t.Error("Ranking reordered its argument")
+	}
+	if r := report.Ranking(nil); len(r) != 0 {
+		t.Errorf("Ranking(nil) = %v, want empty", r)
+	}
+}
+
+func TestRankingKeepsTiesInCatalogOrder(t *testing.T) {
+	// Enough servers that a sort which is not stable would show it.
+	var servers []report.Server
+	var want []string
+	for _, rps := range []float64{300, 200, 100} {
+		for i := range 20 {
+			want = append(want, fmt.Sprintf("s%.0f_%02d", rps, i))
+		}
+	}
+	for i := range 20 {
+		for _, rps := range []float64{100, 300, 200} {
+			servers = append(servers, report.Server{Name: fmt.Sprintf("s%.0f_%02d", rps, i), Measurement: report.Measurement{Load: &load.Result{RPS: rps}}})
+		}
+	}
+	var got []string
+	for _, s := range report.Ranking(servers) {
+		got = append(got, s.Name)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Ranking of tied servers =\n%v\nwant\n%v", got, want)
+	}
+}
+
+func TestSave(t *testing.T) {
+	start := time.Date(2026, 11, 30, 7, 32, 20, 123456789, time.UTC)
+	run := seedRun()
+	run.ID = "2026-11-30_07-32-20"
+	run.Started = start
+	run.Finished = start.Add(7*time.Minute + 3*time.Second)
+	run.Hardware = report.Hardware{CPUModel: "AMD Ryzen 9 7950X3D 16-Core Processor", CPUs: 32, MemoryBytes: 96 << 30,
+		Kernel: "6.8.0-35-generic", OS: "Ubuntu 24.04 LTS", DockerVersion: "20.10.24", CgroupVersion: "1", StorageDriver: "overlay2"}
+	run.Placement = report.Placement{ServerCPUSet: "0-15", ClientCPUSet: "16-23"}
+	run.Servers[0].Phases = []report.Phase{{Name: "build", Start: start, Seconds: 12.5}, {Name: "load", Start: start.Add(time.Minute), Seconds: 40}}
+	run.Servers[0].Client = stats.Summary{Samples: 29, CPUAvgPercent: 790.25, CPUMaxPercent: 801.5, MemoryAvgBytes: 1 << 27, MemoryMaxBytes: 1 << 28, CPUSeconds: 237.075}
+	run.Servers[0].Load.Start = start.Add(time.Minute)
+	run.Servers[0].Load.End = start.Add(time.Minute + 30*time.Second)
+	run.Servers[1].Load.Statuses = map[string]uint64{"OK": 100, "Unavailable": 3}
+	run.Servers[1].Load.Errors = map[string]uint64{"connection refused": 3}
+	run.Servers = append(run.Servers, report.Server{Name: "java_broken", Failure: &report.Failure{Phase: "build", Reason: "exit status 1"}})
+
+	dir := t.TempDir()
+	if err := report.Save(report.Folder{Dir: dir}, run); err != nil {
+		t.Fatalf("Save error: %v", err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{"bench.txt", "results.json"}; !slices.Equal(names, want) {
+		t.Errorf("Save left %v in the folder, want %v", names, want)
+	}
+
+	bench, err := os.ReadFile(filepath.Join(dir, "bench.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := writeBench(t, run); string(bench) != want {
+		t.Errorf("bench.txt differs from WriteBench:\n%s", lineDiff(want, string(bench)))
+	}
+
+	js, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back report.Run
+	if err := json.Unmarshal(js, &back); err != nil {
+		t.Fatalf("results.json does not decode: %v", err)
+	}
+	if back.ID != run.ID || back.Commit != run.Commit || !back.Started.Equal(run.Started) || !back.Finished.Equal(run.Finished) {
+		t.Errorf("decoded run id=%q commit=%q started=%v finished=%v, want %q %q %v %v",
+			back.ID, back.Commit, back.Started, back.Finished, run.ID, run.Commit, run.Started, run.Finished)
+	}
+	if !slices.Equal(back.Settings, run.Settings) {
+		t.Errorf("decoded settings = %v, want %v", back.Settings, run.Settings)
+	}
+	if back.Hardware != run.Hardware || back.Placement != run.Placement {
+		t.Errorf("decoded hardware/placement = %+v %+v, want %+v %+v", back.Hardware, back.Placement, run.Hardware, run.Placement)
+	}
+	if len(back.Servers) != len(run.Servers) {
+		t.Fatalf("decoded %d servers, want %d", len(back.Servers), len(run.Servers))
+	}
+	for i, want := range run.Servers {
+		got := back.Servers[i]
+		if got.Name != want.Name || got.Server != want.Server || got.Client != want.Client {
+			t.Errorf("server %d decoded as %s %+v %+v, want %s %+v %+v", i, got.Name, got.Server, got.Client, want.Name, want.Server, want.Client)
+		}
+		if (got.Failure == nil) != (want.Failure == nil) || (want.Failure != nil && *got.Failure != *want.Failure) {
+			t.Errorf("server %s failure decoded as %+v, want %+v", want.Name, got.Failure, want.Failure)
+		}
+		if (got.Load == nil) != (want.Load == nil) {
+			t.Errorf("server %s load decoded as %+v, want %+v", want.Name, got.Load, want.Load)
+		} else if want.Load != nil && (got.Load.RPS != want.Load.RPS || got.Load.Latency != want.Load.Latency ||
+			!reflect.DeepEqual(got.Load.Statuses, want.Load.Statuses)) {
+			t.Errorf("server %s load decoded as %+v, want %+v", want.Name, *got.Load, *want.Load)
+		}
+	}
+	if !reflect.DeepEqual(back, run) {
+		t.Errorf("decoded run differs from the saved one:\n got %+v\nwant %+v", back, run)
+	}
+}
+
+func TestSaveIntoMissingFolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "no", "such", "folder")
+	if err := report.Save(report.Folder{Dir: dir}, seedRun()); err == nil {
+		t.Error("Save into a missing folder returned nil error")
+	}
+}
+
+func TestWriteHardware(t *testing.T) {
+	var b bytes.Buffer
+	h := report.Hardware{CPUModel: "AMD Ryzen 9 7950X3D 16-Core Processor", CPUs: 32, MemoryBytes: 96 << 30,
+		Kernel: "6.8.0-35-generic", OS: "Ubuntu 24.04 LTS", DockerVersion: "20.10.24", CgroupVersion: "1", StorageDriver: "overlay2"}
+	if err := report.WriteHardware(&b, h); err != nil {
+		t.Fatal(err)
+	}
+	want := "CPU:       AMD Ryzen 9 7950X3D 16-Core Processor, 32 cores\n" +
+		"Memory:    96.0 GiB\n" +
+		"Kernel:    6.8.0-35-generic\n" +
+		"OS:        Ubuntu 24.04 LTS\n" +
+		"Docker:    20.10.24 (cgroup v1, overlay2)\n"
+	if b.String() != want {
+		t.Errorf("WriteHardware:\n%s", lineDiff(want, b.String()))
+	}
+}
+
+func TestNewFolderNeverShares(t *testing.T) {
+	parent := t.TempDir()
+	seen := map[string]bool{}
+	for range 3 {
+		f, err := report.NewFolder(parent, "2026-11-30_07-32-20")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[f.Dir] {
+			t.Fatalf("%s handed out twice", f.Dir)
+		}
+		seen[f.Dir] = true
+	}
+	for _, name := range []string{"2026-11-30_07-32-20", "2026-11-30_07-32-20-2", "2026-11-30_07-32-20-3"} {
+		if !seen[filepath.Join(parent, name)] {
+			t.Errorf("no folder %s among %v", name, seen)
+		}
+	}
+}
+
+func TestWriteLeavesNoTemporary(t *testing.T) {
+	f := report.Folder{Dir: t.TempDir()}
+	if err := f.Write("bench.txt", []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Write("bench.txt", []byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	// A write that cannot succeed: the target is a folder.
+	if err := os.Mkdir(f.Path("results.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Write("results.json", []byte("{}")); err == nil {
+		t.Error("a write over a folder succeeded")
+	}
+	entries, err := os.ReadDir(f.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{"bench.txt", "results.json"}) {
+		t.Errorf("folder holds %v, want bench.txt and the results.json folder only", names)
+	}
+	if b, _ := os.ReadFile(f.Path("bench.txt")); string(b) != "two" {
+		t.Errorf("bench.txt = %q", b)
+	}
+}

@@ -1,0 +1,122 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Folder is a run's results folder: every file of a run is written through
+// it, whole or not at all.
+type Folder struct{ Dir string }
+
+// NewFolder creates the folder of a new run under parent, named id, or
+// id-2, id-3, ... when that name is taken: creating a folder is atomic, so
+// two runs started in the same second never share one.
+func NewFolder(parent, id string) (Folder, error) {
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return Folder{}, fmt.Errorf("create the results folder: %w", err)
+	}
+	for n := 1; ; n++ {
+		name := id
+		if n > 1 {
+			name += "-" + strconv.Itoa(n)
+		}
+		dir := filepath.Join(parent, name)
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return Folder{Dir: dir}, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return Folder{}, fmt.Errorf("create the results folder: %w", err)
+		}
+	}
+}
+
+// Path is the path of a file of the folder.
+func (f Folder) Path(name ...string) string {
+	return filepath.Join(append([]string{f.Dir}, name...)...)
+}
+
+// Sub is a sub-folder, created if missing.
+func (f Folder) Sub(name ...string) (Folder, error) {
+	dir := f.Path(name...)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Folder{}, err
+	}
+	return Folder{Dir: dir}, nil
+}
+
+// Create opens a file of the folder for writing from the start, for logs
+// that grow while they are written.
+func (f Folder) Create(name string) (*os.File, error) {
+	return os.Create(f.Path(name))
+}
+
+// Write replaces a file of the folder whole: it writes a temporary file,
+// syncs it, renames it over the old one and syncs the folder, so a run
+// killed while saving, or a full disk, leaves the previous complete version
+// and no temporary behind.
+func (f Folder) Write(name string, data []byte) (err error) {
+	path := f.Path(name)
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+			err = fmt.Errorf("write %s: %w", path, err)
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// WriteJSON writes v as indented JSON.
+func (f Folder) WriteJSON(name string, v any) error {
+	js, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", name, err)
+	}
+	return f.Write(name, append(js, '\n'))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Save writes the run's record and its ranking: results.json first, then
+// bench.txt, so that a bench.txt on disk never shows more than the record
+// beside it.
+func Save(f Folder, run Run) error {
+	if err := f.WriteJSON("results.json", run); err != nil {
+		return err
+	}
+	var bench bytes.Buffer
+	if err := WriteBench(&bench, run); err != nil {
+		return err
+	}
+	return f.Write("bench.txt", bench.Bytes())
+}

@@ -1,0 +1,26 @@
+package suite
+
+import (
+	"testing"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+)
+
+func TestPlace(t *testing.T) {
+	for _, tc := range []struct {
+		engine         int
+		server, client config.CPUs
+		want           report.Placement
+	}{
+		{2, 1, 1, report.Placement{ServerCPUSet: "0", ClientCPUSet: "1"}},
+		{2, 0.5, 1, report.Placement{ServerCPUSet: "0", ClientCPUSet: "1"}},
+		{8, 2, 3, report.Placement{ServerCPUSet: "0-1", ClientCPUSet: "2-4"}},
+		{2, 1.5, 1, report.Placement{Shared: true}},
+		{2, 2, 1, report.Placement{Shared: true}},
+	} {
+		if got := Place(tc.engine, tc.server, tc.client); got != tc.want {
+			t.Errorf("Place(%d, %v, %v) = %+v, want %+v", tc.engine, tc.server, tc.client, got, tc.want)
+		}
+	}
+}
