@@ -1,19 +1,37 @@
 # make bench  - benchmark every server (settings: environment, then .env)
-# make test   - the tests, against a real Docker engine
+# make test   - every test CI runs: the unit tests, then the end-to-end ones
+#               against a real Docker engine
 # Both start a Docker engine first when none answers (see scripts/ensure-engine).
 
 GO ?= go
 BIN := bin/grpcbench
+GOLANGCI_LINT_VERSION := v2.15.0
+LINT := bin/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
-.PHONY: bench test engine images up compose-plugin bench-engines accuracy matrix check-servers $(BIN)
+.PHONY: bench test unit e2e lint engine images up compose-plugin bench-engines accuracy matrix check-servers $(BIN)
 
 bench: engine $(BIN)
 	./$(BIN) bench
 
-# The end-to-end tests include a `docker compose up`, hence the plugin.
-test: engine compose-plugin
+test: unit e2e
+
+# Every unit test, with the race detector; no Docker engine needed.
+unit:
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 40m ./...
+	$(GO) test -race -count=1 -timeout 10m ./orchestrator/internal/... ./orchestrator/cmd/...
+
+# The end-to-end tests: the real binary, engine, images and traffic. They
+# include a `docker compose up`, hence the plugin.
+e2e: engine compose-plugin
+	$(GO) test -count=1 -timeout 40m ./orchestrator/e2e/
+
+lint: $(LINT)
+	$(LINT) run ./...
+
+$(LINT):
+	@mkdir -p bin
+	GOBIN=$(CURDIR)/bin $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv bin/golangci-lint $(LINT)
 
 engine:
 	@scripts/ensure-engine
@@ -23,10 +41,11 @@ engine:
 check-servers: engine $(BIN)
 	./$(BIN) check
 
-# The load engines side by side on one server (go_grpc unless SERVER=...);
-# the last line is `per-core ratio: engine/ghz=<x> engine/h2load=<y>`.
+# The load engines side by side on one server (go_grpc unless SERVER=...),
+# under the settings' shape or each of PROFILES (e.g. PROFILES=1a,2b,3b);
+# each shape ends with `per-core ratio[ in <shape>]: engine/ghz=<x> engine/h2load=<y>`.
 bench-engines: engine $(BIN)
-	./$(BIN) engines --server $(or $(SERVER),go_grpc)
+	./$(BIN) engines --server $(or $(SERVER),go_grpc) $(if $(PROFILES),--profiles $(PROFILES))
 
 # h2 against h2load on every server (or GRPC_BENCHMARKS) in shapes 1a, 2b
 # and 3b, three alternating rounds each: docs/engine-accuracy.md. 18 loads

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -20,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -175,7 +178,7 @@ func run(t *testing.T, root string, env []string, name string, args ...string) r
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	res := runResult{stdout: stdout.String(), stderr: stderr.String()}
-	if exitErr, ok := err.(*exec.ExitError); ok {
+	if exitErr := (*exec.ExitError)(nil); errors.As(err, &exitErr) {
 		res.code = exitErr.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
@@ -337,7 +340,7 @@ func TestBenchGoGRPC(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
-	if _, err := api.ContainerInspect(context.Background(), leftover); !client.IsErrNotFound(err) {
+	if _, err := api.ContainerInspect(context.Background(), leftover); !cerrdefs.IsNotFound(err) {
 		t.Errorf("the container left by a killed run is still there (%v)", err)
 	}
 	if !strings.Contains(res.stdout, "removed 1 containers left behind by an earlier run") {
@@ -688,7 +691,7 @@ func TestInterruptKeepsFinishedServers(t *testing.T) {
 	}
 	io.Copy(io.Discard, stdout)
 	err = cmd.Wait()
-	if exitErr, ok := err.(*exec.ExitError); !ok || exitErr.ExitCode() != 130 {
+	if exitErr := (*exec.ExitError)(nil); !errors.As(err, &exitErr) || exitErr.ExitCode() != 130 {
 		t.Errorf("exit %v, want status 130\nstdout:\n%s\nstderr:\n%s", err, printed.String(), stderr.String())
 	}
 	bench, run := readRun(t, runFolder(t, env))

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
@@ -91,9 +93,11 @@ type envCmd struct{}
 
 // Run prints the settings as .env.example holds them.
 func (envCmd) Run(std streams) error {
-	fmt.Fprint(std.Stdout, "# grpcbench settings. Copy to .env and uncomment what you change;\n# variables set in the environment win over this file.\n")
+	var b strings.Builder
+	b.WriteString("# grpcbench settings. Copy to .env and uncomment what you change;\n# variables set in the environment win over this file.\n")
 	for _, s := range (config.Config{}).Settings() {
-		fmt.Fprintf(std.Stdout, "\n# %s\n#%s=%s\n", s.Help, s.Name, s.Default)
+		fmt.Fprintf(&b, "\n# %s\n#%s=%s\n", s.Help, s.Name, s.Default)
 	}
-	return nil
+	_, err := io.WriteString(std.Stdout, b.String())
+	return err
 }

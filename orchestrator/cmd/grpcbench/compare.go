@@ -22,8 +22,9 @@ func comparison(ctx context.Context, root string, std streams) (*session.Session
 }
 
 type enginesCmd struct {
-	Root   string `help:"The repository." default:"." type:"existingdir"`
-	Server string `help:"The server to load." default:"go_grpc"`
+	Root     string   `help:"The repository." default:"." type:"existingdir"`
+	Server   string   `help:"The server to load." default:"go_grpc"`
+	Profiles []string `help:"Load shapes (GRPC_LOAD_PROFILE names) to compare under, each with its own ratio line; none: the settings' shape." enum:"1a,1b,2a,2b,3a,3b"`
 }
 
 // Run loads one server with each engine in turn and prints what each
@@ -34,7 +35,7 @@ func (c *enginesCmd) Run(ctx context.Context, std streams) error {
 		return err
 	}
 	defer s.Close()
-	rows, err := cmp.SideBySide(ctx, c.Server)
+	rows, err := cmp.SideBySide(ctx, c.Server, c.Profiles)
 	if err != nil {
 		return err
 	}

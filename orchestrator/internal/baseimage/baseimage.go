@@ -104,7 +104,7 @@ func ensure(ctx context.Context, eng Engine, ref string, log io.Writer) error {
 	}
 	r, ok := recipes[ref]
 	if !ok {
-		return fmt.Errorf("base image %s is not here and cannot be pulled (%v); images this project can build itself: %s",
+		return fmt.Errorf("base image %s is not here and cannot be pulled (%w); images this project can build itself: %s",
 			ref, pullErr, strings.Join(Known(), ", "))
 	}
 	slog.Info("base image cannot be pulled; building it here", "image", ref, "pull_error", pullErr)

@@ -73,7 +73,7 @@ func importDir(ctx context.Context, eng Engine, dir, ref string, changes []strin
 		return fmt.Errorf("tar %s: %w", dir, err)
 	}
 	importErr := eng.Import(ctx, out, ref, changes)
-	io.Copy(io.Discard, out) // let tar finish if the import stopped reading
+	_, _ = io.Copy(io.Discard, out) // let tar finish if the import stopped reading; its error says more
 	if err := tarCmd.Wait(); err != nil {
 		return fmt.Errorf("tar %s: %w: %s", dir, err, stderr.String())
 	}

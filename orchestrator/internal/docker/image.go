@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"io"
 
+	cerrdefs "github.com/containerd/errdefs"
+
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/image"
-	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
 )
 
@@ -57,7 +58,7 @@ func (e *Engine) ImageID(ctx context.Context, ref string) (string, error) {
 }
 
 // IsMissing reports whether err says an image or container does not exist.
-func IsMissing(err error) bool { return client.IsErrNotFound(err) }
+func IsMissing(err error) bool { return cerrdefs.IsNotFound(err) }
 
 // Pull fetches an image from its registry.
 func (e *Engine) Pull(ctx context.Context, ref string, log io.Writer) error {

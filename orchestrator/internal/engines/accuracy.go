@@ -120,12 +120,9 @@ func (a AccuracyRow) Agreement() Agreement {
 // run that dies keeps what it finished.
 func (c *Comparison) Accuracy(ctx context.Context, servers []string, reference string, profiles []string, rounds int,
 	saved func([]AccuracyRow) error) ([]AccuracyRow, error) {
-	shapes := make([]config.Config, len(profiles))
-	for i, p := range profiles {
-		var err error
-		if shapes[i], err = c.Config.WithProfile(p); err != nil {
-			return nil, err
-		}
+	shapes, err := c.shapes(profiles)
+	if err != nil {
+		return nil, err
 	}
 	if err := c.prepare(ctx); err != nil {
 		return nil, err

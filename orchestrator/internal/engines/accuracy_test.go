@@ -105,3 +105,33 @@ func TestAccuracyOrderAlternates(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteTableHasARatioPerShape(t *testing.T) {
+	row := func(engine, profile string, rps, clientCPU float64) Row {
+		return Row{Engine: engine, Profile: profile, Measurement: measured(rps, time.Millisecond, clientCPU)}
+	}
+	rows := []Row{
+		row("h2", "1a", 12000, 60), row("ghz", "1a", 6000, 100), row("h2load", "1a", 14000, 50),
+		row("h2", "2b", 60000, 20), row("ghz", "2b", 25000, 100), row("h2load", "2b", 60000, 30),
+	}
+	var b bytes.Buffer
+	if err := WriteTable(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"shape 1a:\n", "per-core ratio in 1a: engine/ghz=3.33 engine/h2load=0.71\n",
+		"shape 2b:\n", "per-core ratio in 2b: engine/ghz=12.00 engine/h2load=1.50\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	if err := WriteTable(&b, []Row{row("h2", "", 1000, 10), row("ghz", "", 500, 10), row("h2load", "", 1000, 10)}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(b.String(), "\nper-core ratio: engine/ghz=2.00 engine/h2load=1.00\n") || strings.Contains(b.String(), "shape") {
+		t.Errorf("the settings' own shape is not printed as before:\n%s", b.String())
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -23,9 +24,12 @@ import (
 // and nghttp2's h2load as the reference.
 var Compared = []string{"h2", "ghz", "h2load"}
 
-// Row is one engine's run against the shared server.
+// Row is one engine's run against the shared server under one shape.
 type Row struct {
 	Engine string `json:"engine"`
+	// Profile is the load shape (GRPC_LOAD_PROFILE), "" for the settings'
+	// connections and concurrency.
+	Profile string `json:"profile,omitempty"`
 	report.Measurement
 }
 
@@ -79,8 +83,13 @@ func (c *Comparison) up(ctx context.Context, name string) (*suite.Server, error)
 }
 
 // SideBySide starts one server and loads it with each engine in turn, all
-// with the run's settings, the client on its own cores.
-func (c *Comparison) SideBySide(ctx context.Context, server string) ([]Row, error) {
+// with the run's settings, the client on its own cores; with profiles,
+// under each of those shapes in turn.
+func (c *Comparison) SideBySide(ctx context.Context, server string, profiles []string) ([]Row, error) {
+	shapes, err := c.shapes(profiles)
+	if err != nil {
+		return nil, err
+	}
 	if err := c.prepare(ctx); err != nil {
 		return nil, err
 	}
@@ -92,21 +101,73 @@ func (c *Comparison) SideBySide(ctx context.Context, server string) ([]Row, erro
 		return nil, fmt.Errorf("%s: %w", server, err)
 	}
 	var rows []Row
-	for _, name := range Compared {
-		engine, _ := load.Lookup(name)
-		fmt.Fprintf(c.Out, "%s: loading with %s\n", server, name)
-		m, err := srv.Measure(ctx, engine, bench.LoadSpec(c.Config), name)
-		if err != nil {
-			return rows, fmt.Errorf("%s: %w", name, err)
+	for _, shape := range shapes {
+		for _, name := range Compared {
+			engine, _ := load.Lookup(name)
+			fmt.Fprintf(c.Out, "%s: loading with %s%s\n", server, name, shapeText(shape.LoadProfile))
+			m, err := srv.Measure(ctx, engine, bench.LoadSpec(shape), strings.TrimPrefix(shape.LoadProfile+"-"+name, "-"))
+			if err != nil {
+				return rows, fmt.Errorf("%s%s: %w", name, shapeText(shape.LoadProfile), err)
+			}
+			rows = append(rows, Row{Engine: name, Profile: shape.LoadProfile, Measurement: m})
 		}
-		rows = append(rows, Row{Engine: name, Measurement: m})
 	}
 	return rows, nil
 }
 
-// WriteTable prints the comparison and, last, the line tracked from
-// run to run: per-core ratio: engine/ghz=<x> engine/h2load=<y>.
+// shapes are the settings under each profile; none means the settings as
+// they are.
+func (c *Comparison) shapes(profiles []string) ([]config.Config, error) {
+	if len(profiles) == 0 {
+		return []config.Config{c.Config}, nil
+	}
+	shapes := make([]config.Config, len(profiles))
+	for i, p := range profiles {
+		var err error
+		if shapes[i], err = c.Config.WithProfile(p); err != nil {
+			return nil, err
+		}
+	}
+	return shapes, nil
+}
+
+func shapeText(profile string) string {
+	if profile == "" {
+		return ""
+	}
+	return " in shape " + profile
+}
+
+// WriteTable prints the comparison, one table per shape, each ending with
+// the line tracked from run to run:
+// per-core ratio[ in <shape>]: engine/ghz=<x> engine/h2load=<y>.
 func WriteTable(w io.Writer, rows []Row) error {
+	for i, shape := range profilesOf(rows) {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := writeShape(w, shape, slices.DeleteFunc(slices.Clone(rows), func(r Row) bool { return r.Profile != shape })); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// profilesOf lists the shapes of rows in the order they were measured.
+func profilesOf(rows []Row) []string {
+	var shapes []string
+	for _, r := range rows {
+		if !slices.Contains(shapes, r.Profile) {
+			shapes = append(shapes, r.Profile)
+		}
+	}
+	return shapes
+}
+
+func writeShape(w io.Writer, shape string, rows []Row) error {
+	if shape != "" {
+		fmt.Fprintf(w, "shape %s:\n", shape)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "engine\treq/s\tavg. latency\tclient cpu\tclient cpu-seconds\treq/s per client core\tserver cpu\t")
 	per := map[string]float64{}
@@ -124,15 +185,12 @@ func WriteTable(w io.Writer, rows []Row) error {
 		}
 		return fmt.Sprintf("%.2f", per[a]/per[b])
 	}
-	var notes []string
 	for _, r := range rows {
 		if r.Load.ErrorShare() > 0 {
-			notes = append(notes, fmt.Sprintf("%s: %.2f%% of calls failed (%s)", r.Engine, 100*r.Load.ErrorShare(), r.Load.Failures()))
+			fmt.Fprintf(w, "! %s: %.2f%% of calls failed (%s)\n", r.Engine, 100*r.Load.ErrorShare(), r.Load.Failures())
 		}
 	}
-	if len(notes) > 0 {
-		fmt.Fprintln(w, "! "+strings.Join(notes, "\n! "))
-	}
-	_, err := fmt.Fprintf(w, "per-core ratio: engine/ghz=%s engine/h2load=%s\n", ratio("h2", "ghz"), ratio("h2", "h2load"))
+	_, err := fmt.Fprintf(w, "per-core ratio%s: engine/ghz=%s engine/h2load=%s\n", strings.Replace(shapeText(shape), " in shape", " in", 1),
+		ratio("h2", "ghz"), ratio("h2", "h2load"))
 	return err
 }

@@ -1,0 +1,88 @@
+package scenario
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+)
+
+func dir(name string) string { return filepath.Join("..", "..", "..", "scenarios", name) }
+
+func TestEveryScenarioLoads(t *testing.T) {
+	entries, err := os.ReadDir(filepath.Join("..", "..", "..", "scenarios"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		n++
+		sc, err := Load(context.Background(), dir(e.Name()))
+		if err != nil {
+			t.Errorf("%s: %v", e.Name(), err)
+			continue
+		}
+		b, err := sc.RequestBytes()
+		if err != nil || len(b) == 0 {
+			t.Errorf("%s: request encodes to %d bytes, %v", e.Name(), len(b), err)
+		}
+		if len(sc.Files()) != 2 {
+			t.Errorf("%s: files %v", e.Name(), sc.Files())
+		}
+	}
+	if n < 5 {
+		t.Errorf("only %d scenarios", n)
+	}
+}
+
+// TestComplexProtoIsTheReferencePayload checks the request grpc_bench
+// sends, 78 bytes of protobuf, and that its echo has the same bytes.
+func TestComplexProtoIsTheReferencePayload(t *testing.T) {
+	sc, err := Load(context.Background(), dir("complex_proto"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := sc.RequestBytes()
+	if err != nil || len(req) != 78 {
+		t.Fatalf("the request is %d bytes (%v), want 78", len(req), err)
+	}
+	reply := sc.NewResponse()
+	reply.Set(sc.Method.Output().Fields().ByNumber(1), sc.Request.Get(sc.Method.Input().Fields().ByNumber(1)))
+	deterministic := proto.MarshalOptions{Deterministic: true}
+	if got, _ := deterministic.Marshal(reply); string(got) != string(req) {
+		t.Errorf("the echo encodes to %x, want the request's %x", got, req)
+	}
+}
+
+func TestLoadExplainsBadScenarios(t *testing.T) {
+	good, err := os.ReadFile(filepath.Join(dir("string_10B"), ProtoFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, proto, payload, want string
+	}{
+		{"no proto", "", `{}`, "helloworld.proto"},
+		{"does not compile", "syntax = \"proto3\"; message {", `{}`, "compile"},
+		{"no Greeter", "syntax = \"proto3\"; package helloworld; message M {}", `{}`, "no service helloworld.Greeter"},
+		{"payload of another shape", string(good), `{"nope": 1}`, "is not a helloworld.HelloRequest"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := t.TempDir()
+			if tc.proto != "" {
+				os.WriteFile(filepath.Join(d, ProtoFile), []byte(tc.proto), 0o644)
+			}
+			os.WriteFile(filepath.Join(d, PayloadFile), []byte(tc.payload), 0o644)
+			_, err := Load(context.Background(), d)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Load = %v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+}
