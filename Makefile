@@ -54,12 +54,10 @@ bench-engines: engine $(BIN)
 accuracy: engine $(BIN)
 	./$(BIN) accuracy
 
-# The grpcxx matrix (seed 002): every server under the six load shapes,
-# one run folder per shape.
+# The grpcxx matrix (seed 002): every server under the six load shapes, in
+# one run (one bench.txt section per shape).
 matrix: engine $(BIN)
-	@for p in 1a 1b 2a 2b 3a 3b; do \
-	  echo "== GRPC_LOAD_PROFILE=$$p"; GRPC_LOAD_PROFILE=$$p ./$(BIN) bench || exit $$?; \
-	done
+	GRPC_LOAD_PROFILE=$(or $(GRPC_LOAD_PROFILE),1a,1b,2a,2b,3a,3b) ./$(BIN) bench
 
 # Base images, client image and server images, without a benchmark: run once
 # before `docker compose up` on a machine that cannot pull.

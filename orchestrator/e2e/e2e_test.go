@@ -82,11 +82,15 @@ func benchEnv(t *testing.T, overrides map[string]string) []string {
 
 func testEnv(resultsDir string, overrides map[string]string) []string {
 	vars := map[string]string{}
-	for _, s := range (config.Config{}).Settings() {
+	for _, s := range (config.Config{}).All() {
 		vars[s.Name] = s.Default
 	}
+	// One round without the capacity engine unless a test asks for more:
+	// each test measures what it is about, no longer.
 	vars["GRPC_BENCHMARK_DURATION"] = "5s"
 	vars["GRPC_BENCHMARK_WARMUP"] = "2s"
+	vars["GRPC_BENCHMARK_ROUNDS"] = "1"
+	vars["GRPC_CAPACITY_ENGINE"] = "off"
 	vars["GRPC_BENCHMARKS"] = "go_grpc"
 	vars["GRPC_IMAGE_NAME"] = testImageName
 	vars["GRPC_RESULTS_DIR"] = resultsDir
@@ -220,6 +224,11 @@ func TestBadInputIsRefusedBeforeAnyContainer(t *testing.T) {
 		{"unknown server", "GRPC_BENCHMARKS", "go_grpc no_such_server"},
 		{"invalid image name", "GRPC_IMAGE_NAME", "Not An Image"},
 		{"zero readiness timeout", "GRPC_SERVER_READY_TIMEOUT", "0s"},
+		{"a list with one bad CPU limit", "GRPC_SERVER_CPUS", "1,4096"},
+		{"a list with an unknown scenario", "GRPC_REQUEST_SCENARIO", "complex_proto,no_such_scenario"},
+		{"a list with an unknown profile", "GRPC_LOAD_PROFILE", "1a,9z"},
+		{"zero rounds", "GRPC_BENCHMARK_ROUNDS", "0"},
+		{"unknown capacity engine", "GRPC_CAPACITY_ENGINE", "wrk"},
 	}
 	before := containerIDs(t, api, "")
 	for _, tc := range cases {
@@ -321,15 +330,20 @@ func readRun(t *testing.T, dir string) (string, report.Run) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	js, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	run, err := report.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var run report.Run
-	if err := json.Unmarshal(js, &run); err != nil {
-		t.Fatal(err)
-	}
 	return string(bench), run
+}
+
+// servers are the servers of a run of one cell.
+func servers(t *testing.T, run report.Run) []report.Server {
+	t.Helper()
+	if len(run.Cells) != 1 {
+		t.Fatalf("%d cells, want 1", len(run.Cells))
+	}
+	return run.Cells[0].Servers
 }
 
 func TestBenchGoGRPC(t *testing.T) {
@@ -358,10 +372,11 @@ func TestBenchGoGRPC(t *testing.T) {
 	if r.rps <= 0 || r.avg <= 0 || r.p90 <= 0 || r.p99 < r.p90 || r.cpuPercent <= 0 || r.memoryMiB <= 0 {
 		t.Errorf("implausible row: %+v", r)
 	}
-	if len(run.Servers) != 1 || run.Servers[0].Load == nil {
-		t.Fatalf("results.json has no load for go_grpc: %+v", run.Servers)
+	srv := servers(t, run)
+	if len(srv) != 1 || len(srv[0].Rounds) != 1 || srv[0].Rounds[0].Load == nil {
+		t.Fatalf("results.json has no load for go_grpc: %+v", srv)
 	}
-	s := run.Servers[0]
+	s := srv[0].Rounds[0]
 	if got := math.Round(s.Load.RPS); got != r.rps {
 		t.Errorf("results.json rps %v, bench.txt %v", got, r.rps)
 	}
@@ -380,13 +395,17 @@ func TestBenchGoGRPC(t *testing.T) {
 	if flagged := strings.Contains(bench, "! go_grpc: client-bound"); flagged != s.ClientBound {
 		t.Errorf("results.json client_bound=%v but bench.txt flag=%v (client CPU %.1f%%)", s.ClientBound, flagged, s.Client.CPUAvgPercent)
 	}
-	if s.Conformance == nil || !s.Conformance.Passed || len(s.Conformance.Checks) != 3 {
-		t.Errorf("conformance verdict %+v", s.Conformance)
+	if v := srv[0].Conformance; v == nil || !v.Passed || len(v.Checks) != 3 {
+		t.Errorf("conformance verdict %+v", v)
 	}
-	if s.ImageID == "" || len(s.Phases) != 5 {
-		t.Errorf("image id %q, phases %+v", s.ImageID, s.Phases)
+	if srv[0].ImageID == "" || len(s.Phases) != 4 {
+		t.Errorf("image id %q, phases %+v", srv[0].ImageID, s.Phases)
 	}
-	for _, f := range []string{"hardware.txt", "grpcbench-build.log", "go_grpc/build.log", "go_grpc/server.log", "go_grpc/load.json", "go_grpc/load-server-stats.jsonl", "go_grpc/load-client-stats.jsonl"} {
+	if s.Overhead <= 0 || s.Overhead > 5 {
+		t.Errorf("round overhead %.2f s", s.Overhead)
+	}
+	for _, f := range []string{"hardware.txt", "summary.txt", "grpcbench-build.log", "go_grpc/build-complex_proto.log", "go_grpc/round-1/server.log",
+		"go_grpc/round-1/load.json", "go_grpc/round-1/load-server-stats.jsonl", "go_grpc/round-1/load-client-stats.jsonl"} {
 		if info, err := os.Stat(filepath.Join(dir, f)); err != nil || info.Size() == 0 {
 			t.Errorf("%s missing or empty (%v)", f, err)
 		}
@@ -412,9 +431,10 @@ func TestBenchNonGoServer(t *testing.T) {
 			if r, ok := parseRows(t, bench)["python_grpc"]; !ok || r.rps <= 0 || r.cpuPercent <= 0 {
 				t.Errorf("no plausible python_grpc row:\n%s", bench)
 			}
-			s := run.Servers[0]
-			if !s.Conformance.Passed || s.Load.OK != s.Load.Requests || s.Load.Engine != engine {
-				t.Errorf("verdict %+v, %d of %d calls OK, engine %s", s.Conformance, s.Load.OK, s.Load.Requests, s.Load.Engine)
+			srv := servers(t, run)[0]
+			s := srv.Rounds[0]
+			if !srv.Conformance.Passed || s.Load.OK != s.Load.Requests || s.Load.Engine != engine {
+				t.Errorf("verdict %+v, %d of %d calls OK, engine %s", srv.Conformance, s.Load.OK, s.Load.Requests, s.Load.Engine)
 			}
 			assertNoContainersLeft(t, api)
 		})
@@ -453,7 +473,8 @@ func TestFailingServerIsListedAndTheRunGoesOn(t *testing.T) {
 		t.Errorf("exit code %d, want 3\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
 	bench, run := readRun(t, runFolder(t, env))
-	for _, p := range run.Servers[0].Phases {
+	failed := servers(t, run)[0]
+	for _, p := range failed.Rounds[0].Phases {
 		if p.Name == "readiness" && p.Seconds > 30 {
 			t.Errorf("readiness took %.0fs: the dead server was waited on until the readiness timeout", p.Seconds)
 		}
@@ -465,13 +486,13 @@ func TestFailingServerIsListedAndTheRunGoesOn(t *testing.T) {
 	if _, ok := rows["go_grpc"]; !ok {
 		t.Errorf("the server after the failed one was not ranked:\n%s", bench)
 	}
-	if !strings.Contains(bench, "! exits_at_start: not ranked, readiness failed: server exited with code 3") {
+	if !strings.Contains(bench, "! exits_at_start: not ranked, round 1, readiness failed: server exited with code 3") {
 		t.Errorf("bench.txt does not say why exits_at_start failed:\n%s", bench)
 	}
-	if f := run.Servers[0].Failure; f == nil || f.Phase != "readiness" {
+	if f := failed.Rounds[0].Failure; f == nil || f.Phase != "readiness" {
 		t.Errorf("results.json failure = %+v, want the readiness phase", f)
 	}
-	serverLog, _ := os.ReadFile(filepath.Join(runFolder(t, env), "exits_at_start", "server.log"))
+	serverLog, _ := os.ReadFile(filepath.Join(runFolder(t, env), "exits_at_start", "round-1", "server.log"))
 	if !strings.Contains(string(serverLog), "cannot start: no such config") {
 		t.Errorf("server.log lacks what the server said: %q", serverLog)
 	}
@@ -507,14 +528,14 @@ func TestConformanceGateCatchesBrokenServers(t *testing.T) {
 		if _, ok := rows[name]; ok {
 			t.Errorf("%s is ranked:\n%s", name, bench)
 		}
-		if !strings.Contains(bench, "! "+name+": not ranked, conformance failed: ") || !strings.Contains(bench, reason) {
+		if !strings.Contains(bench, "! "+name+": not ranked, round 1, conformance failed: ") || !strings.Contains(bench, reason) {
 			t.Errorf("bench.txt does not say %s failed the gate with %q:\n%s", name, reason, bench)
 		}
 	}
 	if _, ok := rows["go_grpc"]; !ok {
 		t.Errorf("go_grpc is not ranked:\n%s", bench)
 	}
-	for _, s := range run.Servers {
+	for _, s := range servers(t, run) {
 		if s.Conformance == nil {
 			t.Errorf("%s has no verdict in results.json", s.Name)
 		} else if s.Conformance.Passed != (s.Name == "go_grpc") {
@@ -529,7 +550,7 @@ func TestConformanceGateCatchesBrokenServers(t *testing.T) {
 func TestComposeUp(t *testing.T) {
 	api := engine(t)
 	root := copyRepo(t, map[string]string{"docker-compose.yml": "docker-compose.yml"})
-	env := "GRPC_BENCHMARKS=go_grpc\nGRPC_BENCHMARK_DURATION=3s\nGRPC_BENCHMARK_WARMUP=1s\nGRPC_IMAGE_NAME=" + testImageName + "\n"
+	env := "GRPC_BENCHMARKS=go_grpc\nGRPC_BENCHMARK_DURATION=3s\nGRPC_BENCHMARK_WARMUP=1s\nGRPC_BENCHMARK_ROUNDS=1\nGRPC_CAPACITY_ENGINE=off\nGRPC_IMAGE_NAME=" + testImageName + "\n"
 	if err := os.WriteFile(filepath.Join(root, ".env"), []byte(env), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -566,7 +587,7 @@ func TestRateIsTotal(t *testing.T) {
 				t.Fatalf("exit code %d\n%s\n%s", res.code, res.stdout, res.stderr)
 			}
 			_, run := readRun(t, runFolder(t, env))
-			l := run.Servers[0].Load
+			l := servers(t, run)[0].Rounds[0].Load
 			if l.Engine != engine {
 				t.Errorf("engine %q ran, want %q", l.Engine, engine)
 			}
@@ -649,6 +670,125 @@ func TestAccuracyAlternatesTheEngines(t *testing.T) {
 	assertNoContainersLeft(t, api)
 }
 
+// TestRoundsInterleaveAndCapacity: round 1 of every server, then round 2,
+// each a fresh container; a client-bound round has the capacity engine's
+// figures from the same container, and summary.txt ranks by them.
+func TestRoundsInterleaveAndCapacity(t *testing.T) {
+	api := engine(t)
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "go_grpc python_grpc", "GRPC_BENCHMARK_ROUNDS": "2",
+		"GRPC_BENCHMARK_DURATION": "4s", "GRPC_BENCHMARK_WARMUP": "1s", "GRPC_CAPACITY_ENGINE": "h2"})
+	res := runBinary(t, repoRoot(t), env, "bench")
+	if res.code != 0 {
+		t.Fatalf("exit code %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	dir := runFolder(t, env)
+	_, run := readRun(t, dir)
+	srv := servers(t, run)
+	if len(srv) != 2 || len(srv[0].Rounds) != 2 || len(srv[1].Rounds) != 2 {
+		t.Fatalf("servers %+v", srv)
+	}
+	var order []string
+	var starts []time.Time
+	for r := range 2 {
+		for _, s := range srv {
+			order = append(order, fmt.Sprintf("%s/%d", s.Name, s.Rounds[r].Round))
+			starts = append(starts, s.Rounds[r].Start)
+		}
+	}
+	for i := 1; i < len(starts); i++ {
+		if !starts[i-1].Before(starts[i]) {
+			t.Errorf("rounds did not start in the order %v: %v", order, starts)
+		}
+	}
+	anyCapacity := false
+	for _, s := range srv {
+		for _, r := range s.Rounds {
+			if d := r.Load.End.Sub(r.Load.Start); math.Abs(d.Seconds()-2) > 0.2 {
+				t.Errorf("%s round %d measured %v, want 4s split over 2 rounds", s.Name, r.Round, d)
+			}
+			if (r.Capacity != nil) != r.ClientBound {
+				t.Errorf("%s round %d: client-bound %v, capacity %+v", s.Name, r.Round, r.ClientBound, r.Capacity)
+			}
+			if r.Capacity != nil {
+				anyCapacity = true
+				if r.Capacity.Load.Engine != "h2" || r.Capacity.Load.RPS <= 0 {
+					t.Errorf("%s round %d capacity %+v", s.Name, r.Round, r.Capacity.Load)
+				}
+			}
+			if r.HostSteal == nil {
+				t.Errorf("%s round %d has no host steal", s.Name, r.Round)
+			}
+		}
+	}
+	summary, err := os.ReadFile(filepath.Join(dir, "summary.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(summary), "server capacity") != anyCapacity || !strings.Contains(string(summary), "min–max") {
+		t.Errorf("summary.txt (capacity measured: %v):\n%s", anyCapacity, summary)
+	}
+	for _, f := range []string{"go_grpc/round-1/load.json", "go_grpc/round-2/load.json", "python_grpc/round-2/server.log"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	assertNoContainersLeft(t, api)
+}
+
+// TestMatrixRun: list-valued settings make one run of their product, one
+// bench.txt section per cell, each server image built once per scenario.
+func TestMatrixRun(t *testing.T) {
+	api := engine(t)
+	env := benchEnv(t, map[string]string{"GRPC_REQUEST_SCENARIO": "complex_proto,string_10B", "GRPC_LOAD_PROFILE": "1a,2b",
+		"GRPC_BENCHMARK_DURATION": "2s", "GRPC_BENCHMARK_WARMUP": "1s", "GRPC_LOAD_ENGINE": "h2"})
+	res := runBinary(t, repoRoot(t), env, "bench")
+	if res.code != 0 {
+		t.Fatalf("exit code %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	dir := runFolder(t, env)
+	bench, run := readRun(t, dir)
+	if len(run.Cells) != 4 {
+		t.Fatalf("%d cells, want 4", len(run.Cells))
+	}
+	for i, want := range []string{"complex_proto 1a", "complex_proto 2b", "string_10B 1a", "string_10B 2b"} {
+		c := run.Cells[i]
+		if got := c.Scenario + " " + c.Profile; got != want || !c.Servers[0].Ranked() {
+			t.Errorf("cell %d is %s (ranked %v), want %s", i+1, got, c.Servers[0].Ranked(), want)
+		}
+	}
+	if strings.Count(bench, "Benchmark Execution Parameters:") != 4 || !strings.Contains(bench, "== cell 4 of 4: string_10B") ||
+		!strings.Contains(bench, "- GRPC_LOAD_PROFILE=2b\n") {
+		t.Errorf("bench.txt:\n%s", bench)
+	}
+	if n := strings.Count(res.stdout, "go_grpc: building"); n != 2 {
+		t.Errorf("go_grpc built %d times, want once per scenario:\n%s", n, res.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go_grpc", "string_10B_cpu1_2b", "round-1", "load.json")); err != nil {
+		t.Error(err)
+	}
+	assertNoContainersLeft(t, api)
+}
+
+// TestCompare: a run against itself shows no change, and a folder that is
+// not a run is refused with exit 2.
+func TestCompare(t *testing.T) {
+	env := benchEnv(t, nil)
+	if res := runBinary(t, repoRoot(t), env, "bench"); res.code != 0 {
+		t.Fatalf("exit code %d\n%s", res.code, res.stderr)
+	}
+	dir := runFolder(t, env)
+	res := runBinary(t, repoRoot(t), env, "compare", dir, dir)
+	if res.code != 0 || !strings.Contains(res.stdout, "go_grpc") || !strings.Contains(res.stdout, "~ (+0.0%)") {
+		t.Errorf("compare with itself: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	for _, bad := range []string{filepath.Join(t.TempDir(), "missing"), t.TempDir()} {
+		res := runBinary(t, repoRoot(t), env, "compare", dir, bad)
+		if res.code != 2 || !strings.Contains(res.stderr, "run-b") || !strings.Contains(res.stderr, bad) {
+			t.Errorf("compare with %s: exit %d\n%s", bad, res.code, res.stderr)
+		}
+	}
+}
+
 func readJSON(t *testing.T, path string, v any) {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -698,7 +838,7 @@ func TestInterruptKeepsFinishedServers(t *testing.T) {
 	if _, ok := parseRows(t, bench)["go_grpc"]; !ok {
 		t.Errorf("the finished server's row is gone:\n%s", bench)
 	}
-	if !strings.Contains(bench, "! go_grpc_again: not ranked, load failed: interrupted") || !run.Interrupted {
+	if !strings.Contains(bench, "! go_grpc_again: not ranked, round 1, load failed: interrupted") || !run.Interrupted {
 		t.Errorf("the interrupted server is not reported as such:\n%s", bench)
 	}
 	assertNoContainersLeft(t, api)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
@@ -21,8 +22,10 @@ func (c *benchCmd) Run(ctx context.Context, std streams) error {
 	}
 	defer s.Close()
 	servers := s.Config.Servers(s.Catalog.Servers)
-	fmt.Fprintf(std.Stdout, "grpcbench run %s: %s, results in %s\n", s.Run.ID, strings.Join(servers, " "), s.Folder.Dir)
-	b := &bench.Bench{Suite: s.Suite(), Builder: s.Builder(), Config: s.Config, Scenario: s.Scenario, Folder: s.Folder, Run: &s.Run, Out: std.Stdout}
+	fmt.Fprintf(std.Stdout, "grpcbench run %s: %s; %d rounds of %s each, in %d cells; results in %s\n", s.Run.ID, strings.Join(servers, " "),
+		s.Config.Rounds, s.Config.RoundDuration(), len(s.Run.Cells), s.Folder.Dir)
+	b := &bench.Bench{Suite: s.Suite(), Builder: s.Builder(), Config: s.Config, Scenarios: s.Scenarios, Folder: s.Folder,
+		Run: &s.Run, HostStat: s.HostStat(), Out: std.Stdout}
 	err = b.Benchmark(ctx, servers)
 	if table, readErr := os.ReadFile(s.Folder.Path("bench.txt")); readErr == nil {
 		fmt.Fprint(std.Stdout, "\n", string(table))
@@ -31,9 +34,11 @@ func (c *benchCmd) Run(ctx context.Context, std streams) error {
 		return err
 	}
 	var failed []string
-	for _, srv := range s.Run.Servers {
-		if srv.Failure != nil {
-			failed = append(failed, srv.Name)
+	for _, c := range s.Run.Cells {
+		for _, srv := range c.Servers {
+			if !srv.Ranked() && !slices.Contains(failed, srv.Name) {
+				failed = append(failed, srv.Name)
+			}
 		}
 	}
 	if len(failed) > 0 {
@@ -52,5 +57,5 @@ func (c *imagesCmd) Run(ctx context.Context, std streams) error {
 		return err
 	}
 	defer s.Close()
-	return bench.BuildImages(ctx, s.Builder(), s.Config.Servers(s.Catalog.Servers), s.Scenario, s.Folder, std.Stdout)
+	return bench.BuildImages(ctx, s.Builder(), s.Config.Servers(s.Catalog.Servers), s.ScenarioList(), s.Folder, std.Stdout)
 }

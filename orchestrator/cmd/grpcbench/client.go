@@ -95,7 +95,7 @@ type envCmd struct{}
 func (envCmd) Run(std streams) error {
 	var b strings.Builder
 	b.WriteString("# grpcbench settings. Copy to .env and uncomment what you change;\n# variables set in the environment win over this file.\n")
-	for _, s := range (config.Config{}).Settings() {
+	for _, s := range (config.Config{}).All() {
 		fmt.Fprintf(&b, "\n# %s\n#%s=%s\n", s.Help, s.Name, s.Default)
 	}
 	_, err := io.WriteString(std.Stdout, b.String())

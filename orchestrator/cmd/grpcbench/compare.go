@@ -18,7 +18,9 @@ func comparison(ctx context.Context, root string, std streams) (*session.Session
 	if err != nil {
 		return nil, nil, err
 	}
-	return s, &engines.Comparison{Suite: s.Suite(), Builder: s.Builder(), Config: s.Config, Scenario: s.Scenario, Folder: s.Folder, Out: std.Stdout}, nil
+	cell := s.Run.Cells[0]
+	return s, &engines.Comparison{Suite: s.Suite(), Builder: s.Builder(), Config: s.Config, Cell: cell, Scenario: s.Scenarios[cell.Scenario],
+		Folder: s.Folder, Out: std.Stdout}, nil
 }
 
 type enginesCmd struct {
@@ -51,7 +53,7 @@ func (c *enginesCmd) Run(ctx context.Context, std streams) error {
 		Settings  []config.Setting `json:"settings"`
 		Placement report.Placement `json:"placement"`
 		Engines   []engines.Row    `json:"engines"`
-	}{s.Run.Settings, s.Run.Placement, rows})
+	}{cmp.Cell.Settings, cmp.Cell.Placement, rows})
 }
 
 type accuracyCmd struct {
@@ -86,7 +88,7 @@ func (c *accuracyCmd) Run(ctx context.Context, std streams) error {
 			Settings  []config.Setting      `json:"settings"`
 			Placement report.Placement      `json:"placement"`
 			Rows      []engines.AccuracyRow `json:"rows"`
-		}{s.Run.Settings, s.Run.Placement, rows})
+		}{cmp.Cell.Settings, cmp.Cell.Placement, rows})
 	}
 	if _, err := cmp.Accuracy(ctx, s.Config.Servers(s.Catalog.Servers), c.Against, c.Profiles, c.Rounds, save); err != nil {
 		return err

@@ -1,6 +1,9 @@
-// Package bench is the benchmark: every server in turn built, brought up,
-// measured with the run's load engine and torn down, and the run's record
-// saved after each one, so that a run that dies keeps what it finished.
+// Package bench is the benchmark: every image built first, then rounds,
+// interleaved (round 1 of every server in every cell, then round 2, ...),
+// each a fresh server container warmed up and measured with the run's load
+// engine, and with the capacity engine too when the load engine could not
+// keep up. The run's record is saved after each round, so that a run that
+// dies keeps what it finished.
 package bench
 
 import (
@@ -8,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
@@ -16,40 +20,65 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
+
+// capacityWarmup is the capacity engine's warm-up: the server is warm from
+// the load engine's run a moment before; this only lets the engine open
+// its connections and settle.
+const capacityWarmup = time.Second
 
 // Bench is one benchmark run.
 type Bench struct {
-	Suite    *suite.Suite
-	Builder  images.Builder
-	Config   config.Config
-	Scenario *scenario.Scenario
-	Folder   report.Folder
-	// Run is the record, filled as servers finish.
+	Suite   *suite.Suite
+	Builder images.Builder
+	Config  config.Config
+	// Scenarios are the run's scenarios, compiled, by name.
+	Scenarios map[string]*scenario.Scenario
+	Folder    report.Folder
+	// Run is the record: its cells set up (settings, placement), filled as
+	// rounds finish.
 	Run *report.Run
+	// HostStat is the host's /proc/stat for its CPU steal; "" when the
+	// engine runs elsewhere.
+	HostStat string
 	// Out receives progress for the user.
 	Out io.Writer
 }
 
-// Benchmark runs every server in turn. It returns ctx's error when the run
-// was interrupted; a server that fails is recorded, and the run goes on.
+// Benchmark measures every server in every cell. It returns ctx's error
+// when the run was interrupted; a server that fails is recorded, and the
+// run goes on.
 func (b *Bench) Benchmark(ctx context.Context, servers []string) error {
-	engine, ok := load.Lookup(b.Config.LoadEngine)
-	if !ok {
-		return fmt.Errorf("no load engine %q", b.Config.LoadEngine)
-	}
-	client, err := BuildClient(ctx, b.Builder, b.Folder, b.Out)
+	engine, capacity, err := b.engines()
 	if err != nil {
 		return err
 	}
-	b.Suite.ClientImage = client
-	for _, name := range servers {
-		if ctx.Err() != nil {
-			break
-		}
-		b.Run.Servers = append(b.Run.Servers, b.benchmark(ctx, name, engine))
-		if err := report.Save(b.Folder, *b.Run); err != nil {
-			return err
+	if err := b.build(ctx, servers); err != nil {
+		return err
+	}
+	if err := report.Save(b.Folder, *b.Run); err != nil {
+		return err
+	}
+	rounds := b.Config.Rounds
+rounds:
+	for r := 1; r <= rounds; r++ {
+		for ci := range b.Run.Cells {
+			cell := &b.Run.Cells[ci]
+			for si := range cell.Servers {
+				if ctx.Err() != nil {
+					break rounds
+				}
+				srv := &cell.Servers[si]
+				if !measurable(*srv) {
+					continue
+				}
+				fmt.Fprintf(b.Out, "%s: round %d of %d%s\n", srv.Name, r, rounds, b.cellText(*cell))
+				srv.Rounds = append(srv.Rounds, b.round(ctx, *cell, srv, r, engine, capacity))
+				if err := report.Save(b.Folder, *b.Run); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	b.Run.Interrupted = ctx.Err() != nil
@@ -58,6 +87,185 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) error {
 		return err
 	}
 	return ctx.Err()
+}
+
+// engines looks up the load engine and the capacity engine (nil when off,
+// or when it is the load engine itself).
+func (b *Bench) engines() (load.Engine, load.Engine, error) {
+	engine, ok := load.Lookup(b.Config.LoadEngine)
+	if !ok {
+		return nil, nil, fmt.Errorf("no load engine %q", b.Config.LoadEngine)
+	}
+	if b.Config.CapacityEngine == config.CapacityOff || b.Config.CapacityEngine == b.Config.LoadEngine {
+		return engine, nil, nil
+	}
+	capacity, ok := load.Lookup(b.Config.CapacityEngine)
+	if !ok {
+		return nil, nil, fmt.Errorf("no capacity engine %q", b.Config.CapacityEngine)
+	}
+	return engine, capacity, nil
+}
+
+// measurable says a server may run another round: it built, and no round
+// of it failed (a server that failed once is not ranked, so the time goes
+// to the others).
+func measurable(s report.Server) bool {
+	if s.Failure != nil {
+		return false
+	}
+	for _, r := range s.Rounds {
+		if r.Failure != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// build builds the client image and each server's image once per scenario
+// before anything is measured, so that no build runs beside a measurement,
+// and sets up the servers of every cell.
+func (b *Bench) build(ctx context.Context, servers []string) error {
+	client, err := BuildClient(ctx, b.Builder, b.Folder, b.Out)
+	if err != nil {
+		return err
+	}
+	b.Suite.ClientImage = client
+	type built struct {
+		image images.Image
+		err   error
+	}
+	byScenario := map[string]map[string]built{}
+	for ci := range b.Run.Cells {
+		cell := &b.Run.Cells[ci]
+		if byScenario[cell.Scenario] == nil {
+			byScenario[cell.Scenario] = map[string]built{}
+			for _, name := range servers {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				folder, err := b.Folder.Sub(name)
+				if err != nil {
+					return err
+				}
+				img, _, err := BuildServer(ctx, b.Builder, name, b.Scenarios[cell.Scenario], folder, "build-"+cell.Scenario+".log", b.Out)
+				byScenario[cell.Scenario][name] = built{img, err}
+			}
+		}
+		for _, name := range servers {
+			bi := byScenario[cell.Scenario][name]
+			srv := report.Server{Name: name, Image: b.Builder.ServerTag(name, cell.Scenario), ImageID: bi.image.ID}
+			if bi.err != nil {
+				f := suite.FailureOf(bi.err)
+				srv.Failure = &f
+			}
+			cell.Servers = append(cell.Servers, srv)
+		}
+	}
+	return nil
+}
+
+// round brings a fresh container of the server up, measures it and tears
+// it down.
+func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server, r int, engine, capacity load.Engine) report.Round {
+	round := report.Round{Round: r, Start: time.Now()}
+	folder, err := b.Folder.Sub(srv.Name, b.cellDir(cell), fmt.Sprintf("round-%d", r))
+	if err != nil {
+		return b.fail(srv.Name, round, err)
+	}
+	spec := ServerSpec(b.Config, cell, srv.Name, srv.Image, b.Scenarios[cell.Scenario], folder)
+	up, err := b.Suite.Up(ctx, spec)
+	defer up.Down(ctx)
+	if up.Conformance != nil && srv.Conformance == nil {
+		srv.Conformance = up.Conformance
+	}
+	spent := time.Duration(0) // warm-ups and measurements, for the overhead
+	if err == nil {
+		before, hostOK := usage.ReadHostCPU(b.HostStat)
+		loadSpec := LoadSpec(b.Config, cell, b.Config.RoundDuration())
+		fmt.Fprintf(b.Out, "%s: ready; warm-up %s, then measuring %s with %s\n", srv.Name, loadSpec.Warmup, loadSpec.Duration, engine.Name())
+		round.Measurement, err = up.Measure(ctx, engine, loadSpec, "load")
+		spent += loadSpec.Warmup + loadSpec.Duration
+		if err == nil && round.Load.OK == 0 {
+			err = &suite.PhaseError{Phase: "load", Err: fmt.Errorf("no call succeeded (%s)", round.Load.Failures())}
+		}
+		if err == nil {
+			round.ClientBound = round.ClientSaturated(float64(cell.ClientCPUs))
+			if round.ClientBound && capacity != nil {
+				capSpec := loadSpec
+				capSpec.Warmup = min(capacityWarmup, loadSpec.Warmup)
+				m, cerr := up.Measure(ctx, capacity, capSpec, "capacity")
+				spent += capSpec.Warmup + capSpec.Duration
+				if cerr != nil {
+					round.CapacityFailure = cerr.Error()
+				} else {
+					round.Capacity = &m
+				}
+			}
+			if after, ok := usage.ReadHostCPU(b.HostStat); ok && hostOK {
+				steal := after.StealSince(before)
+				round.HostSteal = &steal
+			}
+		}
+	}
+	round.Phases = up.Phases
+	if err != nil {
+		return b.fail(srv.Name, round, err)
+	}
+	round.Overhead = max(0, phaseTime(round.Phases)-spent.Seconds())
+	fmt.Fprintf(b.Out, "%s: %s\n", srv.Name, roundText(round))
+	return round
+}
+
+// phaseTime is the time the phases took in all.
+func phaseTime(phases []report.Phase) float64 {
+	var total float64
+	for _, p := range phases {
+		total += p.Seconds
+	}
+	return total
+}
+
+func roundText(r report.Round) string {
+	text := fmt.Sprintf("%.0f req/s, server CPU %.1f%%, client CPU %.1f%%", r.Load.RPS, r.Server.CPUAvgPercent, r.Client.CPUAvgPercent)
+	switch {
+	case r.Capacity != nil:
+		text += fmt.Sprintf("; client-bound, so %s measured the server's capacity: %.0f req/s, server CPU %.1f%%",
+			r.Capacity.Load.Engine, r.Capacity.Load.RPS, r.Capacity.Server.CPUAvgPercent)
+	case r.CapacityFailure != "":
+		text += "; client-bound, and the capacity measurement failed: " + r.CapacityFailure
+	case r.ClientBound:
+		text += "; client-bound"
+	}
+	return text
+}
+
+// cellDir is the folder of a cell's rounds under a server's folder: none
+// in a run of one cell.
+func (b *Bench) cellDir(cell report.Cell) string {
+	if len(b.Run.Cells) == 1 {
+		return ""
+	}
+	name := fmt.Sprintf("%s_cpu%s", cell.Scenario, cell.ServerCPUs)
+	if cell.Profile != "" {
+		name += "_" + cell.Profile
+	}
+	return name
+}
+
+func (b *Bench) cellText(cell report.Cell) string {
+	if len(b.Run.Cells) == 1 {
+		return ""
+	}
+	return " in " + cell.Name()
+}
+
+// fail records why a round could not be measured.
+func (b *Bench) fail(name string, round report.Round, err error) report.Round {
+	f := suite.FailureOf(err)
+	slog.Debug("round failed", "server", name, "round", round.Round, "phase", f.Phase, "err", err)
+	fmt.Fprintf(b.Out, "%s: %s failed: %s\n", name, f.Phase, f.Reason)
+	round.Failure = &f
+	return round
 }
 
 // BuildClient builds the orchestrator's own image, with its log in the run
@@ -76,21 +284,21 @@ func BuildClient(ctx context.Context, b images.Builder, folder report.Folder, ou
 	return tag, nil
 }
 
-// BuildServer builds a server's image, with its log in folder, and records
-// the build as a phase.
-func BuildServer(ctx context.Context, b images.Builder, name string, sc *scenario.Scenario, folder report.Folder, out io.Writer) (images.Image, report.Phase, error) {
+// BuildServer builds a server's image, with its log as logName in folder,
+// and records the build as a phase.
+func BuildServer(ctx context.Context, b images.Builder, name string, sc *scenario.Scenario, folder report.Folder, logName string, out io.Writer) (images.Image, report.Phase, error) {
 	fmt.Fprintf(out, "%s: building %s\n", name, b.ServerTag(name, sc.Name))
 	start := time.Now()
-	img, err := buildServer(ctx, b, name, sc, folder)
+	img, err := buildServer(ctx, b, name, sc, folder, logName)
 	phase := report.Phase{Name: "build", Start: start, Seconds: time.Since(start).Seconds()}
 	if err != nil {
-		return img, phase, &suite.PhaseError{Phase: "build", Err: fmt.Errorf("%w (log: %s)", err, folder.Path("build.log"))}
+		return img, phase, &suite.PhaseError{Phase: "build", Err: fmt.Errorf("%w (log: %s)", err, folder.Path(logName))}
 	}
 	return img, phase, nil
 }
 
-func buildServer(ctx context.Context, b images.Builder, name string, sc *scenario.Scenario, folder report.Folder) (images.Image, error) {
-	log, err := folder.Create("build.log")
+func buildServer(ctx context.Context, b images.Builder, name string, sc *scenario.Scenario, folder report.Folder, logName string) (images.Image, error) {
+	log, err := folder.Create(logName)
 	if err != nil {
 		return images.Image{}, err
 	}
@@ -98,77 +306,55 @@ func buildServer(ctx context.Context, b images.Builder, name string, sc *scenari
 	return b.Server(ctx, name, sc, log)
 }
 
-// benchmark builds, brings up and measures one server.
-func (b *Bench) benchmark(ctx context.Context, name string, engine load.Engine) report.Server {
-	res := report.Server{Name: name, Scenario: b.Scenario.Name, Image: b.Builder.ServerTag(name, b.Scenario.Name)}
-	folder, err := b.Folder.Sub(name)
-	if err != nil {
-		return b.fail(res, &suite.PhaseError{Phase: "setup", Err: err})
-	}
-	img, phase, err := BuildServer(ctx, b.Builder, name, b.Scenario, folder, b.Out)
-	res.Phases = append(res.Phases, phase)
-	if err != nil {
-		return b.fail(res, err)
-	}
-	res.ImageID = img.ID
-	srv, err := b.Suite.Up(ctx, b.serverSpec(name, img.Tag, folder))
-	defer srv.Down(ctx)
-	if err == nil {
-		fmt.Fprintf(b.Out, "%s: ready; warm-up %s, then measuring %s\n", name, b.Config.Warmup, b.Config.Duration)
-		res.Measurement, err = srv.Measure(ctx, engine, LoadSpec(b.Config), "load")
-	}
-	res.Phases = append(res.Phases, srv.Phases...)
-	res.Conformance = srv.Conformance
-	if err == nil && res.Load.OK == 0 {
-		err = &suite.PhaseError{Phase: "load", Err: fmt.Errorf("no call succeeded (%s)", res.Load.Failures())}
-	}
-	if err != nil {
-		return b.fail(res, err)
-	}
-	res.ClientBound = res.ClientSaturated(float64(b.Config.ClientCPUs))
-	fmt.Fprintf(b.Out, "%s: %.0f req/s, server CPU %.1f%%, client CPU %.1f%%\n", name, res.Load.RPS, res.Server.CPUAvgPercent, res.Client.CPUAvgPercent)
-	return res
-}
-
-// ServerSpec is how a server runs under the settings.
-func ServerSpec(cfg config.Config, name, image string, sc *scenario.Scenario, folder report.Folder) suite.ServerSpec {
-	return suite.ServerSpec{Name: name, Image: image, Scenario: sc, CPUs: cfg.ServerCPUs, RAM: cfg.ServerRAM,
-		ReadyTimeout: cfg.ReadyTimeout, Folder: folder}
-}
-
-func (b *Bench) serverSpec(name, image string, folder report.Folder) suite.ServerSpec {
-	return ServerSpec(b.Config, name, image, b.Scenario, folder)
-}
-
-// LoadSpec is the load the settings describe.
-func LoadSpec(cfg config.Config) load.Spec {
-	return load.Spec{Connections: cfg.Connections, Concurrency: cfg.Concurrency, QPS: cfg.QPS,
-		Warmup: cfg.Warmup, Duration: cfg.Duration, CPUs: float64(cfg.ClientCPUs)}
-}
-
-// fail records why a server could not be ranked.
-func (b *Bench) fail(res report.Server, err error) report.Server {
-	f := suite.FailureOf(err)
-	slog.Debug("server failed", "server", res.Name, "phase", f.Phase, "err", err)
-	fmt.Fprintf(b.Out, "%s: %s failed: %s\n", res.Name, f.Phase, f.Reason)
-	res.Failure = &f
-	return res
-}
-
-// BuildImages builds the client image and each server's image without
-// running anything; the first failure ends it.
-func BuildImages(ctx context.Context, b images.Builder, servers []string, sc *scenario.Scenario, folder report.Folder, out io.Writer) error {
+// BuildImages builds the client image and each server's image for every
+// scenario without running anything; the first failure ends it.
+func BuildImages(ctx context.Context, b images.Builder, servers []string, scenarios []*scenario.Scenario, folder report.Folder, out io.Writer) error {
 	if _, err := BuildClient(ctx, b, folder, out); err != nil {
 		return err
 	}
-	for _, name := range servers {
-		sub, err := folder.Sub(name)
-		if err != nil {
-			return err
-		}
-		if _, _, err := BuildServer(ctx, b, name, sc, sub, out); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+	for _, sc := range scenarios {
+		for _, name := range servers {
+			sub, err := folder.Sub(name)
+			if err != nil {
+				return err
+			}
+			if _, _, err := BuildServer(ctx, b, name, sc, sub, "build-"+sc.Name+".log", out); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
 		}
 	}
 	return nil
+}
+
+// ServerSpec is how a server runs in a cell.
+func ServerSpec(cfg config.Config, cell report.Cell, name, image string, sc *scenario.Scenario, folder report.Folder) suite.ServerSpec {
+	return suite.ServerSpec{Name: name, Image: image, Scenario: sc, CPUs: cell.ServerCPUs, RAM: cfg.ServerRAM,
+		ReadyTimeout: cfg.ReadyTimeout, Placement: cell.Placement, Folder: folder}
+}
+
+// LoadSpec is the load of a cell, measured for duration.
+func LoadSpec(cfg config.Config, cell report.Cell, duration time.Duration) load.Spec {
+	return load.Spec{Connections: cell.Connections, Concurrency: cell.Concurrency, QPS: cfg.QPS,
+		Warmup: cfg.Warmup, Duration: duration, CPUs: float64(cell.ClientCPUs)}
+}
+
+// Cells sets a run's cells up: the product of the list-valued settings,
+// each with its footer and its placement on the engine's cores.
+func Cells(cfg config.Config, engineCPUs int) []report.Cell {
+	var cells []report.Cell
+	for _, c := range cfg.Cells(engineCPUs) {
+		cells = append(cells, report.Cell{Cell: c, Settings: cfg.Settings(c), Placement: suite.Place(engineCPUs, c.ServerCPUs, c.ClientCPUs)})
+	}
+	return cells
+}
+
+// ScenarioNames lists the scenarios of cells, once each, in order.
+func ScenarioNames(cells []report.Cell) []string {
+	var names []string
+	for _, c := range cells {
+		if !slices.Contains(names, c.Scenario) {
+			names = append(names, c.Scenario)
+		}
+	}
+	return names
 }

@@ -12,10 +12,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/docker/docker/api/types/container"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
@@ -35,10 +38,14 @@ type fakeEngine struct {
 	// failBuild, failProbe, failConform and crashUnderLoad name servers
 	// that fail there.
 	failBuild, failProbe, failConform, crashUnderLoad map[string]bool
+	// saturate names servers whose ghz client uses all its CPU.
+	saturate map[string]bool
 	// onLoad is called when a load client starts.
 	onLoad  func(server string)
 	started []*fakeContainer
 	loaded  map[string]bool
+	// loads lists the load clients started, as server/engine.
+	loads []string
 }
 
 func (f *fakeEngine) ImageID(context.Context, string) (string, error) { return "sha256:base", nil }
@@ -64,6 +71,7 @@ func (f *fakeEngine) Start(_ context.Context, spec docker.ContainerSpec) (suite.
 			f.loaded = map[string]bool{}
 		}
 		f.loaded[c.server] = true
+		f.loads = append(f.loads, c.server+"/"+spec.Labels["io.grpcbench.engine"])
 		if f.onLoad != nil {
 			f.onLoad(c.server)
 		}
@@ -130,14 +138,26 @@ func (c *fakeContainer) Logs(_ context.Context, stdout, stderr io.Writer) error 
 		return json.NewEncoder(stdout).Encode(v)
 	case "load":
 		now := time.Now()
-		return json.NewEncoder(stdout).Encode(load.Result{Engine: "fake", Start: now.Add(-time.Second), End: now,
-			Requests: 1000, OK: 1000, Statuses: map[string]uint64{"OK": 1000}, RPS: 1000})
+		engine := c.spec.Labels["io.grpcbench.engine"]
+		rps := map[string]float64{"ghz": 1000, "h2": 3000}[engine]
+		return json.NewEncoder(stdout).Encode(load.Result{Engine: engine, Start: now.Add(-time.Second), End: now,
+			Requests: 1000, OK: 1000, Statuses: map[string]uint64{"OK": 1000}, RPS: rps})
 	}
 	return nil
 }
 
+// Stats gives a saturating ghz client one reading of a full core.
 func (c *fakeContainer) Stats(context.Context) (io.ReadCloser, error) {
-	return io.NopCloser(strings.NewReader("")), nil
+	if c.role != "load" || c.spec.Labels["io.grpcbench.engine"] != "ghz" || !c.engine.saturate[c.server] {
+		return io.NopCloser(strings.NewReader("")), nil
+	}
+	now := time.Now()
+	var r container.StatsResponse
+	r.PreRead, r.Read = now.Add(-500*time.Millisecond), now
+	r.PreCPUStats.CPUUsage.TotalUsage = 1e9
+	r.CPUStats.CPUUsage.TotalUsage = 1e9 + 5e8
+	js, err := json.Marshal(r)
+	return io.NopCloser(bytes.NewReader(js)), err
 }
 
 func (c *fakeContainer) Remove(context.Context) error {
@@ -166,18 +186,18 @@ func newTestBench(t *testing.T, eng *fakeEngine, servers ...string) *Bench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse(map[string]string{"GRPC_IMAGE_NAME": "test"})
+	cfg, err := config.Parse(map[string]string{"GRPC_IMAGE_NAME": "test", "GRPC_BENCHMARK_WARMUP": "1ms", "GRPC_BENCHMARK_DURATION": "3ms"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &Bench{
-		Suite:    &suite.Suite{Engine: eng},
-		Builder:  images.Builder{Engine: eng, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "test"},
-		Config:   cfg,
-		Scenario: sc,
-		Folder:   report.Folder{Dir: t.TempDir()},
-		Run:      &report.Run{ID: "test"},
-		Out:      io.Discard,
+		Suite:     &suite.Suite{Engine: eng},
+		Builder:   images.Builder{Engine: eng, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "test"},
+		Config:    cfg,
+		Scenarios: map[string]*scenario.Scenario{sc.Name: sc},
+		Folder:    report.Folder{Dir: t.TempDir()},
+		Run:       &report.Run{ID: "test", Cells: Cells(cfg, 2)},
+		Out:       io.Discard,
 	}
 }
 
@@ -193,27 +213,37 @@ func TestAFailureInAnyPhaseIsRecordedAndTheRunGoesOn(t *testing.T) {
 	if err := s.Benchmark(context.Background(), servers); err != nil {
 		t.Fatal(err)
 	}
+	got := s.Run.Cells[0].Servers
 	want := map[string]string{"broken_build": "build", "never_ready": "readiness", "wrong_echo": "conformance", "crashes": "load", "good": ""}
-	if len(s.Run.Servers) != len(want) {
-		t.Fatalf("%d servers recorded, want %d", len(s.Run.Servers), len(want))
+	if len(got) != len(want) {
+		t.Fatalf("%d servers recorded, want %d", len(got), len(want))
 	}
-	for _, srv := range s.Run.Servers {
+	for _, srv := range got {
 		phase := ""
 		if srv.Failure != nil {
 			phase = srv.Failure.Phase
 		}
+		for _, r := range srv.Rounds {
+			if r.Failure != nil {
+				phase = r.Failure.Phase
+			}
+		}
 		if phase != want[srv.Name] {
-			t.Errorf("%s failed in %q, want %q (%+v)", srv.Name, phase, want[srv.Name], srv.Failure)
+			t.Errorf("%s failed in %q, want %q (%+v)", srv.Name, phase, want[srv.Name], srv)
+		}
+		// A server that failed is not measured again in later rounds.
+		if rounds := len(srv.Rounds); (phase == "build" && rounds != 0) || (phase != "" && phase != "build" && rounds != 1) || (phase == "" && rounds != 3) {
+			t.Errorf("%s (failed in %q) ran %d rounds", srv.Name, phase, rounds)
 		}
 	}
-	if reason := s.Run.Servers[2].Failure.Reason; !strings.Contains(reason, "name: sent a, got b") || s.Run.Servers[2].Conformance == nil {
-		t.Errorf("a wrong echo is not explained: %q, verdict %+v", reason, s.Run.Servers[2].Conformance)
+	if reason := got[2].Rounds[0].Failure.Reason; !strings.Contains(reason, "name: sent a, got b") || got[2].Conformance == nil {
+		t.Errorf("a wrong echo is not explained: %q, verdict %+v", reason, got[2].Conformance)
 	}
-	if reason := s.Run.Servers[3].Failure.Reason; !strings.Contains(reason, "GRPC_SERVER_RAM") {
+	if reason := got[3].Rounds[0].Failure.Reason; !strings.Contains(reason, "GRPC_SERVER_RAM") {
 		t.Errorf("an OOM kill is not explained: %q", reason)
 	}
-	if s.Run.Servers[4].Load == nil || s.Run.Servers[4].Load.RPS != 1000 || !s.Run.Servers[4].Conformance.Passed {
-		t.Errorf("the good server has no load result or verdict: %+v", s.Run.Servers[4])
+	if !got[4].Ranked() || got[4].Rounds[2].Load.RPS != 1000 || !got[4].Conformance.Passed {
+		t.Errorf("the good server has no load result or verdict: %+v", got[4])
 	}
 	if left := eng.notRemoved(); len(left) > 0 {
 		t.Errorf("containers not removed: %v", left)
@@ -227,11 +257,43 @@ func TestAFailureInAnyPhaseIsRecordedAndTheRunGoesOn(t *testing.T) {
 	}
 }
 
+// TestRoundsAreInterleaved: round 1 of every server, then round 2, ...
+// and the capacity engine measures a client-bound server in the same round.
+func TestRoundsAreInterleaved(t *testing.T) {
+	eng := &fakeEngine{saturate: map[string]bool{"b": true}}
+	s := newTestBench(t, eng, "a", "b")
+	if err := s.Benchmark(context.Background(), []string{"a", "b"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a/ghz", "b/ghz", "b/h2", "a/ghz", "b/ghz", "b/h2", "a/ghz", "b/ghz", "b/h2"}
+	if !slices.Equal(eng.loads, want) {
+		t.Errorf("loads in order %v, want %v", eng.loads, want)
+	}
+	a, b := s.Run.Cells[0].Servers[0], s.Run.Cells[0].Servers[1]
+	for r := range 3 {
+		if !a.Rounds[r].Start.Before(b.Rounds[r].Start) || (r > 0 && !b.Rounds[r-1].Start.Before(a.Rounds[r].Start)) {
+			t.Errorf("round %d: a started %v, b %v", r+1, a.Rounds[r].Start, b.Rounds[r].Start)
+		}
+		if a.Rounds[r].ClientBound || a.Rounds[r].Capacity != nil {
+			t.Errorf("a was not client-bound: %+v", a.Rounds[r])
+		}
+		if !b.Rounds[r].ClientBound || b.Rounds[r].Capacity == nil || b.Rounds[r].Capacity.Load.Engine != "h2" {
+			t.Errorf("b round %d has no capacity measurement: %+v", r+1, b.Rounds[r])
+		}
+	}
+	capacity := report.CapacityRanking(s.Run.Cells[0])
+	if len(capacity) != 2 || capacity[0].Name != "b" || capacity[0].RPS.Median != 3000 {
+		t.Errorf("capacity ranking %+v", capacity)
+	}
+}
+
 func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	loads := 0
 	eng := &fakeEngine{onLoad: func(server string) {
-		if server == "second" {
+		// The second round of the second server.
+		if loads++; server == "second" && loads == 5 {
 			cancel()
 		}
 	}}
@@ -240,11 +302,12 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Benchmark = %v, want context.Canceled", err)
 	}
-	if !s.Run.Interrupted || len(s.Run.Servers) != 2 {
-		t.Fatalf("interrupted %v with %d servers recorded, want true and 2", s.Run.Interrupted, len(s.Run.Servers))
+	srv := s.Run.Cells[0].Servers
+	if !s.Run.Interrupted || len(srv[0].Rounds) != 2 || len(srv[1].Rounds) != 2 || len(srv[2].Rounds) != 1 {
+		t.Fatalf("interrupted %v with rounds %d %d %d, want true and 2 2 1", s.Run.Interrupted, len(srv[0].Rounds), len(srv[1].Rounds), len(srv[2].Rounds))
 	}
-	if s.Run.Servers[0].Failure != nil || s.Run.Servers[1].Failure == nil || s.Run.Servers[1].Failure.Reason != "interrupted" {
-		t.Errorf("first %+v, second %+v", s.Run.Servers[0].Failure, s.Run.Servers[1].Failure)
+	if f := srv[1].Rounds[1].Failure; f == nil || f.Reason != "interrupted" || srv[0].Rounds[1].Failure != nil {
+		t.Errorf("second's round 2 failure %+v", f)
 	}
 	if left := eng.notRemoved(); len(left) > 0 {
 		t.Errorf("containers not removed: %v", left)
@@ -254,7 +317,7 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(js, &saved); err != nil || !saved.Interrupted || len(saved.Servers) != 2 {
+	if err := json.Unmarshal(js, &saved); err != nil || !saved.Interrupted || len(saved.Cells[0].Servers[0].Rounds) != 2 {
 		t.Errorf("results.json does not record the interruption: %v %+v", err, saved)
 	}
 }

@@ -32,8 +32,11 @@ type Check struct {
 	Suite   *suite.Suite
 	Builder images.Builder
 	Config  config.Config
-	Folder  report.Folder
-	Out     io.Writer
+	// Cell gives the servers their CPUs and cores; its scenario is replaced
+	// by each of the scenarios checked.
+	Cell   report.Cell
+	Folder report.Folder
+	Out    io.Writer
 }
 
 // Servers builds every server for every scenario and passes it through the
@@ -73,11 +76,13 @@ func (c *Check) bringUp(ctx context.Context, name string, sc *scenario.Scenario)
 	if err != nil {
 		return err
 	}
-	img, _, err := bench.BuildServer(ctx, c.Builder, name, sc, folder, c.Out)
+	img, _, err := bench.BuildServer(ctx, c.Builder, name, sc, folder, "build.log", c.Out)
 	if err != nil {
 		return err
 	}
-	srv, err := c.Suite.Up(ctx, bench.ServerSpec(c.Config, name, img.Tag, sc, folder))
+	cell := c.Cell
+	cell.Scenario = sc.Name
+	srv, err := c.Suite.Up(ctx, bench.ServerSpec(c.Config, cell, name, img.Tag, sc, folder))
 	srv.Down(ctx)
 	return err
 }

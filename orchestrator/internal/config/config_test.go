@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -105,19 +106,21 @@ func TestParseDefaults(t *testing.T) {
 		t.Fatalf("Parse(empty) error: %v", err)
 	}
 	want := config.Config{
-		Duration:     20 * time.Second,
-		Warmup:       5 * time.Second,
-		ServerCPUs:   1,
-		ServerRAM:    512 * 1024 * 1024,
-		Connections:  50,
-		Concurrency:  1000,
-		QPS:          0,
-		ClientCPUs:   1,
-		Scenario:     "complex_proto",
-		ImageName:    "grpc_bench",
-		ResultsDir:   "results",
-		ReadyTimeout: 60 * time.Second,
-		LoadEngine:   "ghz",
+		Duration:       20 * time.Second,
+		Warmup:         5 * time.Second,
+		Rounds:         3,
+		ServerCPUs:     config.CPUList{1},
+		ServerRAM:      512 * 1024 * 1024,
+		Connections:    50,
+		Concurrency:    1000,
+		QPS:            0,
+		ClientCPUs:     config.ClientCPUs{Auto: true},
+		Scenarios:      config.Names{"complex_proto"},
+		ImageName:      "grpc_bench",
+		ResultsDir:     "results",
+		ReadyTimeout:   60 * time.Second,
+		LoadEngine:     "ghz",
+		CapacityEngine: "h2",
 	}
 	if len(cfg.Benchmarks) != 0 {
 		t.Errorf("Benchmarks = %q, want none (all servers)", cfg.Benchmarks)
@@ -161,15 +164,15 @@ func TestParseAccepted(t *testing.T) {
 		want  string
 	}{
 		{"server cpus 0.5", map[string]string{"GRPC_SERVER_CPUS": "0.5"},
-			func(c config.Config) bool { return c.ServerCPUs == 0.5 }, "ServerCPUs=0.5"},
+			func(c config.Config) bool { return slices.Equal(c.ServerCPUs, config.CPUList{0.5}) }, "ServerCPUs=0.5"},
 		{"server cpus 1.5", map[string]string{"GRPC_SERVER_CPUS": "1.5"},
-			func(c config.Config) bool { return c.ServerCPUs == 1.5 }, "ServerCPUs=1.5"},
+			func(c config.Config) bool { return slices.Equal(c.ServerCPUs, config.CPUList{1.5}) }, "ServerCPUs=1.5"},
 		{"client cpus 0.5", map[string]string{"GRPC_CLIENT_CPUS": "0.5"},
-			func(c config.Config) bool { return c.ClientCPUs == 0.5 }, "ClientCPUs=0.5"},
+			func(c config.Config) bool { return c.ClientCPUs == config.ClientCPUs{CPUs: 0.5} }, "ClientCPUs=0.5"},
 		{"client cpus 1.5", map[string]string{"GRPC_CLIENT_CPUS": " 1.5 "},
-			func(c config.Config) bool { return c.ClientCPUs == 1.5 }, "ClientCPUs=1.5"},
+			func(c config.Config) bool { return c.ClientCPUs == config.ClientCPUs{CPUs: 1.5} }, "ClientCPUs=1.5"},
 		{"server cpus at the engine's count", map[string]string{"GRPC_SERVER_CPUS": "2"},
-			func(c config.Config) bool { return c.ServerCPUs == 2 }, "ServerCPUs=2"},
+			func(c config.Config) bool { return slices.Equal(c.ServerCPUs, config.CPUList{2}) }, "ServerCPUs=2"},
 		{"ram 1g", map[string]string{"GRPC_SERVER_RAM": "1g"},
 			func(c config.Config) bool { return c.ServerRAM == 1<<30 }, "ServerRAM=1073741824"},
 		{"ram 2048m", map[string]string{"GRPC_SERVER_RAM": "2048m"},
@@ -197,7 +200,16 @@ func TestParseAccepted(t *testing.T) {
 				return c.Duration == time.Minute && c.Warmup == 500*time.Millisecond && c.ReadyTimeout == 150*time.Second
 			}, "Duration=1m Warmup=500ms ReadyTimeout=2m30s"},
 		{"other scenario", map[string]string{"GRPC_REQUEST_SCENARIO": "string_10B"},
-			func(c config.Config) bool { return c.Scenario == "string_10B" }, "Scenario=string_10B"},
+			func(c config.Config) bool { return slices.Equal(c.Scenarios, config.Names{"string_10B"}) }, "Scenarios=[string_10B]"},
+		{"lists", map[string]string{"GRPC_REQUEST_SCENARIO": "complex_proto,string_10B", "GRPC_SERVER_CPUS": "1, 2", "GRPC_LOAD_PROFILE": "1a,3b"},
+			func(c config.Config) bool {
+				return slices.Equal(c.Scenarios, config.Names{"complex_proto", "string_10B"}) && slices.Equal(c.ServerCPUs, config.CPUList{1, 2}) &&
+					slices.Equal(c.LoadProfiles, config.Names{"1a", "3b"})
+			}, "two of each"},
+		{"rounds", map[string]string{"GRPC_BENCHMARK_ROUNDS": "10"},
+			func(c config.Config) bool { return c.Rounds == 10 }, "Rounds=10"},
+		{"capacity off", map[string]string{"GRPC_CAPACITY_ENGINE": "off"},
+			func(c config.Config) bool { return c.CapacityEngine == config.CapacityOff }, "CapacityEngine=off"},
 		{"image name with registry path", map[string]string{"GRPC_IMAGE_NAME": "registry.local/team/grpc-bench_x"},
 			func(c config.Config) bool { return c.ImageName == "registry.local/team/grpc-bench_x" }, "ImageName=registry.local/team/grpc-bench_x"},
 	}
@@ -234,7 +246,6 @@ func TestParseRefusesUnparsable(t *testing.T) {
 		{"GRPC_BENCHMARK_WARMUP", "5 seconds"},
 		{"GRPC_SERVER_READY_TIMEOUT", "soon"},
 		{"GRPC_SERVER_CPUS", "one"},
-		{"GRPC_SERVER_CPUS", "1,5"},
 		{"GRPC_SERVER_CPUS", "NaN"},
 		{"GRPC_CLIENT_CPUS", "x"},
 		{"GRPC_CLIENT_CPUS", "Inf"},
@@ -318,6 +329,15 @@ func TestValidateRefuses(t *testing.T) {
 		{"image name with a tag", map[string]string{"GRPC_IMAGE_NAME": "grpc_bench:latest"}, 2, "GRPC_IMAGE_NAME", "grpc_bench:latest"},
 		{"image name starting with a dash", map[string]string{"GRPC_IMAGE_NAME": "-grpc"}, 2, "GRPC_IMAGE_NAME", "-grpc"},
 		{"blank results dir", map[string]string{"GRPC_RESULTS_DIR": "   "}, 2, "GRPC_RESULTS_DIR", "   "},
+		{"a decimal comma is a list, here with 5 CPUs", map[string]string{"GRPC_SERVER_CPUS": "1,5"}, 2, "GRPC_SERVER_CPUS", "1,5"},
+		{"server cpus twice", map[string]string{"GRPC_SERVER_CPUS": "1,1"}, 2, "GRPC_SERVER_CPUS", "1,1"},
+		{"scenario twice", map[string]string{"GRPC_REQUEST_SCENARIO": "string_10B,string_10B"}, 2, "GRPC_REQUEST_SCENARIO", "string_10B,string_10B"},
+		{"no scenario", map[string]string{"GRPC_REQUEST_SCENARIO": " , "}, 2, "GRPC_REQUEST_SCENARIO", " , "},
+		{"server twice", map[string]string{"GRPC_BENCHMARKS": "go_grpc go_grpc"}, 2, "GRPC_BENCHMARKS", "go_grpc go_grpc"},
+		{"an unknown profile in a list", map[string]string{"GRPC_LOAD_PROFILE": "1a,4c"}, 2, "GRPC_LOAD_PROFILE", "1a,4c"},
+		{"zero rounds", map[string]string{"GRPC_BENCHMARK_ROUNDS": "0"}, 2, "GRPC_BENCHMARK_ROUNDS", "0"},
+		{"too many rounds", map[string]string{"GRPC_BENCHMARK_ROUNDS": "101"}, 2, "GRPC_BENCHMARK_ROUNDS", "101"},
+		{"unknown capacity engine", map[string]string{"GRPC_CAPACITY_ENGINE": "h2load"}, 2, "GRPC_CAPACITY_ENGINE", "h2load"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -425,17 +445,22 @@ func TestLoadProfileSetsTheShape(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if cfg.Connections != p.Connections || cfg.Concurrency != p.Connections*p.Streams {
-			t.Errorf("%s: %d connections, %d in flight; want %d x %d", name, cfg.Connections, cfg.Concurrency, p.Connections, p.Streams)
-		}
 		if err := cfg.Validate(on(oneServer, 2)); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
+		cells := cfg.Cells(2)
+		if len(cells) != 1 {
+			t.Fatalf("%s: %d cells", name, len(cells))
+		}
+		cell := cells[0]
+		if cell.Connections != p.Connections || cell.Concurrency != p.Connections*p.Streams || cell.Profile != name {
+			t.Errorf("%s: %d connections, %d in flight; want %d x %d", name, cell.Connections, cell.Concurrency, p.Connections, p.Streams)
+		}
 		settings := map[string]string{}
-		for _, s := range cfg.Settings() {
+		for _, s := range cfg.Settings(cell) {
 			settings[s.Name] = s.Value
 		}
-		if settings["GRPC_CLIENT_CONNECTIONS"] != strconv.Itoa(cfg.Connections) || settings["GRPC_CLIENT_CONCURRENCY"] != strconv.Itoa(cfg.Concurrency) {
+		if settings["GRPC_CLIENT_CONNECTIONS"] != strconv.Itoa(cell.Connections) || settings["GRPC_CLIENT_CONCURRENCY"] != strconv.Itoa(cell.Concurrency) {
 			t.Errorf("%s: settings show %v", name, settings)
 		}
 	}
@@ -445,8 +470,73 @@ func TestLoadProfileSetsTheShape(t *testing.T) {
 }
 
 func TestLoadProfileWithAnExplicitShapeIsRefused(t *testing.T) {
-	_, err := config.Parse(map[string]string{"GRPC_LOAD_PROFILE": "2b", "GRPC_CLIENT_CONNECTIONS": "5"})
-	checkRefused(t, err, "GRPC_LOAD_PROFILE", "2b")
+	cfg, err := config.Parse(map[string]string{"GRPC_LOAD_PROFILE": "2b", "GRPC_CLIENT_CONNECTIONS": "5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRefused(t, cfg.Validate(on(oneServer, 2)), "GRPC_LOAD_PROFILE", "2b")
+}
+
+// TestCellsAreTheProduct checks the matrix: scenarios outermost, then
+// server CPUs, then profiles, each cell with its own footer.
+func TestCellsAreTheProduct(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{
+		"GRPC_REQUEST_SCENARIO": "complex_proto,string_10B", "GRPC_SERVER_CPUS": "1,2", "GRPC_LOAD_PROFILE": "1a,2b",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(on(oneServer, 4)); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cfg.Cells(4) {
+		got = append(got, fmt.Sprintf("%s/%s/%s/%s", c.Scenario, c.ServerCPUs, c.Profile, c.ClientCPUs))
+	}
+	want := []string{
+		"complex_proto/1/1a/2", "complex_proto/1/2b/2", "complex_proto/2/1a/1", "complex_proto/2/2b/1",
+		"string_10B/1/1a/2", "string_10B/1/2b/2", "string_10B/2/1a/1", "string_10B/2/2b/1",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("cells = %v, want %v", got, want)
+	}
+	footer := map[string]string{}
+	for _, s := range cfg.Settings(cfg.Cells(4)[6]) {
+		footer[s.Name] = s.Value
+	}
+	for name, value := range map[string]string{"GRPC_REQUEST_SCENARIO": "string_10B", "GRPC_SERVER_CPUS": "2", "GRPC_LOAD_PROFILE": "1a",
+		"GRPC_CLIENT_CONNECTIONS": "1", "GRPC_CLIENT_CONCURRENCY": "1", "GRPC_CLIENT_CPUS": "1 (auto)"} {
+		if footer[name] != value {
+			t.Errorf("footer %s=%q, want %q", name, footer[name], value)
+		}
+	}
+}
+
+// TestAutoClientCPUs: every core the server does not take, less one for
+// dockerd once two or more are left, at least one.
+func TestAutoClientCPUs(t *testing.T) {
+	for _, tc := range []struct {
+		engine int
+		server string
+		want   config.CPUs
+	}{
+		{2, "1", 1}, {2, "2", 1}, {2, "1.5", 1}, {4, "1", 2}, {8, "2", 5}, {3, "1", 1}, {1, "1", 1},
+	} {
+		cfg, err := config.Parse(map[string]string{"GRPC_SERVER_CPUS": tc.server})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.Cells(tc.engine)[0].ClientCPUs; got != tc.want {
+			t.Errorf("auto beside a %s-CPU server on %d cores = %v, want %v", tc.server, tc.engine, got, tc.want)
+		}
+	}
+	cfg, err := config.Parse(map[string]string{"GRPC_CLIENT_CPUS": "1.5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Cells(8)[0].ClientCPUs; got != 1.5 {
+		t.Errorf("an explicit 1.5 resolved to %v", got)
+	}
 }
 
 func TestUnknownEngineAndProfileAreRefused(t *testing.T) {
@@ -467,30 +557,32 @@ func TestSettings(t *testing.T) {
 	want := [][2]string{
 		{"GRPC_BENCHMARK_DURATION", "20s"},
 		{"GRPC_BENCHMARK_WARMUP", "5s"},
+		{"GRPC_BENCHMARK_ROUNDS", "3"},
 		{"GRPC_SERVER_CPUS", "1.5"},
 		{"GRPC_SERVER_RAM", "512m"},
 		{"GRPC_CLIENT_CONNECTIONS", "50"},
 		{"GRPC_CLIENT_CONCURRENCY", "1000"},
 		{"GRPC_CLIENT_QPS", "0"},
-		{"GRPC_CLIENT_CPUS", "1"},
+		{"GRPC_CLIENT_CPUS", "auto"},
 		{"GRPC_REQUEST_SCENARIO", "complex_proto"},
 		{"GRPC_IMAGE_NAME", "grpc_bench"},
 		{"GRPC_BENCHMARKS", "go_grpc,other"},
 		{"GRPC_RESULTS_DIR", "results"},
 		{"GRPC_SERVER_READY_TIMEOUT", "60s"},
 		{"GRPC_LOAD_ENGINE", "ghz"},
+		{"GRPC_CAPACITY_ENGINE", "h2"},
 		{"GRPC_LOAD_PROFILE", ""},
 	}
-	got := cfg.Settings()
+	got := cfg.All()
 	if len(got) != len(want) {
-		t.Fatalf("Settings() has %d entries, want %d: %+v", len(got), len(want), got)
+		t.Fatalf("All() has %d entries, want %d: %+v", len(got), len(want), got)
 	}
 	for i, s := range got {
 		if s.Name != want[i][0] || s.Value != want[i][1] {
-			t.Errorf("Settings()[%d] = %s=%s, want %s=%s", i, s.Name, s.Value, want[i][0], want[i][1])
+			t.Errorf("All()[%d] = %s=%s, want %s=%s", i, s.Name, s.Value, want[i][0], want[i][1])
 		}
 		if s.Help == "" {
-			t.Errorf("Settings()[%d] (%s) has no help text", i, s.Name)
+			t.Errorf("All()[%d] (%s) has no help text", i, s.Name)
 		}
 	}
 	defaults := map[string]string{
@@ -547,7 +639,7 @@ func TestEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load(%s) error: %v", path, err)
 	}
-	if cfg.ServerCPUs != 1.5 || cfg.QPS != 200 {
+	if !slices.Equal(cfg.ServerCPUs, config.CPUList{1.5}) || cfg.QPS != 200 {
 		t.Errorf("Load gave ServerCPUs=%v QPS=%d, want 1.5 from the file and 200 from the process", cfg.ServerCPUs, cfg.QPS)
 	}
 }
@@ -667,35 +759,11 @@ func TestCPUsString(t *testing.T) {
 	}
 }
 
-func TestWithProfileChangesOnlyTheShape(t *testing.T) {
-	cfg, err := config.Parse(map[string]string{"GRPC_LOAD_PROFILE": "1a", "GRPC_BENCHMARK_DURATION": "7s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := cfg.WithProfile("3b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Connections != 100 || got.Concurrency != 1000 || got.LoadProfile != "3b" || got.Duration != 7*time.Second {
-		t.Errorf("3b gives %d connections, %d calls, profile %q, duration %s", got.Connections, got.Concurrency, got.LoadProfile, got.Duration)
-	}
-	if cfg.Connections != 1 {
-		t.Errorf("the original changed: %d connections", cfg.Connections)
-	}
-	for _, s := range got.Settings() {
-		if s.Name == "GRPC_CLIENT_CONCURRENCY" && s.Value != "1000" {
-			t.Errorf("reported concurrency %q", s.Value)
-		}
-	}
-	_, err = cfg.WithProfile("4c")
-	checkRefused(t, err, "GRPC_LOAD_PROFILE", "4c")
-}
-
 // TestRulesNameDeclaredVariables keeps the checks and the struct in step:
 // a renamed variable must not leave a rule that nothing reaches.
 func TestRulesNameDeclaredVariables(t *testing.T) {
 	declared := map[string]bool{}
-	for _, s := range (config.Config{}).Settings() {
+	for _, s := range (config.Config{}).All() {
 		declared[s.Name] = true
 	}
 	for _, name := range config.RuleNames() {

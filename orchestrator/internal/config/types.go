@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -25,6 +26,9 @@ func (c *CPUs) UnmarshalText(b []byte) error {
 }
 
 func (c CPUs) String() string { return strconv.FormatFloat(float64(c), 'f', -1, 64) }
+
+// MarshalText writes the number as it is read back, as JSON too.
+func (c CPUs) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
 // NanoCPUs is the value of the Engine API's HostConfig.NanoCPUs.
 func (c CPUs) NanoCPUs() int64 { return int64(math.Round(float64(c) * 1e9)) }
@@ -73,3 +77,57 @@ func (n Names) String() string { return strings.Join(n, " ") }
 
 // imageName is the grammar of a Docker repository name (without a tag).
 var imageName = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$`)
+
+// CPUList is one CPU limit or several, comma-separated (1,2).
+type CPUList []CPUs
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (l *CPUList) UnmarshalText(b []byte) error {
+	var out CPUList
+	for _, f := range strings.Split(string(b), ",") {
+		var c CPUs
+		if err := c.UnmarshalText([]byte(f)); err != nil {
+			return fmt.Errorf("%q is not a number", strings.TrimSpace(f))
+		}
+		out = append(out, c)
+	}
+	*l = out
+	return nil
+}
+
+// Strings lists the limits as text.
+func (l CPUList) Strings() []string {
+	out := make([]string, len(l))
+	for i, c := range l {
+		out[i] = c.String()
+	}
+	return out
+}
+
+func (l CPUList) String() string { return strings.Join(l.Strings(), ",") }
+
+// ClientCPUs is the load client's CPU limit: a number of cores, or auto.
+type ClientCPUs struct {
+	Auto bool
+	CPUs CPUs
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (c *ClientCPUs) UnmarshalText(b []byte) error {
+	if strings.TrimSpace(string(b)) == "auto" {
+		*c = ClientCPUs{Auto: true}
+		return nil
+	}
+	c.Auto = false
+	if err := c.CPUs.UnmarshalText(b); err != nil {
+		return errors.New("neither auto nor a number")
+	}
+	return nil
+}
+
+func (c ClientCPUs) String() string {
+	if c.Auto {
+		return "auto"
+	}
+	return c.CPUs.String()
+}

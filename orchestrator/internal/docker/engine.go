@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/client"
@@ -70,4 +71,11 @@ func (e *Engine) Info(ctx context.Context) (system.Info, error) {
 		return info, fmt.Errorf("engine info: %w", err)
 	}
 	return info, nil
+}
+
+// Local says the engine is reached through a unix socket, so it runs on
+// this host (or, for a containerised orchestrator, on the host whose
+// socket is mounted, which shares /proc/stat with it).
+func (e *Engine) Local() bool {
+	return strings.HasPrefix(e.api.DaemonHost(), "unix://")
 }

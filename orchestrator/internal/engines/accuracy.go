@@ -10,8 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
+
 	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 )
@@ -95,13 +96,13 @@ func (a AccuracyRow) Agreement() Agreement {
 		saturated = saturated || r.H2.ClientSaturated(a.ClientCPUs) || r.Reference.ClientSaturated(a.ClientCPUs)
 		failing = failing || r.H2.Load.ErrorShare() > 0 || r.Reference.Load.ErrorShare() > 0
 	}
-	g.H2RPS, g.RefRPS = median(h2RPS), median(refRPS)
+	g.H2RPS, g.RefRPS = stats.Median(h2RPS), stats.Median(refRPS)
 	g.RPSDiff = relative(g.H2RPS, g.RefRPS)
 	g.RoundDiffMin, g.RoundDiffMax = slices.Min(diffs), slices.Max(diffs)
 	g.H2Spread, g.RefSpread = spread(h2RPS), spread(refRPS)
-	g.H2Mean, g.RefMean = time.Duration(median(h2Mean)), time.Duration(median(refMean))
+	g.H2Mean, g.RefMean = time.Duration(stats.Median(h2Mean)), time.Duration(stats.Median(refMean))
 	g.LatencyDiff = relative(float64(g.H2Mean), float64(g.RefMean))
-	g.ServerCPU = median(server)
+	g.ServerCPU = stats.Median(server)
 	switch {
 	case failing:
 		g.Verdict = Failing
@@ -145,10 +146,10 @@ func (c *Comparison) Accuracy(ctx context.Context, servers []string, reference s
 // turn with h2 and the reference engine, rounds times. A server that
 // cannot be brought up gives rows with the failure; an engine that fails
 // ends the server's comparison with what it measured so far.
-func (c *Comparison) accuracy(ctx context.Context, server, reference string, shapes []config.Config, rounds int) ([]AccuracyRow, error) {
+func (c *Comparison) accuracy(ctx context.Context, server, reference string, shapes []report.Cell, rounds int) ([]AccuracyRow, error) {
 	rows := make([]AccuracyRow, len(shapes))
 	for i, shape := range shapes {
-		rows[i] = AccuracyRow{Server: server, Profile: shape.LoadProfile, Reference: reference, Connections: shape.Connections,
+		rows[i] = AccuracyRow{Server: server, Profile: shape.Profile, Reference: reference, Connections: shape.Connections,
 			Concurrency: shape.Concurrency, ClientCPUs: float64(shape.ClientCPUs)}
 	}
 	fail := func(from int, reason string) []AccuracyRow {
@@ -166,13 +167,13 @@ func (c *Comparison) accuracy(ctx context.Context, server, reference string, sha
 		return fail(0, err.Error()), ctx.Err()
 	}
 	for i, shape := range shapes {
-		p := shape.LoadProfile
+		p := shape.Profile
 		for round := range rounds {
 			fmt.Fprintf(c.Out, "%s: shape %s, round %d of %d\n", server, p, round+1, rounds)
 			var got AccuracyRound
 			for _, side := range accuracyOrder(round, &got, reference) {
 				engine, _ := load.Lookup(side.engine)
-				m, err := srv.Measure(ctx, engine, bench.LoadSpec(shape), fmt.Sprintf("%s-%d-%s", p, round+1, side.name))
+				m, err := srv.Measure(ctx, engine, bench.LoadSpec(c.Config, shape, c.Config.Duration), fmt.Sprintf("%s-%d-%s", p, round+1, side.name))
 				if err != nil {
 					return fail(i, fmt.Sprintf("shape %s, round %d, %s: %v", p, round+1, side.name, err)), ctx.Err()
 				}
@@ -256,14 +257,5 @@ func percent(f float64) string { return fmt.Sprintf("%+.1f%%", 100*f) }
 
 // spread is the range of xs relative to their median.
 func spread(xs []float64) float64 {
-	return (slices.Max(xs) - slices.Min(xs)) / median(xs)
-}
-
-func median(xs []float64) float64 {
-	s := slices.Sorted(slices.Values(xs))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return (slices.Max(xs) - slices.Min(xs)) / stats.Median(xs)
 }

@@ -9,15 +9,15 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
 // measured is a measurement with the figures the verdict reads.
 func measured(rps float64, mean time.Duration, clientCPU float64) report.Measurement {
 	return report.Measurement{
 		Load:   &load.Result{RPS: rps, Requests: 100, OK: 100, Latency: load.Latency{Mean: mean}},
-		Client: stats.Summary{CPUAvgPercent: clientCPU},
-		Server: stats.Summary{CPUAvgPercent: 100},
+		Client: usage.Summary{CPUAvgPercent: clientCPU},
+		Server: usage.Summary{CPUAvgPercent: 100},
 	}
 }
 

@@ -44,9 +44,12 @@ func (e Row) PerCore() float64 {
 
 // Comparison is a comparison of engines on the servers of one run.
 type Comparison struct {
-	Suite    *suite.Suite
-	Builder  images.Builder
-	Config   config.Config
+	Suite   *suite.Suite
+	Builder images.Builder
+	Config  config.Config
+	// Cell is the scenario, CPUs and shape the engines run under; profiles
+	// given to a comparison replace its shape.
+	Cell     report.Cell
 	Scenario *scenario.Scenario
 	Folder   report.Folder
 	Out      io.Writer
@@ -75,11 +78,11 @@ func (c *Comparison) up(ctx context.Context, name string) (*suite.Server, error)
 	if err != nil {
 		return nil, err
 	}
-	img, _, err := bench.BuildServer(ctx, c.Builder, name, c.Scenario, folder, c.Out)
+	img, _, err := bench.BuildServer(ctx, c.Builder, name, c.Scenario, folder, "build.log", c.Out)
 	if err != nil {
 		return nil, err
 	}
-	return c.Suite.Up(ctx, bench.ServerSpec(c.Config, name, img.Tag, c.Scenario, folder))
+	return c.Suite.Up(ctx, bench.ServerSpec(c.Config, c.Cell, name, img.Tag, c.Scenario, folder))
 }
 
 // SideBySide starts one server and loads it with each engine in turn, all
@@ -104,29 +107,30 @@ func (c *Comparison) SideBySide(ctx context.Context, server string, profiles []s
 	for _, shape := range shapes {
 		for _, name := range Compared {
 			engine, _ := load.Lookup(name)
-			fmt.Fprintf(c.Out, "%s: loading with %s%s\n", server, name, shapeText(shape.LoadProfile))
-			m, err := srv.Measure(ctx, engine, bench.LoadSpec(shape), strings.TrimPrefix(shape.LoadProfile+"-"+name, "-"))
+			fmt.Fprintf(c.Out, "%s: loading with %s%s\n", server, name, shapeText(shape.Profile))
+			m, err := srv.Measure(ctx, engine, bench.LoadSpec(c.Config, shape, c.Config.Duration), strings.TrimPrefix(shape.Profile+"-"+name, "-"))
 			if err != nil {
-				return rows, fmt.Errorf("%s%s: %w", name, shapeText(shape.LoadProfile), err)
+				return rows, fmt.Errorf("%s%s: %w", name, shapeText(shape.Profile), err)
 			}
-			rows = append(rows, Row{Engine: name, Profile: shape.LoadProfile, Measurement: m})
+			rows = append(rows, Row{Engine: name, Profile: shape.Profile, Measurement: m})
 		}
 	}
 	return rows, nil
 }
 
-// shapes are the settings under each profile; none means the settings as
-// they are.
-func (c *Comparison) shapes(profiles []string) ([]config.Config, error) {
+// shapes are the comparison's cell under each profile; none means the cell
+// as it is.
+func (c *Comparison) shapes(profiles []string) ([]report.Cell, error) {
 	if len(profiles) == 0 {
-		return []config.Config{c.Config}, nil
+		return []report.Cell{c.Cell}, nil
 	}
-	shapes := make([]config.Config, len(profiles))
+	shapes := make([]report.Cell, len(profiles))
 	for i, p := range profiles {
-		var err error
-		if shapes[i], err = c.Config.WithProfile(p); err != nil {
-			return nil, err
+		if _, ok := config.Profiles[p]; !ok {
+			return nil, &config.Error{Var: "--profiles", Value: p, Reason: "no such profile", Allowed: strings.Join(config.ProfileNames(), ", ")}
 		}
+		shapes[i] = c.Cell
+		shapes[i].Cell = c.Cell.WithProfile(p)
 	}
 	return shapes, nil
 }

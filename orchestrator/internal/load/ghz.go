@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -108,14 +110,18 @@ func fromGHZReport(rep *runner.Report, start, end time.Time) Result {
 	}
 
 	var sum time.Duration
+	ok := make([]time.Duration, 0, len(rep.Details))
 	for _, d := range rep.Details {
 		if d.Error == "" {
-			res.Latency.Count++
 			sum += d.Latency
+			ok = append(ok, d.Latency)
 		}
 	}
-	if res.Latency.Count > 0 {
+	if res.Latency.Count = uint64(len(ok)); res.Latency.Count > 0 {
 		res.Latency.Mean = sum / time.Duration(res.Latency.Count)
+		// ghz's distribution stops at p99; p99.9 comes from the same calls.
+		slices.Sort(ok)
+		res.Latency.P999 = ok[min(len(ok)-1, int(math.Ceil(0.999*float64(len(ok))))-1)]
 	}
 	res.Latency.Max = rep.Slowest
 	for _, p := range rep.LatencyDistribution {

@@ -1,11 +1,9 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,77 +15,119 @@ const (
 	ruleLength = 137
 )
 
-// errorShareMark is the share of failed calls above which a row is marked.
-const errorShareMark = 0.01
-
-// WriteBench writes the ranking: servers sorted by OK requests per second,
-// then the servers that could not be ranked and why, then the parameters.
+// WriteBench writes the ranking of each cell in grpc_bench's layout, with
+// medians over the rounds: servers sorted by OK requests per second, then
+// `!` notes (servers not ranked and why, rows that cannot be told apart,
+// client-bound rows, ...), then the cell's parameters. A run of one cell is
+// exactly grpc_bench's file; several cells are sections one after another,
+// each under a line naming its cell.
 func WriteBench(w io.Writer, run Run) error {
 	var b strings.Builder
-	rule := strings.Repeat("-", ruleLength) + "\n"
-	b.WriteString(rule)
-	fmt.Fprintf(&b, rowFormat, "name", "req/s", "avg. latency", "90 % in", "95 % in", "99 % in", "avg. cpu", "avg. memory")
-	b.WriteString(rule)
-	for _, s := range Ranking(run.Servers) {
-		l := s.Load.Latency
-		fmt.Fprintf(&b, rowFormat, s.Name,
-			strconv.FormatFloat(math.Round(s.Load.RPS), 'f', 0, 64),
-			millis(l.Mean), millis(l.P90), millis(l.P95), millis(l.P99),
-			fmt.Sprintf("%.2f%%", s.Server.CPUAvgPercent),
-			mebibytes(s.Server.MemoryAvgBytes))
-	}
-	b.WriteString(rule)
-	writeNotes(&b, run)
-	b.WriteString("Benchmark Execution Parameters:\n")
-	b.WriteString(run.Commit + "\n")
-	for _, s := range run.Settings {
-		fmt.Fprintf(&b, "- %s=%s\n", s.Name, s.Value)
+	for i, c := range run.Cells {
+		if len(run.Cells) > 1 {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			fmt.Fprintf(&b, "== cell %d of %d: %s\n", i+1, len(run.Cells), c.Name())
+		}
+		writeCell(&b, run, c)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// Ranking returns the ranked servers, fastest first.
-func Ranking(servers []Server) []Server {
-	var ranked []Server
-	for _, s := range servers {
-		if s.Ranked() {
-			ranked = append(ranked, s)
-		}
+func writeCell(b *strings.Builder, run Run, c Cell) {
+	rule := strings.Repeat("-", ruleLength) + "\n"
+	b.WriteString(rule)
+	fmt.Fprintf(b, rowFormat, "name", "req/s", "avg. latency", "90 % in", "95 % in", "99 % in", "avg. cpu", "avg. memory")
+	b.WriteString(rule)
+	rows := Ranking(c)
+	for _, r := range rows {
+		fmt.Fprintf(b, rowFormat, r.Name,
+			strconv.FormatFloat(math.Round(r.RPS.Median), 'f', 0, 64),
+			millis(r.Mean), millis(r.P90), millis(r.P95), millis(r.P99),
+			fmt.Sprintf("%.2f%%", r.ServerCPU),
+			mebibytes(r.MemoryBytes))
 	}
-	slices.SortStableFunc(ranked, func(a, b Server) int { return cmp.Compare(b.Load.RPS, a.Load.RPS) })
-	return ranked
-}
-
-// writeNotes lists what a reader must know beside the numbers: servers that
-// failed, rows with failed calls, an interrupted run.
-func writeNotes(b *strings.Builder, run Run) {
-	var notes []string
-	for _, s := range run.Servers {
-		switch {
-		case s.Failure != nil:
-			notes = append(notes, fmt.Sprintf("%s: not ranked, %s failed: %s", s.Name, s.Failure.Phase, s.Failure.Reason))
-			continue
-		case s.Load != nil && s.Load.ErrorShare() > errorShareMark:
-			notes = append(notes, fmt.Sprintf("%s: %.1f%% of calls failed (%s); req/s counts OK calls only",
-				s.Name, 100*s.Load.ErrorShare(), s.Load.Failures()))
-		}
-		if s.ClientBound {
-			notes = append(notes, fmt.Sprintf("%s: client-bound: the load client used %.0f%% CPU, at its GRPC_CLIENT_CPUS limit; "+
-				"this row measures the client, not the server (raise GRPC_CLIENT_CPUS)", s.Name, s.Client.CPUAvgPercent))
-		}
-		if s.Load != nil {
-			for _, n := range s.Load.Notes {
-				notes = append(notes, s.Name+": "+n)
-			}
-		}
-	}
-	if run.Interrupted {
-		notes = append(notes, "the run was interrupted: servers after the last one listed were not benchmarked")
-	}
-	for _, n := range notes {
+	b.WriteString(rule)
+	for _, n := range notes(run, c, rows) {
 		b.WriteString("! " + n + "\n")
 	}
+	b.WriteString("Benchmark Execution Parameters:\n")
+	b.WriteString(run.Commit + "\n")
+	for _, s := range c.Settings {
+		fmt.Fprintf(b, "- %s=%s\n", s.Name, s.Value)
+	}
+}
+
+// notes lists what a reader must know beside the numbers: servers that
+// failed, rows with failed calls, client-bound rows, notes of the engines,
+// rows that cannot be told apart, noisy rows, an interrupted run.
+func notes(run Run, c Cell, rows []Row) []string {
+	var out []string
+	for _, s := range c.Servers {
+		if f := failureOf(s); f != nil {
+			out = append(out, fmt.Sprintf("%s: not ranked, %s failed: %s", s.Name, f.where(), f.Reason))
+		}
+	}
+	for _, r := range rows {
+		if r.ErrorShare() > errorShareMark {
+			out = append(out, fmt.Sprintf("%s: %.1f%% of calls failed (%s); req/s counts OK calls only", r.Name, 100*r.ErrorShare(), r.Failures))
+		}
+		if r.ClientBound {
+			out = append(out, fmt.Sprintf("%s: client-bound: the load client used %.0f%% CPU, at its GRPC_CLIENT_CPUS limit; "+
+				"this row measures the client, not the server (see summary.txt for the server's capacity)", r.Name, r.ClientCPU))
+		}
+		for _, n := range r.Notes {
+			out = append(out, r.Name+": "+n)
+		}
+		if r.Noisy() {
+			out = append(out, fmt.Sprintf("%s: noisy: req/s varied by %.0f%% (CV) over %d rounds", r.Name, 100*r.RPS.CV, r.RPS.N))
+		}
+		if r.StealRounds > 0 {
+			out = append(out, fmt.Sprintf("%s: the host's hypervisor took more than %.0f%% of its CPU time in %d of %d rounds", r.Name, 100*HighSteal, r.StealRounds, r.RPS.N))
+		}
+	}
+	for _, group := range Ties(rows) {
+		out = append(out, fmt.Sprintf("%s: cannot be told apart (%s)", strings.Join(group, ", "), tieReason(rows)))
+	}
+	if run.Interrupted {
+		out = append(out, "the run was interrupted: servers and rounds after the last one listed were not measured")
+	}
+	return out
+}
+
+// tieReason says by what test rows are told apart, for the ranking's
+// number of rounds.
+func tieReason(rows []Row) string {
+	if len(rows) > 0 && rows[0].RPS.N < 4 {
+		return fmt.Sprintf("req/s ranges overlap over %d rounds; fewer than 4 rounds a side cannot show a significant difference", rows[0].RPS.N)
+	}
+	return "Mann–Whitney U, p > 0.05"
+}
+
+// failureOf is why a server is not ranked: its own failure or its first
+// failed round's.
+func failureOf(s Server) *Failure {
+	if s.Failure != nil {
+		return s.Failure
+	}
+	for _, r := range s.Rounds {
+		if r.Failure != nil {
+			f := *r.Failure
+			f.Round = r.Round
+			return &f
+		}
+	}
+	return nil
+}
+
+// where names the phase, and the round when there are rounds.
+func (f Failure) where() string {
+	if f.Round > 0 {
+		return fmt.Sprintf("round %d, %s", f.Round, f.Phase)
+	}
+	return f.Phase
 }
 
 func millis(d time.Duration) string {

@@ -17,7 +17,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
 // ms is a latency given in milliseconds.
@@ -50,28 +50,33 @@ var seedRows = []row{
 	{"rust_grpcio", 129512.2, 5.2311, 4.8589, 7.3412, 61.0393, 258.6288, 158.94},
 }
 
+// server is the row as a server measured in one round.
 func (r row) server() report.Server {
-	ok := uint64(r.rps * 30)
 	return report.Server{
-		Name:     r.name,
-		Scenario: "complex_proto",
-		Image:    "grpc_bench-" + r.name + "-complex_proto",
-		Measurement: report.Measurement{Load: &load.Result{
-			Engine:   "ghz",
-			Requests: ok,
-			OK:       ok,
-			Statuses: map[string]uint64{"OK": ok},
-			RPS:      r.rps,
-			Latency: load.Latency{
-				Count: ok,
-				Mean:  ms(r.mean),
-				P90:   ms(r.p90),
-				P95:   ms(r.p95),
-				P99:   ms(r.p99),
-			},
+		Name:   r.name,
+		Image:  "grpc_bench:" + r.name + "-complex_proto",
+		Rounds: []report.Round{{Round: 1, Measurement: r.measurement(r.rps)}},
+	}
+}
+
+// measurement is the row's figures at a given req/s.
+func (r row) measurement(rps float64) report.Measurement {
+	ok := uint64(rps * 30)
+	return report.Measurement{Load: &load.Result{
+		Engine:   "ghz",
+		Requests: ok,
+		OK:       ok,
+		Statuses: map[string]uint64{"OK": ok},
+		RPS:      rps,
+		Latency: load.Latency{
+			Count: ok,
+			Mean:  ms(r.mean),
+			P90:   ms(r.p90),
+			P95:   ms(r.p95),
+			P99:   ms(r.p99),
 		},
-			Server: stats.Summary{Samples: 30, CPUAvgPercent: r.cpu, CPUMaxPercent: r.cpu + 10, MemoryAvgBytes: mibBytes(r.mem)},
-		},
+	},
+		Server: usage.Summary{Samples: 30, CPUAvgPercent: r.cpu, CPUMaxPercent: r.cpu + 10, MemoryAvgBytes: mibBytes(r.mem)},
 	}
 }
 
@@ -89,12 +94,20 @@ var seedSettings = []config.Setting{
 	{Name: "GRPC_REQUEST_SCENARIO", Value: "complex_proto"},
 }
 
+// runOf is a run of one cell with the seed's settings.
+func runOf(servers ...report.Server) report.Run {
+	return report.Run{Commit: seedCommit, Settings: seedSettings, Cells: []report.Cell{
+		{Cell: config.Cell{Scenario: "complex_proto", ServerCPUs: 16, ClientCPUs: 8, Connections: 50, Concurrency: 1000},
+			Settings: seedSettings, Servers: servers},
+	}}
+}
+
 func seedRun() report.Run {
-	run := report.Run{Commit: seedCommit, Settings: seedSettings}
+	var servers []report.Server
 	for _, r := range seedRows {
-		run.Servers = append(run.Servers, r.server())
+		servers = append(servers, r.server())
 	}
-	return run
+	return runOf(servers...)
 }
 
 func writeBench(t *testing.T, run report.Run) string {
@@ -196,25 +209,24 @@ func TestWriteBenchSortsByRPS(t *testing.T) {
 }
 
 func TestWriteBenchFailedServer(t *testing.T) {
-	run := seedRun()
-	run.Servers = []report.Server{
+	run := runOf(
 		seedRows[4].server(), // go_grpc
-		{Name: "java_broken", Scenario: "complex_proto", Failure: &report.Failure{Phase: "build", Reason: "exit status 1"}},
-		// A server that failed during the load, with a partial result, is
-		// not ranked either.
+		report.Server{Name: "java_broken", Failure: &report.Failure{Phase: "build", Reason: "exit status 1"}},
+		// A server whose second round failed under load is not ranked on
+		// its first round's figures either.
 		func() report.Server {
 			s := seedRows[5].server() // rust_tonic_st, faster than go_grpc
-			s.Failure = &report.Failure{Phase: "load", Reason: "server exited with code 137"}
+			s.Rounds = append(s.Rounds, report.Round{Round: 2, Failure: &report.Failure{Phase: "load", Reason: "server exited with code 137"}})
 			return s
 		}(),
-	}
+	)
 	bench := writeBench(t, run)
 	if got := tableNames(bench); !slices.Equal(got, []string{"go_grpc"}) {
 		t.Errorf("table rows = %v, want only go_grpc", got)
 	}
 	wantNotes := []string{
 		"! java_broken: not ranked, build failed: exit status 1",
-		"! rust_tonic_st: not ranked, load failed: server exited with code 137",
+		"! rust_tonic_st: not ranked, round 2, load failed: server exited with code 137",
 	}
 	if got := notes(t, bench); !slices.Equal(got, wantNotes) {
 		t.Errorf("notes = %q, want %q", got, wantNotes)
@@ -228,16 +240,16 @@ func TestWriteBenchFailedServer(t *testing.T) {
 func TestWriteBenchErrorShare(t *testing.T) {
 	flaky := seedRows[4].server()
 	flaky.Name = "flaky"
-	flaky.Load.Requests = 2000
-	flaky.Load.OK = 1900
-	flaky.Load.Statuses = map[string]uint64{"OK": 1900, "Unavailable": 60, "DeadlineExceeded": 40}
+	l := flaky.Rounds[0].Load
+	l.Requests, l.OK = 2000, 1900
+	l.Statuses = map[string]uint64{"OK": 1900, "Unavailable": 60, "DeadlineExceeded": 40}
 	// Half a percent of failed calls is below the mark.
 	fine := seedRows[0].server()
-	fine.Load.Requests = 2000
-	fine.Load.OK = 1990
-	fine.Load.Statuses = map[string]uint64{"OK": 1990, "Unavailable": 10}
+	l = fine.Rounds[0].Load
+	l.Requests, l.OK = 2000, 1990
+	l.Statuses = map[string]uint64{"OK": 1990, "Unavailable": 10}
 
-	bench := writeBench(t, report.Run{Commit: seedCommit, Servers: []report.Server{fine, flaky}})
+	bench := writeBench(t, runOf(fine, flaky))
 	if got := tableNames(bench); !slices.Equal(got, []string{"flaky", "go_connect"}) {
 		t.Errorf("table rows = %v, want flaky then go_connect", got)
 	}
@@ -249,11 +261,13 @@ func TestWriteBenchErrorShare(t *testing.T) {
 
 func TestWriteBenchLoadNotesAndInterruption(t *testing.T) {
 	s := seedRows[4].server()
-	s.Load.Notes = []string{"latencies from 1 of 50 connections"}
-	bench := writeBench(t, report.Run{Commit: seedCommit, Servers: []report.Server{s}, Interrupted: true})
+	s.Rounds[0].Load.Notes = []string{"latencies from 1 of 50 connections"}
+	run := runOf(s)
+	run.Interrupted = true
+	bench := writeBench(t, run)
 	want := []string{
 		"! go_grpc: latencies from 1 of 50 connections",
-		"! the run was interrupted: servers after the last one listed were not benchmarked",
+		"! the run was interrupted: servers and rounds after the last one listed were not measured",
 	}
 	if got := notes(t, bench); !slices.Equal(got, want) {
 		t.Errorf("notes = %q, want %q", got, want)
@@ -262,21 +276,23 @@ func TestWriteBenchLoadNotesAndInterruption(t *testing.T) {
 
 func TestWriteBenchClientBound(t *testing.T) {
 	s := seedRows[4].server()
-	s.ClientBound = true
-	s.Client.CPUAvgPercent = 98.4
-	bench := writeBench(t, report.Run{Commit: seedCommit, Servers: []report.Server{s}})
+	s.Rounds[0].ClientBound = true
+	s.Rounds[0].Client.CPUAvgPercent = 98.4 * 8 // of the cell's 8 client CPUs
+	bench := writeBench(t, runOf(s))
 	if got := tableNames(bench); !slices.Equal(got, []string{"go_grpc"}) {
 		t.Errorf("a client-bound row is still a row: table rows = %v", got)
 	}
-	want := []string{"! go_grpc: client-bound: the load client used 98% CPU, at its GRPC_CLIENT_CPUS limit; " +
-		"this row measures the client, not the server (raise GRPC_CLIENT_CPUS)"}
+	want := []string{"! go_grpc: client-bound: the load client used 787% CPU, at its GRPC_CLIENT_CPUS limit; " +
+		"this row measures the client, not the server (see summary.txt for the server's capacity)"}
 	if got := notes(t, bench); !slices.Equal(got, want) {
 		t.Errorf("notes = %q, want %q", got, want)
 	}
 }
 
 func TestWriteBenchEmptyRun(t *testing.T) {
-	bench := writeBench(t, report.Run{Commit: "abc", Settings: seedSettings[:1]})
+	run := runOf()
+	run.Commit, run.Cells[0].Settings = "abc", seedSettings[:1]
+	bench := writeBench(t, run)
 	rule := strings.Repeat("-", 137)
 	want := []string{
 		rule,
@@ -304,33 +320,47 @@ func TestWriteBenchWriteError(t *testing.T) {
 	}
 }
 
+// names lists the rows' servers.
+func names(rows []report.Row) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.Name)
+	}
+	return out
+}
+
 func TestRanking(t *testing.T) {
-	mk := func(name string, rps float64) report.Server {
-		return report.Server{Name: name, Measurement: report.Measurement{Load: &load.Result{RPS: rps}}}
+	mk := func(name string, rps ...float64) report.Server {
+		s := report.Server{Name: name}
+		for i, v := range rps {
+			s.Rounds = append(s.Rounds, report.Round{Round: i + 1, Measurement: seedRows[0].measurement(v)})
+		}
+		return s
 	}
 	failed := mk("failed_fast", 1e6)
 	failed.Failure = &report.Failure{Phase: "load", Reason: "crash"}
 	servers := []report.Server{
-		mk("slow", 10),
+		mk("slow", 10, 11, 9),
 		failed,
-		mk("fast", 30),
+		mk("fast", 30, 1, 31), // one disturbed round does not decide
 		{Name: "never_loaded"},
 		mk("tie_first", 20),
 		mk("tie_second", 20),
 	}
 	before := slices.Clone(servers)
-	var got []string
-	for _, s := range report.Ranking(servers) {
-		got = append(got, s.Name)
+	cell := runOf(servers...).Cells[0]
+	rows := report.Ranking(cell)
+	if want := []string{"fast", "tie_first", "tie_second", "slow"}; !slices.Equal(names(rows), want) {
+		t.Errorf("Ranking = %v, want %v", names(rows), want)
 	}
-	if want := []string{"fast", "tie_first", "tie_second", "slow"}; !slices.Equal(got, want) {
-		t.Errorf("Ranking = %v, want %v", got, want)
+	if rows[0].RPS.Median != 30 || rows[0].RPS.Lo != 1 || rows[0].RPS.Hi != 31 {
+		t.Errorf("fast: %+v, want the median 30 in 1–31", rows[0].RPS)
 	}
 	if !reflect.DeepEqual(servers, before) {
 		t.Error("Ranking reordered its argument")
 	}
-	if r := report.Ranking(nil); len(r) != 0 {
-		t.Errorf("Ranking(nil) = %v, want empty", r)
+	if r := report.Ranking(report.Cell{}); len(r) != 0 {
+		t.Errorf("Ranking of an empty cell = %v, want empty", r)
 	}
 }
 
@@ -345,14 +375,11 @@ func TestRankingKeepsTiesInCatalogOrder(t *testing.T) {
 	}
 	for i := range 20 {
 		for _, rps := range []float64{100, 300, 200} {
-			servers = append(servers, report.Server{Name: fmt.Sprintf("s%.0f_%02d", rps, i), Measurement: report.Measurement{Load: &load.Result{RPS: rps}}})
+			servers = append(servers, report.Server{Name: fmt.Sprintf("s%.0f_%02d", rps, i),
+				Rounds: []report.Round{{Round: 1, Measurement: seedRows[0].measurement(rps)}}})
 		}
 	}
-	var got []string
-	for _, s := range report.Ranking(servers) {
-		got = append(got, s.Name)
-	}
-	if !slices.Equal(got, want) {
+	if got := names(report.Ranking(runOf(servers...).Cells[0])); !slices.Equal(got, want) {
 		t.Errorf("Ranking of tied servers =\n%v\nwant\n%v", got, want)
 	}
 }
@@ -365,14 +392,22 @@ func TestSave(t *testing.T) {
 	run.Finished = start.Add(7*time.Minute + 3*time.Second)
 	run.Hardware = report.Hardware{CPUModel: "AMD Ryzen 9 7950X3D 16-Core Processor", CPUs: 32, MemoryBytes: 96 << 30,
 		Kernel: "6.8.0-35-generic", OS: "Ubuntu 24.04 LTS", DockerVersion: "20.10.24", CgroupVersion: "1", StorageDriver: "overlay2"}
-	run.Placement = report.Placement{ServerCPUSet: "0-15", ClientCPUSet: "16-23"}
-	run.Servers[0].Phases = []report.Phase{{Name: "build", Start: start, Seconds: 12.5}, {Name: "load", Start: start.Add(time.Minute), Seconds: 40}}
-	run.Servers[0].Client = stats.Summary{Samples: 29, CPUAvgPercent: 790.25, CPUMaxPercent: 801.5, MemoryAvgBytes: 1 << 27, MemoryMaxBytes: 1 << 28, CPUSeconds: 237.075}
-	run.Servers[0].Load.Start = start.Add(time.Minute)
-	run.Servers[0].Load.End = start.Add(time.Minute + 30*time.Second)
-	run.Servers[1].Load.Statuses = map[string]uint64{"OK": 100, "Unavailable": 3}
-	run.Servers[1].Load.Errors = map[string]uint64{"connection refused": 3}
-	run.Servers = append(run.Servers, report.Server{Name: "java_broken", Failure: &report.Failure{Phase: "build", Reason: "exit status 1"}})
+	c := &run.Cells[0]
+	c.Placement = report.Placement{ServerCPUSet: "0-15", ClientCPUSet: "16-23"}
+	r := &c.Servers[0].Rounds[0]
+	r.Start = start
+	r.Phases = []report.Phase{{Name: "start", Start: start, Seconds: 0.5}, {Name: "load", Start: start.Add(time.Second), Seconds: 40}}
+	r.Client = usage.Summary{Samples: 29, CPUAvgPercent: 790.25, CPUMaxPercent: 801.5, MemoryAvgBytes: 1 << 27, MemoryMaxBytes: 1 << 28,
+		CPUSeconds: 237.075, ThrottledShare: 0.25, ThrottledSeconds: 1.5}
+	r.Load.Start = start.Add(time.Minute)
+	r.Load.End = start.Add(time.Minute + 30*time.Second)
+	steal := 0.02
+	r.HostSteal = &steal
+	r.ClientBound = true
+	r.Capacity = &report.Measurement{Load: &load.Result{Engine: "h2", RPS: 150000, OK: 100, Requests: 100}}
+	c.Servers[1].Rounds[0].Load.Statuses = map[string]uint64{"OK": 100, "Unavailable": 3}
+	c.Servers[1].Rounds[0].Load.Errors = map[string]uint64{"connection refused": 3}
+	c.Servers = append(c.Servers, report.Server{Name: "java_broken", Failure: &report.Failure{Phase: "build", Reason: "exit status 1"}})
 
 	dir := t.TempDir()
 	if err := report.Save(report.Folder{Dir: dir}, run); err != nil {
@@ -382,14 +417,13 @@ func TestSave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
+	var files []string
 	for _, e := range entries {
-		names = append(names, e.Name())
+		files = append(files, e.Name())
 	}
-	if want := []string{"bench.txt", "results.json"}; !slices.Equal(names, want) {
-		t.Errorf("Save left %v in the folder, want %v", names, want)
+	if want := []string{"bench.txt", "results.json", "summary.txt"}; !slices.Equal(files, want) {
+		t.Errorf("Save left %v in the folder, want %v", files, want)
 	}
-
 	bench, err := os.ReadFile(filepath.Join(dir, "bench.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -397,7 +431,6 @@ func TestSave(t *testing.T) {
 	if want := writeBench(t, run); string(bench) != want {
 		t.Errorf("bench.txt differs from WriteBench:\n%s", lineDiff(want, string(bench)))
 	}
-
 	js, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -405,34 +438,6 @@ func TestSave(t *testing.T) {
 	var back report.Run
 	if err := json.Unmarshal(js, &back); err != nil {
 		t.Fatalf("results.json does not decode: %v", err)
-	}
-	if back.ID != run.ID || back.Commit != run.Commit || !back.Started.Equal(run.Started) || !back.Finished.Equal(run.Finished) {
-		t.Errorf("decoded run id=%q commit=%q started=%v finished=%v, want %q %q %v %v",
-			back.ID, back.Commit, back.Started, back.Finished, run.ID, run.Commit, run.Started, run.Finished)
-	}
-	if !slices.Equal(back.Settings, run.Settings) {
-		t.Errorf("decoded settings = %v, want %v", back.Settings, run.Settings)
-	}
-	if back.Hardware != run.Hardware || back.Placement != run.Placement {
-		t.Errorf("decoded hardware/placement = %+v %+v, want %+v %+v", back.Hardware, back.Placement, run.Hardware, run.Placement)
-	}
-	if len(back.Servers) != len(run.Servers) {
-		t.Fatalf("decoded %d servers, want %d", len(back.Servers), len(run.Servers))
-	}
-	for i, want := range run.Servers {
-		got := back.Servers[i]
-		if got.Name != want.Name || got.Server != want.Server || got.Client != want.Client {
-			t.Errorf("server %d decoded as %s %+v %+v, want %s %+v %+v", i, got.Name, got.Server, got.Client, want.Name, want.Server, want.Client)
-		}
-		if (got.Failure == nil) != (want.Failure == nil) || (want.Failure != nil && *got.Failure != *want.Failure) {
-			t.Errorf("server %s failure decoded as %+v, want %+v", want.Name, got.Failure, want.Failure)
-		}
-		if (got.Load == nil) != (want.Load == nil) {
-			t.Errorf("server %s load decoded as %+v, want %+v", want.Name, got.Load, want.Load)
-		} else if want.Load != nil && (got.Load.RPS != want.Load.RPS || got.Load.Latency != want.Load.Latency ||
-			!reflect.DeepEqual(got.Load.Statuses, want.Load.Statuses)) {
-			t.Errorf("server %s load decoded as %+v, want %+v", want.Name, *got.Load, *want.Load)
-		}
 	}
 	if !reflect.DeepEqual(back, run) {
 		t.Errorf("decoded run differs from the saved one:\n got %+v\nwant %+v", back, run)

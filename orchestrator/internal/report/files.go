@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -107,16 +108,40 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// Save writes the run's record and its ranking: results.json first, then
-// bench.txt, so that a bench.txt on disk never shows more than the record
-// beside it.
+// Save writes the run's record and what is made from it: results.json
+// first, so that a file made from it never shows more than the record
+// beside it, then summary.txt and bench.txt.
 func Save(f Folder, run Run) error {
 	if err := f.WriteJSON("results.json", run); err != nil {
 		return err
 	}
-	var bench bytes.Buffer
-	if err := WriteBench(&bench, run); err != nil {
-		return err
+	for _, out := range []struct {
+		name  string
+		write func(io.Writer, Run) error
+	}{{"summary.txt", WriteSummary}, {"bench.txt", WriteBench}} {
+		var b bytes.Buffer
+		if err := out.write(&b, run); err != nil {
+			return err
+		}
+		if err := f.Write(out.name, b.Bytes()); err != nil {
+			return err
+		}
 	}
-	return f.Write("bench.txt", bench.Bytes())
+	return nil
+}
+
+// Load reads the record of the run in dir.
+func Load(dir string) (Run, error) {
+	var run Run
+	js, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return run, fmt.Errorf("read the run in %s: %w", dir, err)
+	}
+	if err := json.Unmarshal(js, &run); err != nil {
+		return run, fmt.Errorf("read the run in %s: results.json: %w", dir, err)
+	}
+	if run.ID == "" {
+		return run, fmt.Errorf("read the run in %s: results.json holds no run", dir)
+	}
+	return run, nil
 }

@@ -1,6 +1,7 @@
 // Package report holds the record of a run and writes it out: bench.txt for
-// people (in grpc_bench's layout), results.json for machines, hardware.txt
-// for the context.
+// people (in grpc_bench's layout, medians over the rounds), summary.txt
+// (spread, efficiency and the server capacity ranking), results.json for
+// machines (every round), hardware.txt for the context.
 package report
 
 import (
@@ -9,22 +10,32 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
 // Run is everything known about one run; results.json is this, encoded.
 type Run struct {
-	ID       string           `json:"id"`
-	Started  time.Time        `json:"started"`
-	Finished time.Time        `json:"finished,omitzero"`
-	Commit   string           `json:"commit"`
+	ID       string    `json:"id"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished,omitzero"`
+	Commit   string    `json:"commit"`
+	// Settings are the variables as given; each cell has its own, resolved.
 	Settings []config.Setting `json:"settings"`
 	Hardware Hardware         `json:"hardware"`
-	// Placement says which cores the server and the client ran on.
-	Placement Placement `json:"placement"`
-	Servers   []Server  `json:"servers"`
-	// Interrupted is set when the run was stopped before its last server.
+	// Cells are the combinations of the list-valued settings, one section
+	// of bench.txt each.
+	Cells []Cell `json:"cells"`
+	// Interrupted is set when the run was stopped before its last round.
 	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// Cell is the servers measured under one combination of settings.
+type Cell struct {
+	config.Cell
+	// Settings are the variables as this cell ran them: its footer.
+	Settings  []config.Setting `json:"settings"`
+	Placement Placement        `json:"placement"`
+	Servers   []Server         `json:"servers"`
 }
 
 // Placement is how the containers were put on the machine's cores.
@@ -35,46 +46,73 @@ type Placement struct {
 	Shared bool `json:"shared"`
 }
 
-// Server is the outcome for one server.
+// Server is the outcome for one server in one cell.
 type Server struct {
-	Name     string `json:"name"`
-	Scenario string `json:"scenario"`
-	Image    string `json:"image"`
-	ImageID  string `json:"image_id,omitempty"`
-	// Failure is set when the server could not be measured; such a server
-	// is listed, not ranked.
+	Name    string `json:"name"`
+	Image   string `json:"image"`
+	ImageID string `json:"image_id,omitempty"`
+	// Failure is set when the server could not be measured in every round;
+	// such a server is listed, not ranked.
 	Failure *Failure `json:"failure,omitempty"`
-	Measurement
-	Phases []Phase `json:"phases"`
-	// Conformance is the gate's verdict, given before the warm-up.
+	// Conformance is the gate's verdict in the first round.
 	Conformance *probe.Verdict `json:"conformance,omitempty"`
-	// ClientBound is set when the load client used nearly all the CPU it was
-	// given: the row then measures the client, not the server.
+	Rounds      []Round        `json:"rounds"`
+}
+
+// Round is one fresh server container, warmed up and measured.
+type Round struct {
+	Round  int       `json:"round"`
+	Start  time.Time `json:"start"`
+	Phases []Phase   `json:"phases"`
+	// Failure is set when the round could not be measured.
+	Failure *Failure `json:"failure,omitempty"`
+	// Measurement is the run's load engine's.
+	Measurement
+	// ClientBound is set when the load client used nearly all the CPU it
+	// was given, or was throttled: the measurement then describes the
+	// client, not the server.
 	ClientBound bool `json:"client_bound"`
+	// Capacity is the capacity engine's measurement of the same server
+	// container, taken when the load engine was client-bound.
+	Capacity *Measurement `json:"capacity,omitempty"`
+	// CapacityFailure says why the capacity measurement failed.
+	CapacityFailure string `json:"capacity_failure,omitempty"`
+	// Overhead is the round's time in seconds beyond its warm-ups and
+	// measurements: starting containers, readiness, the gate, stats.
+	Overhead float64 `json:"overhead_seconds,omitempty"`
+	// HostSteal is the share of the host's CPU time taken by its
+	// hypervisor during the round's load; nil where it cannot be read.
+	HostSteal *float64 `json:"host_steal,omitempty"`
 }
 
 // Measurement is what one load client measured, with the server's and the
 // client's stats over its measurement window.
 type Measurement struct {
 	Load   *load.Result  `json:"load,omitempty"`
-	Server stats.Summary `json:"server_stats"`
-	Client stats.Summary `json:"client_stats"`
+	Server usage.Summary `json:"server_stats"`
+	Client usage.Summary `json:"client_stats"`
 }
 
-// clientBoundShare is the share of its CPU limit above which the load
-// client, not the server, is taken to set the pace.
-const clientBoundShare = 0.9
+// Client-bound thresholds: a client that used this share of its CPU limit,
+// or was throttled in this share of its CFS periods, set the pace.
+const (
+	clientBoundShare     = 0.9
+	clientThrottledShare = 0.1
+)
 
-// ClientSaturated reports whether the client used nearly all of the CPUs it was
-// given: the measurement then describes the client, not the server.
+// ClientSaturated reports whether the client used nearly all of the CPUs
+// it was given, or was held back by its quota: the measurement then
+// describes the client, not the server.
 func (m Measurement) ClientSaturated(clientCPUs float64) bool {
-	return m.Client.CPUAvgPercent >= clientBoundShare*100*clientCPUs
+	return m.Client.CPUAvgPercent >= clientBoundShare*100*clientCPUs || m.Client.ThrottledShare >= clientThrottledShare
 }
 
 // Failure says in which phase a server failed and why.
 type Failure struct {
 	Phase  string `json:"phase"`
 	Reason string `json:"reason"`
+	// Round is the round it failed in, 0 before the first (the build).
+	Round int `json:"round,omitempty"`
 }
 
 // Phase is one step of a server's benchmark and how long it took.
@@ -84,5 +122,16 @@ type Phase struct {
 	Seconds float64   `json:"seconds"`
 }
 
-// Ranked reports whether the server belongs in the ranking.
-func (s Server) Ranked() bool { return s.Failure == nil && s.Load != nil }
+// Ranked reports whether the server belongs in the ranking: every round
+// measured.
+func (s Server) Ranked() bool {
+	if s.Failure != nil || len(s.Rounds) == 0 {
+		return false
+	}
+	for _, r := range s.Rounds {
+		if r.Failure != nil || r.Load == nil {
+			return false
+		}
+	}
+	return true
+}

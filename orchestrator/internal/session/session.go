@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
@@ -26,8 +27,13 @@ type Session struct {
 	Catalog catalog.Catalog
 	Engine  *docker.Engine
 	Folder  report.Folder
-	// Scenario is GRPC_REQUEST_SCENARIO, compiled.
-	Scenario *scenario.Scenario
+	// Scenarios are the scenarios of GRPC_REQUEST_SCENARIO, compiled.
+	Scenarios map[string]*scenario.Scenario
+	// EngineCPUs is the engine host's CPU count.
+	EngineCPUs int
+	// Local says the engine runs on this host (its unix socket), whose
+	// /proc/stat then tells the host's CPU steal.
+	Local bool
 	// Run is the record's head: id, times, commit, settings, machine.
 	Run report.Run
 }
@@ -66,11 +72,15 @@ func open(ctx context.Context, cfg config.Config, cat catalog.Catalog, eng *dock
 	if err := cfg.Validate(facts); err != nil {
 		return nil, err
 	}
-	// The scenario must compile before anything is built from it.
-	sc, err := cat.Scenario(ctx, cfg.Scenario)
-	if err != nil {
-		return nil, &config.Error{Var: "GRPC_REQUEST_SCENARIO", Value: cfg.Scenario, Reason: err.Error(),
-			Allowed: "a folder of scenarios/ whose helloworld.proto compiles and whose payload.json is a HelloRequest"}
+	// The scenarios must compile before anything is built from them.
+	scenarios := map[string]*scenario.Scenario{}
+	for _, name := range cfg.Scenarios {
+		sc, err := cat.Scenario(ctx, name)
+		if err != nil {
+			return nil, &config.Error{Var: "GRPC_REQUEST_SCENARIO", Value: name, Reason: err.Error(),
+				Allowed: "a folder of scenarios/ whose helloworld.proto compiles and whose payload.json is a HelloRequest"}
+		}
+		scenarios[name] = sc
 	}
 	if n, err := eng.RemoveLabelled(ctx, docker.ImagesLabel, cfg.ImageName); err != nil {
 		return nil, err
@@ -86,14 +96,16 @@ func open(ctx context.Context, cfg config.Config, cat catalog.Catalog, eng *dock
 	if err := report.SaveHardware(folder, hw); err != nil {
 		return nil, err
 	}
-	return &Session{Config: cfg, Catalog: cat, Engine: eng, Folder: folder, Scenario: sc, Run: report.Run{
-		ID:        filepath.Base(folder.Dir),
-		Started:   started,
-		Commit:    cat.Commit(ctx),
-		Settings:  cfg.Settings(),
-		Hardware:  hw,
-		Placement: suite.Place(info.NCPU, cfg.ServerCPUs, cfg.ClientCPUs),
-	}}, nil
+	return &Session{Config: cfg, Catalog: cat, Engine: eng, Folder: folder, Scenarios: scenarios, EngineCPUs: info.NCPU,
+		Local: eng.Local(),
+		Run: report.Run{
+			ID:       filepath.Base(folder.Dir),
+			Started:  started,
+			Commit:   cat.Commit(ctx),
+			Settings: cfg.All(),
+			Hardware: hw,
+			Cells:    bench.Cells(cfg, info.NCPU),
+		}}, nil
 }
 
 // Close releases the engine.
@@ -107,8 +119,25 @@ func (s *Session) Builder() images.Builder {
 // Suite brings the run's servers up, its containers labelled as the run's.
 func (s *Session) Suite() *suite.Suite {
 	return &suite.Suite{
-		Engine:    suite.Docker(s.Engine),
-		Labels:    map[string]string{docker.RunLabel: s.Run.ID, docker.ImagesLabel: s.Config.ImageName},
-		Placement: s.Run.Placement,
+		Engine: suite.Docker(s.Engine),
+		Labels: map[string]string{docker.RunLabel: s.Run.ID, docker.ImagesLabel: s.Config.ImageName},
 	}
+}
+
+// HostStat is where the engine host's CPU counters are read, "" when the
+// engine is not on this host.
+func (s *Session) HostStat() string {
+	if !s.Local {
+		return ""
+	}
+	return "/proc/stat"
+}
+
+// ScenarioList is the run's scenarios in the order given.
+func (s *Session) ScenarioList() []*scenario.Scenario {
+	var list []*scenario.Scenario
+	for _, name := range s.Config.Scenarios {
+		list = append(list, s.Scenarios[name])
+	}
+	return list
 }

@@ -1,153 +1,118 @@
-// Package stats turns the Docker Engine API's container stats into the CPU
-// and memory figures of a benchmark row, computed as the Docker CLI computes
-// them, over the measurement window only.
+// Package stats sums up a figure measured over rounds and compares two such
+// samples, in benchstat's manner (golang.org/x/perf/benchmath): the median,
+// an interval around it, the coefficient of variation, and the
+// Mann–Whitney U test, which assumes nothing about the distribution.
 package stats
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"time"
+	"math"
+	"slices"
 
-	"github.com/docker/docker/api/types/container"
+	"golang.org/x/perf/benchmath"
 )
 
-// Sample is one reading of the stats stream: the CPU used since the previous
-// reading and the memory in use at the time of this one.
-type Sample struct {
-	Read    time.Time `json:"read"`
-	PreRead time.Time `json:"preread"`
-	// CPUPercent is the share of one core used over [PreRead, Read]:
-	// 100 means one core busy all the time.
-	CPUPercent float64 `json:"cpu_percent"`
-	// MemoryBytes is usage less inactive file cache, the figure `docker
-	// stats` shows.
-	MemoryBytes uint64 `json:"memory_bytes"`
+// Confidence is the level of the confidence interval of a median.
+const Confidence = 0.95
 
-	cpuDelta, systemDelta uint64
-	onlineCPUs            uint32
+// Alpha is the significance level of a comparison, as benchstat's.
+const Alpha = 0.05
+
+// MinRoundsForCI is the number of rounds from which a median has a 95%
+// confidence interval without assumptions; with fewer, the interval shown
+// is the range of the rounds.
+const MinRoundsForCI = 6
+
+// Interval kinds.
+const (
+	Range = "min–max"
+	CI    = "95% CI"
+)
+
+// Estimate sums up one figure over rounds.
+type Estimate struct {
+	N      int     `json:"n"`
+	Median float64 `json:"median"`
+	// Lo and Hi bound the interval: the range of the rounds, or from
+	// MinRoundsForCI rounds on the median's confidence interval.
+	Lo       float64 `json:"lo"`
+	Hi       float64 `json:"hi"`
+	Interval string  `json:"interval"`
+	// CV is the coefficient of variation: the rounds' standard deviation
+	// over their mean (0 for a single round).
+	CV float64 `json:"cv"`
 }
 
-// FromResponse computes a Sample from one Engine API stats response. ok is
-// false for a response that has no previous reading to compare with (the
-// first one of a stream) or whose counters went backwards.
-func FromResponse(r container.StatsResponse) (s Sample, ok bool) {
-	s = Sample{Read: r.Read, PreRead: r.PreRead, MemoryBytes: memoryUsage(r.MemoryStats)}
-	if r.PreRead.IsZero() || r.PreCPUStats.SystemUsage == 0 {
-		return s, false
+// Estimate sums up values, one per round.
+func Of(values []float64) Estimate {
+	if len(values) == 0 {
+		return Estimate{}
 	}
-	cpu, pre := r.CPUStats.CPUUsage.TotalUsage, r.PreCPUStats.CPUUsage.TotalUsage
-	sys, preSys := r.CPUStats.SystemUsage, r.PreCPUStats.SystemUsage
-	if cpu < pre || sys <= preSys {
-		return s, false
+	sample := benchmath.NewSample(values, &benchmath.DefaultThresholds)
+	sum := benchmath.AssumeNothing.Summary(sample, Confidence)
+	e := Estimate{N: len(values), Median: sum.Center, Lo: slices.Min(values), Hi: slices.Max(values), Interval: Range}
+	if len(values) >= MinRoundsForCI && !math.IsInf(sum.Lo, 0) && !math.IsInf(sum.Hi, 0) {
+		e.Lo, e.Hi, e.Interval = sum.Lo, sum.Hi, CI
 	}
-	s.cpuDelta, s.systemDelta = cpu-pre, sys-preSys
-	s.onlineCPUs = r.CPUStats.OnlineCPUs
-	if s.onlineCPUs == 0 {
-		s.onlineCPUs = uint32(len(r.CPUStats.CPUUsage.PercpuUsage))
-	}
-	s.CPUPercent = percent(s.cpuDelta, s.systemDelta, s.onlineCPUs)
-	return s, true
-}
-
-// percent is the Docker CLI's formula: the container's share of the host's
-// CPU time, scaled so that one busy core is 100.
-func percent(cpuDelta, systemDelta uint64, online uint32) float64 {
-	if systemDelta == 0 {
-		return 0
-	}
-	return float64(cpuDelta) / float64(systemDelta) * float64(online) * 100
-}
-
-// memoryUsage follows the Docker CLI: cgroup v1 reports total_inactive_file,
-// cgroup v2 inactive_file; either is page cache the kernel can take back.
-func memoryUsage(m container.MemoryStats) uint64 {
-	if v, ok := m.Stats["total_inactive_file"]; ok && v < m.Usage {
-		return m.Usage - v
-	}
-	if v := m.Stats["inactive_file"]; v < m.Usage {
-		return m.Usage - v
-	}
-	return m.Usage
-}
-
-// Read decodes a stats stream (the body of GET /containers/{id}/stats with
-// stream=true) until it ends, passing each usable sample to fn.
-func Read(r io.Reader, fn func(Sample)) error {
-	dec := json.NewDecoder(r)
-	for {
-		var resp container.StatsResponse
-		if err := dec.Decode(&resp); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return fmt.Errorf("decode stats: %w", err)
-		}
-		if s, ok := FromResponse(resp); ok {
-			fn(s)
+	if len(values) > 1 {
+		mean, sd := meanSD(values)
+		if mean != 0 {
+			e.CV = sd / mean
 		}
 	}
+	return e
 }
 
-// Summary is the CPU and memory of one container over a window.
-type Summary struct {
-	Samples        int     `json:"samples"`
-	CPUAvgPercent  float64 `json:"cpu_avg_percent"`
-	CPUMaxPercent  float64 `json:"cpu_max_percent"`
-	MemoryAvgBytes uint64  `json:"memory_avg_bytes"`
-	MemoryMaxBytes uint64  `json:"memory_max_bytes"`
-	// CPUSeconds is the CPU time the container used over the samples kept.
-	CPUSeconds float64 `json:"cpu_seconds"`
+// meanSD is the mean and the sample standard deviation.
+func meanSD(values []float64) (mean, sd float64) {
+	for _, v := range values {
+		mean += v
+	}
+	mean /= float64(len(values))
+	var ss float64
+	for _, v := range values {
+		ss += (v - mean) * (v - mean)
+	}
+	return mean, math.Sqrt(ss / float64(len(values)-1))
 }
 
-// Summarize keeps the samples whose interval lies inside [from, to] and
-// returns their figures. The average CPU is weighted by each interval's
-// length (total CPU time over total time), so a late or early reading does
-// not count more than its share. When no interval fits entirely (a window
-// shorter than the sampling period), the samples that overlap it are used.
-func Summarize(samples []Sample, from, to time.Time) Summary {
-	kept := within(samples, from, to)
-	if len(kept) == 0 {
-		kept = overlapping(samples, from, to)
-	}
-	var sum Summary
-	var cpuDelta, systemDelta, memTotal uint64
-	var online uint32
-	for _, s := range kept {
-		sum.Samples++
-		cpuDelta += s.cpuDelta
-		systemDelta += s.systemDelta
-		online = s.onlineCPUs
-		sum.CPUMaxPercent = max(sum.CPUMaxPercent, s.CPUPercent)
-		memTotal += s.MemoryBytes
-		sum.MemoryMaxBytes = max(sum.MemoryMaxBytes, s.MemoryBytes)
-	}
-	if sum.Samples == 0 {
-		return sum
-	}
-	sum.CPUAvgPercent = percent(cpuDelta, systemDelta, online)
-	sum.MemoryAvgBytes = memTotal / uint64(sum.Samples)
-	sum.CPUSeconds = float64(cpuDelta) / 1e9
-	return sum
+// Median is the median of values, 0 for none.
+func Median(values []float64) float64 { return Of(values).Median }
+
+// Difference compares two samples of one figure.
+type Difference struct {
+	// Change is b's median relative to a's: +0.05 is 5% more.
+	Change float64 `json:"change"`
+	P      float64 `json:"p"`
+	// Significant says the Mann–Whitney U test rejects "no difference" at
+	// Alpha.
+	Significant bool `json:"significant"`
+	// TooFew says the samples are too small for any difference to be
+	// significant at Alpha (3 rounds a side: p is at least 0.1).
+	TooFew bool `json:"too_few"`
 }
 
-func within(samples []Sample, from, to time.Time) []Sample {
-	var out []Sample
-	for _, s := range samples {
-		if !s.PreRead.Before(from) && !s.Read.After(to) {
-			out = append(out, s)
-		}
+// Compare tests whether b differs from a.
+func Compare(a, b []float64) Difference {
+	sa := benchmath.NewSample(a, &benchmath.DefaultThresholds)
+	sb := benchmath.NewSample(b, &benchmath.DefaultThresholds)
+	c := benchmath.AssumeNothing.Compare(sa, sb)
+	d := Difference{P: c.P, Significant: c.P <= c.Alpha, TooFew: c.P > c.Alpha && len(c.Warnings) > 0}
+	if ma := Median(a); ma != 0 {
+		d.Change = Median(b)/ma - 1
 	}
-	return out
+	return d
 }
 
-func overlapping(samples []Sample, from, to time.Time) []Sample {
-	var out []Sample
-	for _, s := range samples {
-		if s.Read.After(from) && s.PreRead.Before(to) {
-			out = append(out, s)
-		}
+// Apart says whether two samples can be told apart: by the U test where
+// the rounds allow a significant result, else (too few rounds) by ranges
+// that do not overlap, the strongest evidence so few rounds can give.
+func Apart(a, b []float64) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
 	}
-	return out
+	d := Compare(a, b)
+	if !d.TooFew {
+		return d.Significant
+	}
+	return slices.Max(a) < slices.Min(b) || slices.Max(b) < slices.Min(a)
 }

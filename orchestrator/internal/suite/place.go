@@ -9,14 +9,20 @@ import (
 
 // Place gives the server and the load client cores of their own when the
 // machine has enough whole cores for both: the server the first ones, the
-// client the next. Otherwise both float over every core under their quotas,
-// and the record says so.
+// client the next, and when one more is left, core 0 stays with dockerd and
+// the orchestrator, so that neither competes with what is measured.
+// Otherwise both float over every core under their quotas, and the record
+// says so.
 func Place(engineCPUs int, server, client config.CPUs) report.Placement {
 	s, c := server.Cores(), client.Cores()
-	if s+c > engineCPUs {
+	first := 0
+	switch {
+	case s+c+1 <= engineCPUs:
+		first = 1
+	case s+c > engineCPUs:
 		return report.Placement{Shared: true}
 	}
-	return report.Placement{ServerCPUSet: cpuRange(0, s), ClientCPUSet: cpuRange(s, c)}
+	return report.Placement{ServerCPUSet: cpuRange(first, s), ClientCPUSet: cpuRange(first+s, c)}
 }
 
 func cpuRange(first, n int) string {

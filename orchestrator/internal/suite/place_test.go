@@ -15,7 +15,9 @@ func TestPlace(t *testing.T) {
 	}{
 		{2, 1, 1, report.Placement{ServerCPUSet: "0", ClientCPUSet: "1"}},
 		{2, 0.5, 1, report.Placement{ServerCPUSet: "0", ClientCPUSet: "1"}},
-		{8, 2, 3, report.Placement{ServerCPUSet: "0-1", ClientCPUSet: "2-4"}},
+		{8, 2, 3, report.Placement{ServerCPUSet: "1-2", ClientCPUSet: "3-5"}},
+		{3, 1, 1, report.Placement{ServerCPUSet: "1", ClientCPUSet: "2"}},
+		{4, 1, 2, report.Placement{ServerCPUSet: "1", ClientCPUSet: "2-3"}},
 		{2, 1.5, 1, report.Placement{Shared: true}},
 		{2, 2, 1, report.Placement{Shared: true}},
 	} {

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
 // recorder keeps a container's stats stream: every sample, in memory for the
@@ -15,7 +15,7 @@ type recorder struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	mu      sync.Mutex
-	samples []stats.Sample
+	samples []usage.Sample
 }
 
 func (srv *Server) record(ctx context.Context, c Container, file string) *recorder {
@@ -35,7 +35,7 @@ func (srv *Server) record(ctx context.Context, c Container, file string) *record
 			return
 		}
 		defer raw.Close()
-		err = stats.Read(io.TeeReader(body, raw), func(s stats.Sample) {
+		err = usage.Read(io.TeeReader(body, raw), func(s usage.Sample) {
 			rec.mu.Lock()
 			rec.samples = append(rec.samples, s)
 			rec.mu.Unlock()
@@ -48,7 +48,7 @@ func (srv *Server) record(ctx context.Context, c Container, file string) *record
 }
 
 // stop ends the stream and returns the samples read.
-func (rec *recorder) stop() []stats.Sample {
+func (rec *recorder) stop() []usage.Sample {
 	rec.cancel()
 	<-rec.done
 	rec.mu.Lock()

@@ -22,7 +22,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
 // ServerPort is where every server listens.
@@ -45,8 +45,7 @@ type Suite struct {
 	// Tools are the images of the other engines, by engine name.
 	Tools map[string]string
 	// Labels mark every container the suite starts (the run, the image name).
-	Labels    map[string]string
-	Placement report.Placement
+	Labels map[string]string
 }
 
 // ServerSpec is a server to bring up.
@@ -57,6 +56,8 @@ type ServerSpec struct {
 	CPUs         config.CPUs
 	RAM          config.Bytes
 	ReadyTimeout time.Duration
+	// Placement pins the server and its clients to cores.
+	Placement report.Placement
 	// Folder receives the server's log and what its clients printed.
 	Folder report.Folder
 }
@@ -96,7 +97,7 @@ func (s *Suite) Up(ctx context.Context, spec ServerSpec) (*Server, error) {
 			},
 			Labels:   srv.labels("server"),
 			NanoCPUs: spec.CPUs.NanoCPUs(),
-			CPUSet:   s.Placement.ServerCPUSet,
+			CPUSet:   spec.Placement.ServerCPUSet,
 			Memory:   int64(spec.RAM),
 		})
 		return err
@@ -251,7 +252,7 @@ func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Sp
 		NetworkOf: srv.container.ID(),
 		Files:     files,
 		NanoCPUs:  cpus.NanoCPUs(),
-		CPUSet:    srv.suite.Placement.ClientCPUSet,
+		CPUSet:    srv.spec.Placement.ClientCPUSet,
 	}
 
 	serverStats := srv.record(ctx, srv.container, name+"-server-stats.jsonl")
@@ -260,7 +261,7 @@ func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Sp
 	stdout, err := srv.runBeside(ctx, container, name, func(c Container) { clientStats = srv.record(ctx, c, name+"-client-stats.jsonl") })
 	ended := time.Now()
 	serverSamples := serverStats.stop()
-	var clientSamples []stats.Sample
+	var clientSamples []usage.Sample
 	if clientStats != nil {
 		clientSamples = clientStats.stop()
 	}
@@ -273,8 +274,8 @@ func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Sp
 	}
 	return report.Measurement{
 		Load:   &res,
-		Server: stats.Summarize(serverSamples, res.Start, res.End),
-		Client: stats.Summarize(clientSamples, res.Start, res.End),
+		Server: usage.Summarize(serverSamples, res.Start, res.End),
+		Client: usage.Summarize(clientSamples, res.Start, res.End),
 	}, nil
 }
 

@@ -1,0 +1,108 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+)
+
+// Cell is one combination of the list-valued settings (scenario, server
+// CPUs, load profile) with the load shape and GRPC_CLIENT_CPUS resolved:
+// what one section of bench.txt describes.
+type Cell struct {
+	Scenario   string `json:"scenario"`
+	ServerCPUs CPUs   `json:"server_cpus"`
+	// ClientCPUs is the client's limit, auto resolved.
+	ClientCPUs CPUs `json:"client_cpus"`
+	// Profile is the load shape's name, "" when the shape comes from
+	// GRPC_CLIENT_CONNECTIONS and GRPC_CLIENT_CONCURRENCY.
+	Profile     string `json:"profile,omitempty"`
+	Connections int    `json:"connections"`
+	Concurrency int    `json:"concurrency"`
+}
+
+// Cells is the product of the list-valued settings: scenarios outermost,
+// then server CPUs, then load profiles, each in the order given.
+// engineCPUs resolves GRPC_CLIENT_CPUS=auto.
+func (c Config) Cells(engineCPUs int) []Cell {
+	profiles := c.LoadProfiles
+	if len(profiles) == 0 {
+		profiles = Names{""}
+	}
+	var cells []Cell
+	for _, sc := range c.Scenarios {
+		for _, cpus := range c.ServerCPUs {
+			for _, p := range profiles {
+				cell := Cell{Scenario: sc, ServerCPUs: cpus, ClientCPUs: c.clientCPUs(engineCPUs, cpus),
+					Connections: c.Connections, Concurrency: c.Concurrency}
+				cells = append(cells, cell.WithProfile(p))
+			}
+		}
+	}
+	return cells
+}
+
+// WithProfile is the cell under another load shape; "" keeps its own.
+func (cell Cell) WithProfile(name string) Cell {
+	if p, ok := Profiles[name]; ok {
+		cell.Profile, cell.Connections, cell.Concurrency = name, p.Connections, p.Connections*p.Streams
+	}
+	return cell
+}
+
+// clientCPUs resolves the client's limit beside a server of the given
+// limit: auto is every whole core the server does not take, less one for
+// dockerd and the orchestrator when two or more are left, and at least 1.
+func (c Config) clientCPUs(engineCPUs int, server CPUs) CPUs {
+	if !c.ClientCPUs.Auto {
+		return c.ClientCPUs.CPUs
+	}
+	left := engineCPUs - server.Cores()
+	if left >= 2 {
+		left--
+	}
+	return CPUs(max(1, left))
+}
+
+// Name says what sets the cell apart, for headings and progress lines.
+func (cell Cell) Name() string {
+	shape := fmt.Sprintf("%d×%d", cell.Connections, cell.Concurrency)
+	if cell.Profile != "" {
+		shape = cell.Profile + " (" + shape + ")"
+	}
+	return fmt.Sprintf("%s, server %s CPU, client %s CPU, shape %s", cell.Scenario, cell.ServerCPUs, cell.ClientCPUs, shape)
+}
+
+// Settings lists every variable as the cell ran it: the list-valued ones
+// with the cell's value, the shape as connections and concurrency, and
+// GRPC_CLIENT_CPUS resolved (with "(auto)" when it was). It is the
+// footer of the cell's section of bench.txt.
+func (c Config) Settings(cell Cell) []Setting {
+	c.given = maps.Clone(c.given)
+	if c.given == nil {
+		c.given = map[string]string{}
+	}
+	c.given["GRPC_REQUEST_SCENARIO"] = cell.Scenario
+	c.given["GRPC_SERVER_CPUS"] = cell.ServerCPUs.String()
+	c.given["GRPC_LOAD_PROFILE"] = cell.Profile
+	c.given["GRPC_CLIENT_CONNECTIONS"] = strconv.Itoa(cell.Connections)
+	c.given["GRPC_CLIENT_CONCURRENCY"] = strconv.Itoa(cell.Concurrency)
+	client := cell.ClientCPUs.String()
+	if c.ClientCPUs.Auto {
+		client += " (auto)"
+	}
+	c.given["GRPC_CLIENT_CPUS"] = client
+	return c.All()
+}
+
+// Lists says which settings vary between the cells of a run, as NAME=a,b.
+func (c Config) Lists() string {
+	var parts []string
+	for _, name := range []string{"GRPC_REQUEST_SCENARIO", "GRPC_SERVER_CPUS", "GRPC_LOAD_PROFILE"} {
+		if v := c.value(name); strings.Contains(v, ",") {
+			parts = append(parts, name+"="+v)
+		}
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,199 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
+)
+
+// Thresholds of the flags a row can carry.
+const (
+	// NoisyCV is the coefficient of variation of req/s over the rounds
+	// above which a row is flagged noisy: on a quiet machine the rounds of
+	// one server differ by 1–5%, on a busy one by 10–35%.
+	NoisyCV = 0.10
+	// HighSteal is the share of the host's CPU time taken by its
+	// hypervisor above which a round is flagged.
+	HighSteal = 0.05
+	// errorShareMark is the share of failed calls above which a row is
+	// marked.
+	errorShareMark = 0.01
+)
+
+// Row is one server's figures over its rounds, as a ranking shows them:
+// medians, with the spread of req/s.
+type Row struct {
+	Name string `json:"name"`
+	// Engines are the engines the figures come from.
+	Engines []string `json:"engines"`
+	// RPS sums up OK calls per second; Values are the rounds' own.
+	RPS    stats.Estimate `json:"rps"`
+	Values []float64      `json:"rps_rounds"`
+	// Latencies, medians over the rounds.
+	Mean time.Duration `json:"mean"`
+	P50  time.Duration `json:"p50"`
+	P90  time.Duration `json:"p90"`
+	P95  time.Duration `json:"p95"`
+	P99  time.Duration `json:"p99"`
+	P999 time.Duration `json:"p999"`
+	// CPU in percent of one core, memory in bytes, medians.
+	ServerCPU   float64 `json:"server_cpu"`
+	ClientCPU   float64 `json:"client_cpu"`
+	MemoryBytes uint64  `json:"memory_bytes"`
+	// PerServerCore is req/s for each core the server kept busy.
+	PerServerCore float64 `json:"rps_per_server_core"`
+	// Throttled shares of CFS periods, medians.
+	ServerThrottled float64 `json:"server_throttled"`
+	ClientThrottled float64 `json:"client_throttled"`
+	// ClientBound is set when the client set the pace in any round.
+	ClientBound bool `json:"client_bound"`
+	// Failed and Calls count the calls of every round; Failures lists the
+	// failed ones by status.
+	Failed   uint64 `json:"failed"`
+	Calls    uint64 `json:"calls"`
+	Failures string `json:"failures,omitempty"`
+	// StealRounds counts rounds whose host steal was above HighSteal.
+	StealRounds int      `json:"steal_rounds"`
+	Notes       []string `json:"notes,omitempty"`
+}
+
+// Noisy says the rounds disagree more than NoisyCV.
+func (r Row) Noisy() bool { return r.RPS.CV > NoisyCV }
+
+// ErrorShare is the share of calls that failed.
+func (r Row) ErrorShare() float64 {
+	if r.Calls == 0 {
+		return 0
+	}
+	return float64(r.Failed) / float64(r.Calls)
+}
+
+// Ranking is a cell's ranked servers by the load engine's figures, fastest
+// first; servers of equal median keep their catalog order.
+func Ranking(c Cell) []Row {
+	var rows []Row
+	for _, s := range c.Servers {
+		if s.Ranked() {
+			rows = append(rows, rowOf(s.Name, s.Rounds, func(r Round) *Measurement { return &r.Measurement }, float64(c.ClientCPUs)))
+		}
+	}
+	return sorted(rows)
+}
+
+// CapacityRanking is the "server capacity" ranking: for each round, the
+// capacity engine's figures where the load engine was client-bound, else
+// the load engine's own. A server with a client-bound round that has no
+// capacity measurement has no honest figure and is left out. It is nil when
+// no round was measured by the capacity engine.
+func CapacityRanking(c Cell) []Row {
+	var rows []Row
+	measured := false
+	for _, s := range c.Servers {
+		if !s.Ranked() || slices.ContainsFunc(s.Rounds, func(r Round) bool { return capacityOf(r) == nil }) {
+			continue
+		}
+		measured = measured || slices.ContainsFunc(s.Rounds, func(r Round) bool { return r.Capacity != nil })
+		rows = append(rows, rowOf(s.Name, s.Rounds, capacityOf, float64(c.ClientCPUs)))
+	}
+	if !measured {
+		return nil
+	}
+	return sorted(rows)
+}
+
+// capacityOf is a round's figure of the server's capacity: the capacity
+// engine's, else the load engine's when it was not client-bound.
+func capacityOf(r Round) *Measurement {
+	switch {
+	case r.Capacity != nil && r.Capacity.Load != nil:
+		return r.Capacity
+	case !r.ClientBound:
+		return &r.Measurement
+	}
+	return nil
+}
+
+func sorted(rows []Row) []Row {
+	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(b.RPS.Median, a.RPS.Median) })
+	return rows
+}
+
+// rowOf sums up a server's rounds by the measurement pick takes of each.
+func rowOf(name string, rounds []Round, pick func(Round) *Measurement, clientCPUs float64) Row {
+	row := Row{Name: name}
+	var mean, p50, p90, p95, p99, p999, srvCPU, cliCPU, mem, perCore, srvThr, cliThr []float64
+	statuses := map[string]uint64{}
+	notes := map[string]bool{}
+	for _, r := range rounds {
+		m := pick(r)
+		l := m.Load
+		if !slices.Contains(row.Engines, l.Engine) {
+			row.Engines = append(row.Engines, l.Engine)
+		}
+		row.Values = append(row.Values, l.RPS)
+		mean = append(mean, float64(l.Latency.Mean))
+		p50 = append(p50, float64(l.Latency.P50))
+		p90 = append(p90, float64(l.Latency.P90))
+		p95 = append(p95, float64(l.Latency.P95))
+		p99 = append(p99, float64(l.Latency.P99))
+		p999 = append(p999, float64(l.Latency.P999))
+		srvCPU = append(srvCPU, m.Server.CPUAvgPercent)
+		cliCPU = append(cliCPU, m.Client.CPUAvgPercent)
+		mem = append(mem, float64(m.Server.MemoryAvgBytes))
+		if m.Server.CPUAvgPercent > 0 {
+			perCore = append(perCore, l.RPS/(m.Server.CPUAvgPercent/100))
+		}
+		srvThr = append(srvThr, m.Server.ThrottledShare)
+		cliThr = append(cliThr, m.Client.ThrottledShare)
+		row.Calls += l.Requests
+		row.Failed += l.Requests - l.OK
+		for status, n := range l.Statuses {
+			if status != "OK" {
+				statuses[status] += n
+			}
+		}
+		for _, n := range l.Notes {
+			notes[n] = true
+		}
+		row.ClientBound = row.ClientBound || m.ClientSaturated(clientCPUs)
+		if st := r.HostSteal; st != nil && *st > HighSteal {
+			row.StealRounds++
+		}
+	}
+	row.RPS = stats.Of(row.Values)
+	d := func(v []float64) time.Duration { return time.Duration(stats.Median(v)) }
+	row.Mean, row.P50, row.P90, row.P95, row.P99, row.P999 = d(mean), d(p50), d(p90), d(p95), d(p99), d(p999)
+	row.ServerCPU, row.ClientCPU = stats.Median(srvCPU), stats.Median(cliCPU)
+	row.MemoryBytes = uint64(stats.Median(mem))
+	row.PerServerCore = stats.Median(perCore)
+	row.ServerThrottled, row.ClientThrottled = stats.Median(srvThr), stats.Median(cliThr)
+	var parts []string
+	for _, status := range slices.Sorted(maps.Keys(statuses)) {
+		parts = append(parts, fmt.Sprintf("%s: %d", status, statuses[status]))
+	}
+	row.Failures = strings.Join(parts, ", ")
+	row.Notes = slices.Sorted(maps.Keys(notes))
+	return row
+}
+
+// Ties groups neighbouring rows of a ranking that cannot be told apart
+// (stats.Apart): each group has two rows or more, in ranking order.
+func Ties(rows []Row) [][]string {
+	var groups [][]string
+	for i := 1; i < len(rows); i++ {
+		if stats.Apart(rows[i-1].Values, rows[i].Values) {
+			continue
+		}
+		if n := len(groups); n > 0 && groups[n-1][len(groups[n-1])-1] == rows[i-1].Name {
+			groups[n-1] = append(groups[n-1], rows[i].Name)
+			continue
+		}
+		groups = append(groups, []string{rows[i-1].Name, rows[i].Name})
+	}
+	return groups
+}

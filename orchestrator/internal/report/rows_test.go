@@ -1,0 +1,127 @@
+package report_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+)
+
+// rounds is a server measured once per value of rps, with seed row r's
+// other figures.
+func rounds(r row, name string, rps ...float64) report.Server {
+	s := report.Server{Name: name}
+	for i, v := range rps {
+		s.Rounds = append(s.Rounds, report.Round{Round: i + 1, Measurement: r.measurement(v)})
+	}
+	return s
+}
+
+func TestWriteBenchShowsMediansAndTies(t *testing.T) {
+	run := runOf(
+		rounds(seedRows[0], "a", 100, 110, 105),
+		rounds(seedRows[1], "b", 104, 108, 112), // overlaps a
+		rounds(seedRows[2], "c", 50, 51, 52),
+		rounds(seedRows[3], "d", 30, 60, 45), // noisy
+	)
+	bench := writeBench(t, run)
+	if got := tableNames(bench); !slices.Equal(got, []string{"b", "a", "c", "d"}) {
+		t.Errorf("table = %v", got)
+	}
+	if !strings.Contains(bench, "| b                           |     108 |") || !strings.Contains(bench, "| a                           |     105 |") {
+		t.Errorf("the table does not show the medians:\n%s", bench)
+	}
+	want := []string{
+		"! d: noisy: req/s varied by 33% (CV) over 3 rounds",
+		"! b, a: cannot be told apart (req/s ranges overlap over 3 rounds; fewer than 4 rounds a side cannot show a significant difference)",
+		"! c, d: cannot be told apart (req/s ranges overlap over 3 rounds; fewer than 4 rounds a side cannot show a significant difference)",
+	}
+	if got := notes(t, bench); !slices.Equal(got, want) {
+		t.Errorf("notes =\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestTiesUseTheUTestWithEnoughRounds(t *testing.T) {
+	rows := report.Ranking(runOf(
+		rounds(seedRows[0], "a", 110, 111, 112, 113, 114),
+		rounds(seedRows[1], "b", 100, 101, 102, 103, 110.5), // overlaps a's range, yet the U test separates them (U = 1, p = 4/252)
+		rounds(seedRows[2], "c", 99, 100.5, 101.5, 102.5, 103.5),
+	).Cells[0])
+	if got := report.Ties(rows); len(got) != 1 || !slices.Equal(got[0], []string{"b", "c"}) {
+		t.Errorf("ties = %v, want [[b c]]", got)
+	}
+}
+
+func TestCapacityRanking(t *testing.T) {
+	capacity := func(s report.Server, rps ...float64) report.Server {
+		for i := range s.Rounds {
+			s.Rounds[i].ClientBound = true
+			if i < len(rps) {
+				m := seedRows[0].measurement(rps[i])
+				m.Load.Engine = "h2"
+				s.Rounds[i].Capacity = &m
+			}
+		}
+		return s
+	}
+	cell := runOf(
+		capacity(rounds(seedRows[0], "bound", 30000, 31000, 32000), 90000, 95000, 91000),
+		rounds(seedRows[1], "slow_enough", 20000, 21000, 22000),
+		capacity(rounds(seedRows[2], "unmeasured", 30000, 30500, 31000), 80000), // two rounds lack the capacity figure
+	).Cells[0]
+	rows := report.CapacityRanking(cell)
+	if got := names(rows); !slices.Equal(got, []string{"bound", "slow_enough"}) {
+		t.Fatalf("capacity ranking = %v, want bound then slow_enough", got)
+	}
+	if rows[0].RPS.Median != 91000 || !slices.Equal(rows[0].Engines, []string{"h2"}) || rows[1].Engines[0] != "ghz" {
+		t.Errorf("rows = %+v", rows)
+	}
+	if got := names(report.Ranking(cell)); !slices.Equal(got, []string{"bound", "unmeasured", "slow_enough"}) {
+		t.Errorf("the load engine's ranking = %v", got)
+	}
+	if report.CapacityRanking(runOf(rounds(seedRows[0], "x", 1)).Cells[0]) != nil {
+		t.Error("a cell without capacity measurements has a capacity ranking")
+	}
+	var b bytes.Buffer
+	if err := report.WriteSummary(&b, runOf(cell.Servers...)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"server capacity", "bound", "h2", "91000", "90000–95000", "min–max"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary.txt lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestMatrixSections: one section per cell, each in seed 001's layout
+// under a line naming its cell, with its own parameters.
+func TestMatrixSections(t *testing.T) {
+	var cells []report.Cell
+	for _, sc := range []string{"complex_proto", "string_10B"} {
+		for _, cpus := range []config.CPUs{1, 2} {
+			cell := config.Cell{Scenario: sc, ServerCPUs: cpus, ClientCPUs: 1, Profile: "2b", Connections: 10, Concurrency: 100}
+			settings := []config.Setting{{Name: "GRPC_SERVER_CPUS", Value: cpus.String()}, {Name: "GRPC_REQUEST_SCENARIO", Value: sc}}
+			cells = append(cells, report.Cell{Cell: cell, Settings: settings, Servers: []report.Server{
+				rounds(seedRows[0], "go_grpc", 1000*float64(cpus), 1010*float64(cpus), 990*float64(cpus)),
+				rounds(seedRows[1], "rust_tonic_mt", 2000*float64(cpus), 2100*float64(cpus), 1900*float64(cpus)),
+			}})
+		}
+	}
+	got := writeBench(t, report.Run{Commit: seedCommit, Cells: cells})
+	golden := filepath.Join("testdata", "matrix_bench.txt")
+	if os.Getenv("UPDATE_GOLDEN") != "" {
+		os.WriteFile(golden, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("matrix bench.txt differs from %s:\n%s", golden, lineDiff(string(want), got))
+	}
+}

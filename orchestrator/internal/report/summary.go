@@ -1,0 +1,128 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
+)
+
+// WriteSummary writes summary.txt: per cell, the ranking with its spread,
+// efficiency and flags, the server capacity ranking where the load engine
+// could not keep up, and how long each round spent beyond its load.
+func WriteSummary(w io.Writer, run Run) error {
+	var b strings.Builder
+	for i, c := range run.Cells {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "== %s\n\n", c.Name())
+		rows := Ranking(c)
+		fmt.Fprintf(&b, "ranking by the load engine (%s), medians of %s:\n", engineOf(c), roundsText(c))
+		writeRows(&b, rows)
+		if capacity := CapacityRanking(c); capacity != nil {
+			b.WriteString("\nserver capacity: the capacity engine's figures for the rounds where the load engine was client-bound, its own elsewhere:\n")
+			writeRows(&b, capacity)
+		}
+		for _, n := range notes(run, c, rows) {
+			b.WriteString("! " + n + "\n")
+		}
+		if o := overheads(c); len(o) > 0 {
+			e := stats.Of(o)
+			fmt.Fprintf(&b, "overhead per round beyond warm-up and measurement (start, readiness, gate, clients, stats): median %.2f s, max %.2f s over %d rounds\n",
+				e.Median, e.Hi, e.N)
+		}
+	}
+	b.WriteString(legend)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+const legend = `
+Columns: req/s is the median of the rounds, with its interval: the range of the rounds (min–max)
+below 6 rounds, from 6 rounds on the 95% confidence interval of the median (benchstat's, no
+assumption on the distribution). CV is the rounds' standard deviation over their mean; a row is
+noisy above 10%. CPU is percent of one core (cgroup CPU time over wall time); req/s per core
+divides req/s by the server's CPU. Latencies are medians of the rounds' percentiles. Throttled
+is the share of CFS periods in which the CPU quota stopped the server / the client.
+Flags: client-bound (the client used 90% of its CPU limit or was throttled in 10% of its periods:
+the row measures the client), failures (more than 1% of calls failed), noisy, steal (the host's
+hypervisor took more than 5% of its CPU time in a round).
+`
+
+func writeRows(b *strings.Builder, rows []Row) {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "server\tengine\treq/s\tinterval\tCV\tserver cpu\treq/s per core\tp50\tp99\tp99.9\tmemory\tthrottled\tflags\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f–%.0f\t%.1f%%\t%.1f%%\t%.0f\t%s\t%s\t%s\t%s\t%.0f%%/%.0f%%\t%s\t\n",
+			r.Name, strings.Join(r.Engines, "+"), r.RPS.Median, r.RPS.Lo, r.RPS.Hi, 100*r.RPS.CV, r.ServerCPU, r.PerServerCore,
+			ms(r.P50), ms(r.P99), ms(r.P999), mebibytes(r.MemoryBytes), 100*r.ServerThrottled, 100*r.ClientThrottled, flags(r))
+	}
+	tw.Flush()
+}
+
+func flags(r Row) string {
+	var f []string
+	if r.ClientBound {
+		f = append(f, "client-bound")
+	}
+	if r.ErrorShare() > errorShareMark {
+		f = append(f, "failures")
+	}
+	if r.Noisy() {
+		f = append(f, "noisy")
+	}
+	if r.StealRounds > 0 {
+		f = append(f, "steal")
+	}
+	if len(f) == 0 {
+		return "-"
+	}
+	return strings.Join(f, ",")
+}
+
+func ms(d time.Duration) string {
+	if d == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+}
+
+// engineOf names the load engine of a cell's rounds.
+func engineOf(c Cell) string {
+	for _, s := range c.Servers {
+		for _, r := range s.Rounds {
+			if r.Load != nil {
+				return r.Load.Engine
+			}
+		}
+	}
+	return "none measured"
+}
+
+func roundsText(c Cell) string {
+	n := 0
+	for _, s := range c.Servers {
+		n = max(n, len(s.Rounds))
+	}
+	if n == 1 {
+		return "1 round"
+	}
+	return fmt.Sprintf("%d rounds", n)
+}
+
+// overheads lists each measured round's time beyond its load.
+func overheads(c Cell) []float64 {
+	var out []float64
+	for _, s := range c.Servers {
+		for _, r := range s.Rounds {
+			if r.Failure == nil && r.Overhead > 0 {
+				out = append(out, r.Overhead)
+			}
+		}
+	}
+	return out
+}
