@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
 )
 
@@ -24,9 +25,12 @@ func (c *benchCmd) Run(ctx context.Context, std streams) error {
 	servers := s.Config.Servers(s.Catalog.Servers)
 	fmt.Fprintf(std.Stdout, "grpcbench run %s: %s; %d rounds of %s each, in %d cells; results in %s\n", s.Run.ID, strings.Join(servers, " "),
 		s.Config.Rounds, s.Config.RoundDuration(), len(s.Run.Cells), s.Folder.Dir)
+	out := progress.New(std.Stdout, bench.Planned(s.Run.Cells, len(servers), s.Config.Rounds), bench.PerRound(s.Config))
 	b := &bench.Bench{Suite: s.Suite(), Builder: s.Builder(), Config: s.Config, Scenarios: s.Scenarios, Folder: s.Folder,
-		Run: &s.Run, HostStat: s.HostStat(), Out: std.Stdout}
+		Run: &s.Run, HostStat: s.HostStat(), Progress: out}
+	b.Suite.Observer = out
 	err = b.Benchmark(ctx, servers)
+	out.Close()
 	if table, readErr := os.ReadFile(s.Folder.Path("bench.txt")); readErr == nil {
 		fmt.Fprint(std.Stdout, "\n", string(table))
 	}
@@ -57,5 +61,7 @@ func (c *imagesCmd) Run(ctx context.Context, std streams) error {
 		return err
 	}
 	defer s.Close()
-	return bench.BuildImages(ctx, s.Builder(), s.Config.Servers(s.Catalog.Servers), s.ScenarioList(), s.Folder, std.Stdout)
+	out := progress.New(std.Stdout, 0, 0)
+	defer out.Close()
+	return bench.BuildImages(ctx, s.Builder(), s.Config.Servers(s.Catalog.Servers), s.ScenarioList(), s.Folder, out)
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
@@ -45,7 +46,10 @@ func (c *loadgenCmd) Run(ctx context.Context, std streams) error {
 	// Go's own default never goes below 2 under a 1-core quota.
 	runtime.GOMAXPROCS(config.CPUs(spec.CPUs).Cores())
 	slog.Info("load", "spec", spec, "gomaxprocs", runtime.GOMAXPROCS(0))
+	spec.Answered = new(atomic.Uint64)
+	stop := load.ReportProgress(std.Stderr, spec.Answered, time.Second)
 	res, err := runner.Run(ctx, spec)
+	stop()
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/engines"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
 )
@@ -20,7 +21,7 @@ func comparison(ctx context.Context, root string, std streams) (*session.Session
 	}
 	cell := s.Run.Cells[0]
 	return s, &engines.Comparison{Suite: s.Suite(), Builder: s.Builder(), Config: s.Config, Cell: cell, Scenario: s.Scenarios[cell.Scenario],
-		Folder: s.Folder, Out: std.Stdout}, nil
+		Folder: s.Folder, Out: progress.Plain(std.Stdout)}, nil
 }
 
 type enginesCmd struct {

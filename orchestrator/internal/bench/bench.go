@@ -17,6 +17,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
@@ -42,8 +43,8 @@ type Bench struct {
 	// HostStat is the host's /proc/stat for its CPU steal; "" when the
 	// engine runs elsewhere.
 	HostStat string
-	// Out receives progress for the user.
-	Out io.Writer
+	// Progress hears how the run goes.
+	Progress progress.Reporter
 }
 
 // Benchmark measures every server in every cell. It returns ctx's error
@@ -73,8 +74,10 @@ rounds:
 				if !measurable(*srv) {
 					continue
 				}
-				fmt.Fprintf(b.Out, "%s: round %d of %d%s\n", srv.Name, r, rounds, b.cellText(*cell))
+				b.Progress.Round(srv.Name)
+				b.Progress.Printf("%s: round %d of %d%s", srv.Name, r, rounds, b.cellText(*cell))
 				srv.Rounds = append(srv.Rounds, b.round(ctx, *cell, srv, r, engine, capacity))
+				b.Progress.RoundDone()
 				if err := report.Save(b.Folder, *b.Run); err != nil {
 					return err
 				}
@@ -125,7 +128,7 @@ func measurable(s report.Server) bool {
 // before anything is measured, so that no build runs beside a measurement,
 // and sets up the servers of every cell.
 func (b *Bench) build(ctx context.Context, servers []string) error {
-	client, err := BuildClient(ctx, b.Builder, b.Folder, b.Out)
+	client, err := BuildClient(ctx, b.Builder, b.Folder, b.Progress)
 	if err != nil {
 		return err
 	}
@@ -147,7 +150,7 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 				if err != nil {
 					return err
 				}
-				img, _, err := BuildServer(ctx, b.Builder, name, b.Scenarios[cell.Scenario], folder, "build-"+cell.Scenario+".log", b.Out)
+				img, _, err := BuildServer(ctx, b.Builder, name, b.Scenarios[cell.Scenario], folder, "build-"+cell.Scenario+".log", b.Progress)
 				byScenario[cell.Scenario][name] = built{img, err}
 			}
 		}
@@ -182,7 +185,7 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 	if err == nil {
 		before, hostOK := usage.ReadHostCPU(b.HostStat)
 		loadSpec := LoadSpec(b.Config, cell, b.Config.RoundDuration())
-		fmt.Fprintf(b.Out, "%s: ready; warm-up %s, then measuring %s with %s\n", srv.Name, loadSpec.Warmup, loadSpec.Duration, engine.Name())
+		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s", srv.Name, loadSpec.Warmup, loadSpec.Duration, engine.Name())
 		round.Measurement, err = up.Measure(ctx, engine, loadSpec, "load")
 		spent += loadSpec.Warmup + loadSpec.Duration
 		if err == nil && round.Load.OK == 0 {
@@ -212,7 +215,7 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 		return b.fail(srv.Name, round, err)
 	}
 	round.Overhead = max(0, phaseTime(round.Phases)-spent.Seconds())
-	fmt.Fprintf(b.Out, "%s: %s\n", srv.Name, roundText(round))
+	b.Progress.Printf("%s: %s", srv.Name, roundText(round))
 	return round
 }
 
@@ -263,21 +266,22 @@ func (b *Bench) cellText(cell report.Cell) string {
 func (b *Bench) fail(name string, round report.Round, err error) report.Round {
 	f := suite.FailureOf(err)
 	slog.Debug("round failed", "server", name, "round", round.Round, "phase", f.Phase, "err", err)
-	fmt.Fprintf(b.Out, "%s: %s failed: %s\n", name, f.Phase, f.Reason)
+	b.Progress.Printf("%s: %s failed: %s", name, f.Phase, f.Reason)
 	round.Failure = &f
 	return round
 }
 
 // BuildClient builds the orchestrator's own image, with its log in the run
 // folder.
-func BuildClient(ctx context.Context, b images.Builder, folder report.Folder, out io.Writer) (string, error) {
-	fmt.Fprintf(out, "building the load client image %s\n", b.ClientTag())
+func BuildClient(ctx context.Context, b images.Builder, folder report.Folder, out progress.Reporter) (string, error) {
+	out.Printf("building the load client image %s", b.ClientTag())
+	out.Building("the load client image")
 	log, err := folder.Create("grpcbench-build.log")
 	if err != nil {
 		return "", err
 	}
 	defer log.Close()
-	tag, err := b.Client(ctx, log)
+	tag, err := b.Client(ctx, io.MultiWriter(log, progress.StepWriter(out)))
 	if err != nil {
 		return "", fmt.Errorf("%w (log: %s)", err, log.Name())
 	}
@@ -286,10 +290,11 @@ func BuildClient(ctx context.Context, b images.Builder, folder report.Folder, ou
 
 // BuildServer builds a server's image, with its log as logName in folder,
 // and records the build as a phase.
-func BuildServer(ctx context.Context, b images.Builder, name string, sc *scenario.Scenario, folder report.Folder, logName string, out io.Writer) (images.Image, report.Phase, error) {
-	fmt.Fprintf(out, "%s: building %s\n", name, b.ServerTag(name, sc.Name))
+func BuildServer(ctx context.Context, b images.Builder, name string, sc *scenario.Scenario, folder report.Folder, logName string, out progress.Reporter) (images.Image, report.Phase, error) {
+	out.Printf("%s: building %s", name, b.ServerTag(name, sc.Name))
+	out.Building(name)
 	start := time.Now()
-	img, err := buildServer(ctx, b, name, sc, folder, logName)
+	img, err := buildServer(ctx, b, name, sc, folder, logName, progress.StepWriter(out))
 	phase := report.Phase{Name: "build", Start: start, Seconds: time.Since(start).Seconds()}
 	if err != nil {
 		return img, phase, &suite.PhaseError{Phase: "build", Err: fmt.Errorf("%w (log: %s)", err, folder.Path(logName))}
@@ -297,18 +302,18 @@ func BuildServer(ctx context.Context, b images.Builder, name string, sc *scenari
 	return img, phase, nil
 }
 
-func buildServer(ctx context.Context, b images.Builder, name string, sc *scenario.Scenario, folder report.Folder, logName string) (images.Image, error) {
+func buildServer(ctx context.Context, b images.Builder, name string, sc *scenario.Scenario, folder report.Folder, logName string, steps io.Writer) (images.Image, error) {
 	log, err := folder.Create(logName)
 	if err != nil {
 		return images.Image{}, err
 	}
 	defer log.Close()
-	return b.Server(ctx, name, sc, log)
+	return b.Server(ctx, name, sc, io.MultiWriter(log, steps))
 }
 
 // BuildImages builds the client image and each server's image for every
 // scenario without running anything; the first failure ends it.
-func BuildImages(ctx context.Context, b images.Builder, servers []string, scenarios []*scenario.Scenario, folder report.Folder, out io.Writer) error {
+func BuildImages(ctx context.Context, b images.Builder, servers []string, scenarios []*scenario.Scenario, folder report.Folder, out progress.Reporter) error {
 	if _, err := BuildClient(ctx, b, folder, out); err != nil {
 		return err
 	}
@@ -336,6 +341,24 @@ func ServerSpec(cfg config.Config, cell report.Cell, name, image string, sc *sce
 func LoadSpec(cfg config.Config, cell report.Cell, duration time.Duration) load.Spec {
 	return load.Spec{Connections: cell.Connections, Concurrency: cell.Concurrency, QPS: cfg.QPS,
 		Warmup: cfg.Warmup, Duration: duration, CPUs: float64(cell.ClientCPUs)}
+}
+
+// roundOverhead is about what a round takes beyond its loads: containers
+// started, readiness, the gate, stats.
+const roundOverhead = 1500 * time.Millisecond
+
+// Planned is the number of rounds a run of servers over cells plans.
+func Planned(cells []report.Cell, servers, rounds int) int { return len(cells) * servers * rounds }
+
+// PerRound estimates a round's time before any is measured: warm-up,
+// measurement and overhead, and the capacity engine's run for about half
+// the rounds (client-bound ones) when it is on.
+func PerRound(cfg config.Config) time.Duration {
+	each := cfg.Warmup + cfg.RoundDuration() + roundOverhead
+	if cfg.CapacityEngine != config.CapacityOff && cfg.CapacityEngine != cfg.LoadEngine {
+		each += (min(capacityWarmup, cfg.Warmup) + cfg.RoundDuration()) / 2
+	}
+	return each
 }
 
 // Cells sets a run's cells up: the product of the list-valued settings,

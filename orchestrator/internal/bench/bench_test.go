@@ -26,6 +26,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
@@ -126,7 +127,7 @@ func (c *fakeContainer) State(context.Context) (docker.State, error) {
 	return docker.State{Running: true}, nil
 }
 
-func (c *fakeContainer) Logs(_ context.Context, stdout, stderr io.Writer) error {
+func (c *fakeContainer) Logs(_ context.Context, _ bool, stdout, stderr io.Writer) error {
 	switch c.role {
 	case "probe":
 		io.WriteString(stderr, "no successful call within 60s\n")
@@ -197,7 +198,7 @@ func newTestBench(t *testing.T, eng *fakeEngine, servers ...string) *Bench {
 		Scenarios: map[string]*scenario.Scenario{sc.Name: sc},
 		Folder:    report.Folder{Dir: t.TempDir()},
 		Run:       &report.Run{ID: "test", Cells: Cells(cfg, 2)},
-		Out:       io.Discard,
+		Progress:  progress.Plain(io.Discard),
 	}
 }
 

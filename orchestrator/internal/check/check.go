@@ -13,6 +13,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
@@ -36,7 +37,7 @@ type Check struct {
 	// by each of the scenarios checked.
 	Cell   report.Cell
 	Folder report.Folder
-	Out    io.Writer
+	Out    progress.Reporter
 }
 
 // Servers builds every server for every scenario and passes it through the
@@ -67,7 +68,7 @@ func (c *Check) check(ctx context.Context, name string, sc *scenario.Scenario) R
 		f := suite.FailureOf(err)
 		row.Phase, row.Reason = f.Phase, f.Reason
 	}
-	fmt.Fprintf(c.Out, "%s / %s: %s\n", name, sc.Name, verdictText(row))
+	c.Out.Printf("%s / %s: %s", name, sc.Name, verdictText(row))
 	return row
 }
 

@@ -119,9 +119,10 @@ func (c *Container) State(ctx context.Context) (State, error) {
 	return State{Running: info.State.Running, ExitCode: info.State.ExitCode, OOMKilled: info.State.OOMKilled}, nil
 }
 
-// Logs copies what the container wrote so far to stdout and stderr.
-func (c *Container) Logs(ctx context.Context, stdout, stderr io.Writer) error {
-	r, err := c.engine.api.ContainerLogs(ctx, c.id, container.LogsOptions{ShowStdout: true, ShowStderr: true})
+// Logs copies what the container wrote to stdout and stderr: so far, or,
+// with follow, until it stops.
+func (c *Container) Logs(ctx context.Context, follow bool, stdout, stderr io.Writer) error {
+	r, err := c.engine.api.ContainerLogs(ctx, c.id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: follow})
 	if err != nil {
 		return fmt.Errorf("logs of container %.12s: %w", c.id, err)
 	}

@@ -153,7 +153,7 @@ func (c *Comparison) accuracy(ctx context.Context, server, reference string, sha
 			Concurrency: shape.Concurrency, ClientCPUs: float64(shape.ClientCPUs)}
 	}
 	fail := func(from int, reason string) []AccuracyRow {
-		fmt.Fprintf(c.Out, "%s: %s\n", server, reason)
+		c.Out.Printf("%s: %s", server, reason)
 		for i := from; i < len(rows); i++ {
 			rows[i].Failure = reason
 		}
@@ -169,7 +169,7 @@ func (c *Comparison) accuracy(ctx context.Context, server, reference string, sha
 	for i, shape := range shapes {
 		p := shape.Profile
 		for round := range rounds {
-			fmt.Fprintf(c.Out, "%s: shape %s, round %d of %d\n", server, p, round+1, rounds)
+			c.Out.Printf("%s: shape %s, round %d of %d", server, p, round+1, rounds)
 			var got AccuracyRound
 			for _, side := range accuracyOrder(round, &got, reference) {
 				engine, _ := load.Lookup(side.engine)

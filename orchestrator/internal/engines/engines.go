@@ -15,6 +15,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
@@ -52,7 +53,7 @@ type Comparison struct {
 	Cell     report.Cell
 	Scenario *scenario.Scenario
 	Folder   report.Folder
-	Out      io.Writer
+	Out      progress.Reporter
 }
 
 // prepare builds the client image and the tool images of the engines.
@@ -107,7 +108,7 @@ func (c *Comparison) SideBySide(ctx context.Context, server string, profiles []s
 	for _, shape := range shapes {
 		for _, name := range Compared {
 			engine, _ := load.Lookup(name)
-			fmt.Fprintf(c.Out, "%s: loading with %s%s\n", server, name, shapeText(shape.Profile))
+			c.Out.Printf("%s: loading with %s%s", server, name, shapeText(shape.Profile))
 			m, err := srv.Measure(ctx, engine, bench.LoadSpec(c.Config, shape, c.Config.Duration), strings.TrimPrefix(shape.Profile+"-"+name, "-"))
 			if err != nil {
 				return rows, fmt.Errorf("%s%s: %w", name, shapeText(shape.Profile), err)

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bojand/ghz/runner"
+	"google.golang.org/grpc"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 )
@@ -56,6 +58,7 @@ func ghzRun(ctx context.Context, spec Spec, d time.Duration) (*runner.Report, ti
 		runner.WithDurationStopAction("ignore"),
 		runner.WithDisableTemplateFuncs(true),
 		runner.WithDisableTemplateData(true),
+		runner.WithDefaultCallOptions(countAnswers(spec.Answered)),
 	)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("ghz config: %w", err)
@@ -87,6 +90,18 @@ func ghzRun(ctx context.Context, spec Spec, d time.Duration) (*runner.Report, ti
 		return nil, time.Time{}, ctx.Err()
 	}
 	return rep, stopped, nil
+}
+
+// countAnswers counts the calls that end without error, for a live rate.
+func countAnswers(n *atomic.Uint64) []grpc.CallOption {
+	if n == nil {
+		return nil
+	}
+	return []grpc.CallOption{grpc.OnFinish(func(err error) {
+		if err == nil {
+			n.Add(1)
+		}
+	})}
 }
 
 func fromGHZReport(rep *runner.Report, start, end time.Time) Result {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,6 +29,9 @@ type Spec struct {
 	Duration time.Duration `json:"duration"`
 	// CPUs is the client container's CPU limit, which sizes GOMAXPROCS.
 	CPUs float64 `json:"cpus,omitempty"`
+	// Answered, when set, counts the OK calls as they complete, warm-up
+	// included, for a live rate; engines that can count them do.
+	Answered *atomic.Uint64 `json:"-"`
 }
 
 // Result is what a load run measured over its measurement window (the

@@ -46,6 +46,15 @@ type Suite struct {
 	Tools map[string]string
 	// Labels mark every container the suite starts (the run, the image name).
 	Labels map[string]string
+	// Observer, when set, hears what each server is doing.
+	Observer Observer
+}
+
+func (s *Suite) observer() Observer {
+	if s.Observer == nil {
+		return noObserver{}
+	}
+	return s.Observer
 }
 
 // ServerSpec is a server to bring up.
@@ -88,6 +97,7 @@ type Server struct {
 // called; an error is a *PhaseError.
 func (s *Suite) Up(ctx context.Context, spec ServerSpec) (*Server, error) {
 	srv := &Server{suite: s, spec: spec}
+	s.observer().Phase("starting", 0)
 	err := srv.phase(ctx, "start", func(ctx context.Context) (err error) {
 		srv.container, err = srv.start(ctx, docker.ContainerSpec{
 			Image: spec.Image,
@@ -103,9 +113,11 @@ func (s *Suite) Up(ctx context.Context, spec ServerSpec) (*Server, error) {
 		return err
 	})
 	if err == nil {
+		s.observer().Phase("waiting until it answers", 0)
 		err = srv.phase(ctx, "readiness", srv.awaitReady)
 	}
 	if err == nil {
+		s.observer().Phase("through the conformance gate", 0)
 		err = srv.phase(ctx, "conformance", srv.conform)
 	}
 	return srv, err
@@ -140,7 +152,7 @@ func (srv *Server) Down(ctx context.Context) {
 func (srv *Server) saveLog(ctx context.Context) {
 	f, err := srv.spec.Folder.Create("server.log")
 	if err == nil {
-		err = srv.container.Logs(ctx, f, f)
+		err = srv.container.Logs(ctx, false, f, f)
 		f.Close()
 	}
 	if err != nil {
@@ -257,8 +269,12 @@ func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Sp
 
 	serverStats := srv.record(ctx, srv.container, name+"-server-stats.jsonl")
 	var clientStats *recorder
+	obs := srv.suite.observer()
 	started := time.Now()
+	obs.Phase("warm-up with "+engine.Name(), spec.Warmup)
+	measuring := time.AfterFunc(spec.Warmup, func() { obs.Phase("measuring with "+engine.Name(), spec.Duration) })
 	stdout, err := srv.runBeside(ctx, container, name, func(c Container) { clientStats = srv.record(ctx, c, name+"-client-stats.jsonl") })
+	measuring.Stop()
 	ended := time.Now()
 	serverSamples := serverStats.stop()
 	var clientSamples []usage.Sample
@@ -311,12 +327,16 @@ func (srv *Server) runToEnd(ctx context.Context, spec docker.ContainerSpec, star
 	if started != nil {
 		started(c)
 	}
+	// Following the logs ends when the container stops; its stderr is read
+	// as it comes, for the live rate of a load client.
+	var out, errOut bytes.Buffer
+	live := load.ProgressWriter(&errOut, srv.suite.observer().Rate)
+	logErr := c.Logs(ctx, true, &out, live)
+	live.Close()
 	if code, err = c.Wait(ctx); err != nil {
 		return code, nil, nil, err
 	}
-	var out, errOut bytes.Buffer
-	err = c.Logs(ctx, &out, &errOut)
-	return code, out.Bytes(), errOut.Bytes(), err
+	return code, out.Bytes(), errOut.Bytes(), logErr
 }
 
 // exited returns an error when the server container is no longer running,
