@@ -119,11 +119,11 @@ type bars struct {
 	planned    int
 	perRound   time.Duration
 	server     string
-	phase   string
-	step    string
-	since   time.Time
-	length  time.Duration
-	rps     float64
+	phase      string
+	step       string
+	since      time.Time
+	length     time.Duration
+	rps        float64
 }
 
 func newBars(w io.Writer, planned int, perRound time.Duration) *bars {
