@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/engines"
@@ -38,6 +40,10 @@ func (c *enginesCmd) Run(ctx context.Context, std streams) error {
 		return err
 	}
 	defer s.Close()
+	if !slices.Contains(s.Catalog.Servers, c.Server) {
+		return &config.Error{Var: "--server", Value: c.Server, Reason: "no such server",
+			Allowed: "a folder of servers/: " + strings.Join(s.Catalog.Servers, ", ")}
+	}
 	rows, err := cmp.SideBySide(ctx, c.Server, c.Profiles)
 	if err != nil {
 		return err

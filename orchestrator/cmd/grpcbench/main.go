@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/alecthomas/kong"
@@ -59,6 +60,22 @@ func main() {
 	os.Exit(code)
 }
 
+// runCommand runs the parsed command and turns a panic into an error that
+// says where: in a client container the last line of stderr is what the
+// run reports as the reason.
+func runCommand(kctx *kong.Context) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, isExit := r.(exit); isExit {
+				panic(r)
+			}
+			slog.Error("panic", "command", kctx.Command(), "value", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("%s failed inside: %v", kctx.Command(), r)
+		}
+	}()
+	return kctx.Run()
+}
+
 // exit carries kong's exit status (after --help, say) out of its parser.
 type exit int
 
@@ -94,7 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		level = slog.LevelDebug
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
-	err = kctx.Run()
+	err = runCommand(kctx)
 	if err == nil {
 		return exitOK
 	}

@@ -27,9 +27,13 @@ var twoServers = config.Facts{
 	Scenarios: []string{"complex_proto", "string_10B"},
 }
 
-// on is the facts with an engine of n CPUs (0: no engine figure).
+// on is the facts with an engine of n CPUs and 24 GiB (0 CPUs: no engine
+// figures).
 func on(f config.Facts, n int) config.Facts {
 	f.EngineCPUs = n
+	if n > 0 {
+		f.EngineMemory = 24 << 30
+	}
 	return f
 }
 
@@ -195,10 +199,10 @@ func TestParseAccepted(t *testing.T) {
 			func(c config.Config) bool { return c.Concurrency == config.MaxConcurrency }, "Concurrency=100000"},
 		{"qps", map[string]string{"GRPC_CLIENT_QPS": "5000"},
 			func(c config.Config) bool { return c.QPS == 5000 }, "QPS=5000"},
-		{"durations", map[string]string{"GRPC_BENCHMARK_DURATION": "1m", "GRPC_BENCHMARK_WARMUP": "500ms", "GRPC_SERVER_READY_TIMEOUT": "2m30s"},
+		{"durations", map[string]string{"GRPC_BENCHMARK_DURATION": "1m", "GRPC_BENCHMARK_WARMUP": "1500ms", "GRPC_SERVER_READY_TIMEOUT": "2m30s"},
 			func(c config.Config) bool {
-				return c.Duration == time.Minute && c.Warmup == 500*time.Millisecond && c.ReadyTimeout == 150*time.Second
-			}, "Duration=1m Warmup=500ms ReadyTimeout=2m30s"},
+				return c.Duration == time.Minute && c.Warmup == 1500*time.Millisecond && c.ReadyTimeout == 150*time.Second
+			}, "Duration=1m Warmup=1500ms ReadyTimeout=2m30s"},
 		{"other scenario", map[string]string{"GRPC_REQUEST_SCENARIO": "string_10B"},
 			func(c config.Config) bool { return slices.Equal(c.Scenarios, config.Names{"string_10B"}) }, "Scenarios=[string_10B]"},
 		{"lists", map[string]string{"GRPC_REQUEST_SCENARIO": "complex_proto,string_10B", "GRPC_SERVER_CPUS": "1, 2", "GRPC_LOAD_PROFILE": "1a,3b"},
@@ -338,6 +342,13 @@ func TestValidateRefuses(t *testing.T) {
 		{"zero rounds", map[string]string{"GRPC_BENCHMARK_ROUNDS": "0"}, 2, "GRPC_BENCHMARK_ROUNDS", "0"},
 		{"too many rounds", map[string]string{"GRPC_BENCHMARK_ROUNDS": "101"}, 2, "GRPC_BENCHMARK_ROUNDS", "101"},
 		{"unknown capacity engine", map[string]string{"GRPC_CAPACITY_ENGINE": "h2load"}, 2, "GRPC_CAPACITY_ENGINE", "h2load"},
+		{"a nanosecond", map[string]string{"GRPC_BENCHMARK_DURATION": "1ns"}, 2, "GRPC_BENCHMARK_DURATION", "1ns"},
+		{"a thousand hours", map[string]string{"GRPC_BENCHMARK_DURATION": "1000h"}, 2, "GRPC_BENCHMARK_DURATION", "1000h"},
+		{"rounds shorter than the stats period", map[string]string{"GRPC_BENCHMARK_DURATION": "5s", "GRPC_BENCHMARK_ROUNDS": "6"}, 2, "GRPC_BENCHMARK_DURATION", "5s"},
+		{"warm-up of a day", map[string]string{"GRPC_BENCHMARK_WARMUP": "24h"}, 2, "GRPC_BENCHMARK_WARMUP", "24h"},
+		{"a rate no engine schedules", map[string]string{"GRPC_CLIENT_QPS": "2000000000"}, 2, "GRPC_CLIENT_QPS", "2000000000"},
+		{"300 characters of image name", map[string]string{"GRPC_IMAGE_NAME": strings.Repeat("a", 300)}, 2, "GRPC_IMAGE_NAME", strings.Repeat("a", 300)},
+		{"ram above the host's", map[string]string{"GRPC_SERVER_RAM": "64g"}, 2, "GRPC_SERVER_RAM", "64g"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -771,4 +782,67 @@ func TestRulesNameDeclaredVariables(t *testing.T) {
 			t.Errorf("a rule checks %s, which Config does not declare", name)
 		}
 	}
+}
+
+func TestMisspelledSettingsAreRefused(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{
+		"GRPC_BENCHMARK_DURATON":       "3s",  // a typo: refused, naming the setting
+		"GRPC_TRACE":                   "all", // read by gRPC itself: left alone
+		"GRPC_GO_LOG_SEVERITY_LEVEL":   "info",
+		"GRPC_SOMETHING_ELSE_ENTIRELY": "x", // nothing like any setting: not ours to judge
+		"PATH":                         "/bin",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cfg.Validate(on(oneServer, 2))
+	checkRefused(t, err, "GRPC_BENCHMARK_DURATON", "3s")
+	if !strings.Contains(err.Error(), "did you mean GRPC_BENCHMARK_DURATION?") {
+		t.Errorf("the closest setting is not named: %v", err)
+	}
+}
+
+func TestDotenvErrorNamesTheLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".env")
+	if err := os.WriteFile(path, []byte("# settings\nGRPC_BENCHMARKS=go_grpc\nthis line is no setting\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := config.Load(path)
+	checkRefused(t, err, path+":3", "this line is no setting")
+}
+
+func TestHugeSizesDoNotWrapAround(t *testing.T) {
+	_, err := config.Parse(map[string]string{"GRPC_SERVER_RAM": "99999999999g"})
+	checkRefused(t, err, "GRPC_SERVER_RAM", "99999999999g")
+	if !strings.Contains(err.Error(), "too large") {
+		t.Errorf("message %q does not say the size is too large", err)
+	}
+}
+
+func TestResultsDirMustBeWritable(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(map[string]string{"GRPC_RESULTS_DIR": file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := on(oneServer, 2)
+	f.Writable = func(dir string) error {
+		if dir != file {
+			t.Errorf("checked %s", dir)
+		}
+		return errors.New("is a file, not a folder")
+	}
+	checkRefused(t, cfg.Validate(f), "GRPC_RESULTS_DIR", file)
+}
+
+func TestServerFoldersMustNameTags(t *testing.T) {
+	cfg, err := config.Parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := on(config.Facts{Servers: []string{"go_grpc", "my server"}, Scenarios: []string{"complex_proto"}}, 2)
+	checkRefused(t, cfg.Validate(f), "GRPC_BENCHMARKS", "")
 }

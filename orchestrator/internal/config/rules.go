@@ -1,6 +1,8 @@
 package config
 
 import (
+	"regexp"
+
 	"errors"
 	"fmt"
 	"maps"
@@ -8,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agnivade/levenshtein"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 )
@@ -20,6 +24,9 @@ type Facts struct {
 	// EngineCPUs and EngineMemory describe the engine's host.
 	EngineCPUs   int
 	EngineMemory int64
+	// Writable says why results cannot be written under a folder; nil
+	// skips the check.
+	Writable func(dir string) error
 }
 
 // rule checks one setting: it returns why the value is refused, or "".
@@ -28,17 +35,46 @@ type rule struct {
 	check func(c Config, f Facts) string
 }
 
-// MaxConcurrency bounds the in-flight calls to a number one client can hold.
-const MaxConcurrency = 100000
-
-// MaxRounds bounds GRPC_BENCHMARK_ROUNDS.
-const MaxRounds = 100
+// Bounds of the numeric settings.
+const (
+	// MaxConcurrency bounds the in-flight calls to a number one client can
+	// hold.
+	MaxConcurrency = 100000
+	// MaxRounds bounds GRPC_BENCHMARK_ROUNDS.
+	MaxRounds = 100
+	// MinRoundDuration is the stats period: a shorter measurement has no
+	// CPU or memory reading of its own.
+	MinRoundDuration = time.Second
+	// MaxDuration bounds the measured time per server and engine: a longer
+	// run is a soak test, not a benchmark.
+	MaxDuration = time.Hour
+	// MinWarmup lets the client's connections open and settle.
+	MinWarmup = time.Second
+	// MaxWarmup and MaxReadyTimeout bound the waits before a measurement.
+	MaxWarmup       = 10 * time.Minute
+	MaxReadyTimeout = 10 * time.Minute
+	// MaxQPS is more than one client core of any engine here schedules
+	// (h2: about 400k req/s), and keeps the per-call interval above a
+	// nanosecond for every engine.
+	MaxQPS = 1_000_000
+	// MaxImageName keeps GRPC_IMAGE_NAME:<server>-<scenario> under the 255
+	// characters of a Docker reference.
+	MaxImageName = 100
+)
 
 // rules are the checks, one or more per variable, in the order the
 // variables are declared.
 var rules = []rule{
-	{"GRPC_BENCHMARK_DURATION", func(c Config, _ Facts) string { return positive(c.Duration) }},
-	{"GRPC_BENCHMARK_WARMUP", func(c Config, _ Facts) string { return positive(c.Warmup) }},
+	{"GRPC_BENCHMARK_DURATION", func(c Config, _ Facts) string {
+		switch {
+		case c.Duration > MaxDuration:
+			return fmt.Sprintf("longer than %s", MaxDuration)
+		case c.Rounds >= 1 && c.Rounds <= MaxRounds && c.Duration/time.Duration(c.Rounds) < MinRoundDuration:
+			return fmt.Sprintf("%s over %d rounds is less than %s a round, the stats period", c.Duration, c.Rounds, MinRoundDuration)
+		}
+		return ""
+	}},
+	{"GRPC_BENCHMARK_WARMUP", func(c Config, _ Facts) string { return between(c.Warmup, MinWarmup, MaxWarmup) }},
 	{"GRPC_BENCHMARK_ROUNDS", func(c Config, _ Facts) string {
 		if c.Rounds < 1 || c.Rounds > MaxRounds {
 			return fmt.Sprintf("must be from 1 to %d", MaxRounds)
@@ -56,9 +92,12 @@ var rules = []rule{
 		}
 		return duplicate(c.ServerCPUs.Strings())
 	}},
-	{"GRPC_SERVER_RAM", func(c Config, _ Facts) string {
-		if c.ServerRAM < MinServerRAM {
+	{"GRPC_SERVER_RAM", func(c Config, f Facts) string {
+		switch {
+		case c.ServerRAM < MinServerRAM:
 			return "below 64m"
+		case f.EngineMemory > 0 && int64(c.ServerRAM) > f.EngineMemory:
+			return fmt.Sprintf("more than the engine host's %s of memory", Bytes(f.EngineMemory&^(1<<20-1)))
 		}
 		return ""
 	}},
@@ -81,8 +120,11 @@ var rules = []rule{
 		return ""
 	}},
 	{"GRPC_CLIENT_QPS", func(c Config, _ Facts) string {
-		if c.QPS < 0 {
+		switch {
+		case c.QPS < 0:
 			return "must not be negative"
+		case c.QPS > MaxQPS:
+			return fmt.Sprintf("more than %d", MaxQPS)
 		}
 		return ""
 	}},
@@ -93,24 +135,38 @@ var rules = []rule{
 		return cpus(c.ClientCPUs.CPUs, f)
 	}},
 	{"GRPC_REQUEST_SCENARIO", func(c Config, f Facts) string {
-		return names(c.Scenarios, f.Scenarios, "scenario", false)
+		if r := names(c.Scenarios, f.Scenarios, "scenario", false); r != "" {
+			return r
+		}
+		return tagSafe(c.Scenarios, "scenario")
 	}},
 	{"GRPC_IMAGE_NAME", func(c Config, _ Facts) string {
-		if !imageName.MatchString(c.ImageName) {
+		switch {
+		case len(c.ImageName) > MaxImageName:
+			return fmt.Sprintf("%d characters, more than %d", len(c.ImageName), MaxImageName)
+		case !imageName.MatchString(c.ImageName):
 			return "not a valid image repository name"
 		}
 		return ""
 	}},
 	{"GRPC_BENCHMARKS", func(c Config, f Facts) string {
-		return names(c.Benchmarks, f.Servers, "server", true)
+		if r := names(c.Benchmarks, f.Servers, "server", true); r != "" {
+			return r
+		}
+		return tagSafe(c.Servers(f.Servers), "server folder")
 	}},
-	{"GRPC_RESULTS_DIR", func(c Config, _ Facts) string {
+	{"GRPC_RESULTS_DIR", func(c Config, f Facts) string {
 		if strings.TrimSpace(c.ResultsDir) == "" {
 			return "must not be empty"
 		}
+		if f.Writable != nil {
+			if err := f.Writable(c.ResultsDir); err != nil {
+				return err.Error()
+			}
+		}
 		return ""
 	}},
-	{"GRPC_SERVER_READY_TIMEOUT", func(c Config, _ Facts) string { return positive(c.ReadyTimeout) }},
+	{"GRPC_SERVER_READY_TIMEOUT", func(c Config, _ Facts) string { return between(c.ReadyTimeout, time.Second, MaxReadyTimeout) }},
 	{"GRPC_LOAD_ENGINE", func(c Config, _ Facts) string {
 		return oneOf(c.LoadEngine, load.Runners(), "no such engine")
 	}},
@@ -134,16 +190,56 @@ var rules = []rule{
 const CapacityOff = "off"
 
 // Validate checks every setting against its rules and the facts, and
-// returns every refusal at once, as *Error values joined together.
+// variables that look like misspelled settings, and returns every refusal
+// at once, as *Error values joined together.
 func (c Config) Validate(f Facts) error {
 	var errs []error
 	for _, r := range rules {
+		if c.unparsed[r.name] {
+			continue
+		}
 		if reason := r.check(c, f); reason != "" {
 			v := variables[r.name]
 			errs = append(errs, &Error{Var: r.name, Value: c.value(r.name), Allowed: v.help, Reason: reason})
 		}
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, c.misspelled()...)...)
+}
+
+// librarySettings are variables the gRPC libraries of the catalog read
+// themselves: never taken for a misspelled setting of ours.
+var librarySettings = map[string]bool{
+	"GRPC_TRACE": true, "GRPC_VERBOSITY": true, "GRPC_GO_LOG_SEVERITY_LEVEL": true, "GRPC_GO_LOG_VERBOSITY_LEVEL": true,
+	"GRPC_GO_LOG_FORMATTER": true, "GRPC_GO_RETRY": true, "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH": true, "GRPC_ENABLE_FORK_SUPPORT": true,
+	"GRPC_POLL_STRATEGY": true, "GRPC_DNS_RESOLVER": true, "GRPC_XDS_BOOTSTRAP": true, "GRPC_XDS_BOOTSTRAP_CONFIG": true,
+	"GRPC_EXPERIMENTAL_ENABLE_OUTLIER_DETECTION": true, "GRPC_SSL_CIPHER_SUITES": true, "GRPC_STACKTRACE_MINLOGLEVEL": true,
+}
+
+// misspellMaxDistance is how many edits away from a setting's name a
+// GRPC_ variable is taken for a misspelling of it.
+const misspellMaxDistance = 3
+
+// misspelled refuses GRPC_ variables that are not settings but are a few
+// edits away from one: GRPC_BENCHMARK_DURATON=3s must not run the 20 s
+// default in silence.
+func (c Config) misspelled() []error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(c.given)) {
+		if _, known := variables[name]; known || librarySettings[name] || !strings.HasPrefix(name, "GRPC_") {
+			continue
+		}
+		closest, best := "", misspellMaxDistance+1
+		for _, v := range declared {
+			if d := levenshtein.ComputeDistance(name, v.name); d < best {
+				closest, best = v.name, d
+			}
+		}
+		if closest != "" {
+			errs = append(errs, &Error{Var: name, Value: c.given[name], Reason: "not a setting; did you mean " + closest + "?",
+				Allowed: "the settings `grpcbench env` lists"})
+		}
+	}
+	return errs
 }
 
 // ruleNames lists the variables the rules check.
@@ -155,9 +251,25 @@ func ruleNames() []string {
 	return names
 }
 
-func positive(d time.Duration) string {
-	if d <= 0 {
-		return "must be positive"
+func between(d, lo, hi time.Duration) string {
+	switch {
+	case d < lo:
+		return fmt.Sprintf("shorter than %s", lo)
+	case d > hi:
+		return fmt.Sprintf("longer than %s", hi)
+	}
+	return ""
+}
+
+// tagPart is what a server or scenario name must be to go into an image
+// tag (<server>-<scenario>) and a folder name.
+var tagPart = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$`)
+
+func tagSafe(list []string, what string) string {
+	for _, name := range list {
+		if !tagPart.MatchString(name) {
+			return fmt.Sprintf("the %s %q cannot name an image tag: letters, digits, _ . - only, at most 63", what, name)
+		}
 	}
 	return ""
 }

@@ -41,9 +41,15 @@ type Bytes int64
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (b *Bytes) UnmarshalText(text []byte) error {
-	n, err := units.RAMInBytes(strings.TrimSpace(string(text)))
+	s := strings.TrimSpace(string(text))
+	n, err := units.RAMInBytes(s)
 	if err != nil {
-		return fmt.Errorf("not a size")
+		return errors.New("not a size")
+	}
+	// RAMInBytes multiplies in float64 and converts, so a size past int64
+	// wraps around to nonsense rather than failing.
+	if number, err := strconv.ParseFloat(strings.TrimRight(s, "bBkKmMgGtTpPiI "), 64); err == nil && number > 0 && n <= 0 {
+		return errors.New("too large a size")
 	}
 	*b = Bytes(n)
 	return nil

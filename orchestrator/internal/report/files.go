@@ -38,6 +38,24 @@ func NewFolder(parent, id string) (Folder, error) {
 	}
 }
 
+// Writable makes sure runs can be written under parent: it exists or can
+// be made, is a folder, and takes a file. It is how settings are checked
+// before anything starts.
+func Writable(parent string) error {
+	if info, err := os.Stat(parent); err == nil && !info.IsDir() {
+		return errors.New("is a file, not a folder")
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("cannot be created: %w", err)
+	}
+	f, err := os.CreateTemp(parent, ".grpcbench-write-test-*")
+	if err != nil {
+		return fmt.Errorf("cannot be written to: %w", err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
 // Path is the path of a file of the folder.
 func (f Folder) Path(name ...string) string {
 	return filepath.Join(append([]string{f.Dir}, name...)...)

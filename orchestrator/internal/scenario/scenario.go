@@ -66,6 +66,15 @@ func Load(ctx context.Context, dir string) (*Scenario, error) {
 	if s.Method = svc.Methods().ByName(Method); s.Method == nil {
 		return nil, fmt.Errorf("scenario %s: service %s has no method %s", s.Name, Service, Method)
 	}
+	// The servers echo field 1 of the request as field 1 of the reply.
+	in, out := s.Method.Input().Fields().ByNumber(1), s.Method.Output().Fields().ByNumber(1)
+	switch {
+	case in == nil || in.Message() == nil || in.IsList() || in.IsMap():
+		return nil, fmt.Errorf("scenario %s: field 1 of %s is not a message", s.Name, s.Method.Input().FullName())
+	case out == nil || out.Message() == nil || out.IsList() || out.IsMap() || out.Message().FullName() != in.Message().FullName():
+		return nil, fmt.Errorf("scenario %s: field 1 of %s is not a %s, as field 1 of %s is", s.Name, s.Method.Output().FullName(),
+			in.Message().FullName(), s.Method.Input().FullName())
+	}
 	s.Request = dynamicpb.NewMessage(s.Method.Input())
 	if err := protojson.Unmarshal(s.Payload, s.Request); err != nil {
 		return nil, fmt.Errorf("scenario %s: %s is not a %s: %w", s.Name, PayloadFile, s.Method.Input().FullName(), err)

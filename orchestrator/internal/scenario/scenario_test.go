@@ -86,3 +86,24 @@ func TestLoadExplainsBadScenarios(t *testing.T) {
 		})
 	}
 }
+
+func TestLoadRefusesScenariosOfTheWrongShape(t *testing.T) {
+	for name, proto := range map[string]string{
+		"request field 1 a string": `syntax = "proto3"; package helloworld;
+service Greeter { rpc SayHello (HelloRequest) returns (HelloReply); }
+message HelloRequest { string request = 1; } message HelloReply { string response = 1; }`,
+		"reply of another message": `syntax = "proto3"; package helloworld;
+service Greeter { rpc SayHello (HelloRequest) returns (HelloReply); }
+message A { string name = 1; } message B { string name = 1; }
+message HelloRequest { A request = 1; } message HelloReply { B response = 1; }`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := t.TempDir()
+			os.WriteFile(filepath.Join(d, ProtoFile), []byte(proto), 0o644)
+			os.WriteFile(filepath.Join(d, PayloadFile), []byte(`{}`), 0o644)
+			if _, err := Load(context.Background(), d); err == nil || !strings.Contains(err.Error(), "field 1 of helloworld.Hello") {
+				t.Errorf("Load = %v, want a refusal naming field 1", err)
+			}
+		})
+	}
+}

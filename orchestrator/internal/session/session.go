@@ -6,9 +6,11 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
@@ -43,9 +45,12 @@ type Session struct {
 // removes containers that killed runs left, and creates the run folder with
 // hardware.txt. out receives what the user should know.
 func Open(ctx context.Context, root string, out io.Writer) (*Session, error) {
-	cfg, err := config.Load(filepath.Join(root, ".env"))
-	if err != nil {
-		return nil, err
+	// Values that do not parse are listed with every other problem, after
+	// the checks that need the engine.
+	cfg, parseErr := config.Load(filepath.Join(root, ".env"))
+	var cfgErr *config.Error
+	if parseErr != nil && !errors.As(parseErr, &cfgErr) {
+		return nil, parseErr
 	}
 	cat, err := catalog.Open(root)
 	if err != nil {
@@ -53,9 +58,9 @@ func Open(ctx context.Context, root string, out io.Writer) (*Session, error) {
 	}
 	eng, err := docker.Connect(ctx)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(parseErr, err) // bad input first: it is what the user can fix at once
 	}
-	s, err := open(ctx, cfg, cat, eng, out)
+	s, err := open(ctx, cfg, parseErr, cat, eng, out)
 	if err != nil {
 		eng.Close()
 		return nil, err
@@ -63,24 +68,30 @@ func Open(ctx context.Context, root string, out io.Writer) (*Session, error) {
 	return s, nil
 }
 
-func open(ctx context.Context, cfg config.Config, cat catalog.Catalog, eng *docker.Engine, out io.Writer) (*Session, error) {
+func open(ctx context.Context, cfg config.Config, parseErr error, cat catalog.Catalog, eng *docker.Engine, out io.Writer) (*Session, error) {
 	info, err := eng.Info(ctx)
 	if err != nil {
 		return nil, err
 	}
-	facts := config.Facts{Servers: cat.Servers, Scenarios: cat.Scenarios, EngineCPUs: info.NCPU, EngineMemory: info.MemTotal}
-	if err := cfg.Validate(facts); err != nil {
-		return nil, err
-	}
-	// The scenarios must compile before anything is built from them.
+	facts := config.Facts{Servers: cat.Servers, Scenarios: cat.Scenarios, EngineCPUs: info.NCPU, EngineMemory: info.MemTotal,
+		Writable: report.Writable}
+	errs := []error{parseErr, cfg.Validate(facts)}
+	// The scenarios must compile, and have the shape the suite needs,
+	// before anything is built from them.
 	scenarios := map[string]*scenario.Scenario{}
 	for _, name := range cfg.Scenarios {
+		if !slices.Contains(cat.Scenarios, name) {
+			continue // refused by Validate
+		}
 		sc, err := cat.Scenario(ctx, name)
 		if err != nil {
-			return nil, &config.Error{Var: "GRPC_REQUEST_SCENARIO", Value: name, Reason: err.Error(),
-				Allowed: "a folder of scenarios/ whose helloworld.proto compiles and whose payload.json is a HelloRequest"}
+			errs = append(errs, &config.Error{Var: "GRPC_REQUEST_SCENARIO", Value: name, Reason: err.Error(),
+				Allowed: "a folder of scenarios/ whose helloworld.proto compiles, whose HelloRequest and HelloReply both hold the same message as field 1, and whose payload.json is a HelloRequest"})
 		}
 		scenarios[name] = sc
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	if n, err := eng.RemoveLabelled(ctx, docker.ImagesLabel, cfg.ImageName); err != nil {
 		return nil, err

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestExitStatuses runs the command line without an engine: what each kind
+// of outcome exits with.
+func TestExitStatuses(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"help", []string{"--help"}, exitOK, "Usage: grpcbench", ""},
+		{"settings", []string{"env"}, exitOK, "#GRPC_BENCHMARK_ROUNDS=3", ""},
+		{"unknown flag", []string{"--bogus"}, exitBadInput, "", "unknown flag --bogus"},
+		{"unknown command", []string{"benchmark"}, exitBadInput, "", "unexpected argument benchmark"},
+		{"compare without a run", []string{"compare", "/nonexistent/a", "/nonexistent/b"}, exitBadInput, "", `run-a="/nonexistent/a"`},
+		{"load spec missing", []string{"loadgen", "--spec", "/nonexistent/spec.json"}, exitBadInput, "", "--spec"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tc.args, &stdout, &stderr)
+			if code != tc.code || !strings.Contains(stdout.String(), tc.stdout) || !strings.Contains(stderr.String(), tc.stderr) {
+				t.Errorf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s", code, tc.code, stdout.String(), stderr.String())
+			}
+		})
+	}
+}
