@@ -27,7 +27,7 @@ func (c *benchCmd) Run(ctx context.Context, std streams) error {
 		s.Config.Rounds, s.Config.RoundDuration(), len(s.Run.Cells), s.Folder.Dir)
 	out := progress.New(std.Stdout, bench.Planned(s.Run.Cells, len(servers), s.Config.Rounds), bench.PerRound(s.Config))
 	b := &bench.Bench{Suite: s.Suite(), Builder: s.Builder(), Config: s.Config, Scenarios: s.Scenarios, Folder: s.Folder,
-		Run: &s.Run, HostStat: s.HostStat(), Progress: out}
+		Run: &s.Run, HostStat: s.HostStat(), Alive: s.Engine.Ping, Progress: out}
 	b.Suite.Observer = out
 	err = b.Benchmark(ctx, servers)
 	out.Close()

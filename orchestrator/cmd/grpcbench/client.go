@@ -21,11 +21,11 @@ import (
 // clientFlags are shared by the commands that run in the client container.
 type clientFlags struct {
 	Target   string `help:"Server address; the client shares its network namespace." default:"127.0.0.1:50051"`
-	Scenario string `help:"Folder with helloworld.proto and payload.json." default:"/scenario" type:"existingdir"`
+	Scenario string `help:"Folder with helloworld.proto and payload.json." default:"/input/scenario" type:"existingdir"`
 }
 
 type loadgenCmd struct {
-	Spec string `help:"The load spec, as JSON." default:"/spec.json" type:"existingfile"`
+	Spec string `help:"The load spec, as JSON." default:"/input/spec.json" type:"existingfile"`
 }
 
 // Run prints the load.Result as JSON on stdout; logs go to stderr.

@@ -54,9 +54,21 @@ type streams struct {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		// The first signal ends the run: containers are removed and the
+		// results kept. A second one, while that cleanup runs, leaves at
+		// once; the next run removes what is left.
+		<-signals
+		cancel()
+		<-signals
+		fmt.Fprintln(os.Stderr, "grpcbench: interrupted again: leaving without cleaning up; the next run removes the containers left")
+		os.Exit(exitInterrupted)
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	cancel()
 	os.Exit(code)
 }
 

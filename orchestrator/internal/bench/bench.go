@@ -8,6 +8,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -43,6 +44,9 @@ type Bench struct {
 	// HostStat is the host's /proc/stat for its CPU steal; "" when the
 	// engine runs elsewhere.
 	HostStat string
+	// Alive says whether the engine still answers; after a failure, a
+	// run whose engine is gone stops rather than fail every server left.
+	Alive func(context.Context) error
 	// Progress hears how the run goes.
 	Progress progress.Reporter
 }
@@ -76,20 +80,54 @@ rounds:
 				}
 				b.Progress.Round(srv.Name)
 				b.Progress.Printf("%s: round %d of %d%s", srv.Name, r, rounds, b.cellText(*cell))
-				srv.Rounds = append(srv.Rounds, b.round(ctx, *cell, srv, r, engine, capacity))
+				round := b.round(ctx, *cell, srv, r, engine, capacity)
 				b.Progress.RoundDone()
+				gone := b.engineGone(ctx, round.Failure)
+				if gone != nil {
+					round.Failure.Reason = "the Docker engine went away: " + round.Failure.Reason
+				}
+				srv.Rounds = append(srv.Rounds, round)
 				if err := report.Save(b.Folder, *b.Run); err != nil {
 					return err
+				}
+				if gone != nil {
+					return b.stop(gone)
 				}
 			}
 		}
 	}
-	b.Run.Interrupted = ctx.Err() != nil
-	b.Run.Finished = time.Now()
-	if err := report.Save(b.Folder, *b.Run); err != nil {
-		return err
+	return b.stop(ctx.Err())
+}
+
+// EngineGoneError stops a run whose engine no longer answers.
+type EngineGoneError struct{ Err error }
+
+func (e *EngineGoneError) Error() string {
+	return "the Docker engine went away during the run (" + e.Err.Error() + "); the servers measured until then are in the results"
+}
+
+func (e *EngineGoneError) Unwrap() error { return e.Err }
+
+// engineGone checks, after a failure other than an interruption, whether
+// the engine still answers.
+func (b *Bench) engineGone(ctx context.Context, f *report.Failure) error {
+	if f == nil || ctx.Err() != nil || b.Alive == nil {
+		return nil
 	}
-	return ctx.Err()
+	if err := b.Alive(ctx); err != nil {
+		return &EngineGoneError{Err: err}
+	}
+	return nil
+}
+
+// stop ends the run's record, interrupted when err says so, and saves it.
+func (b *Bench) stop(err error) error {
+	b.Run.Interrupted = err != nil
+	b.Run.Finished = time.Now()
+	if serr := report.Save(b.Folder, *b.Run); serr != nil {
+		return errors.Join(err, serr)
+	}
+	return err
 }
 
 // engines looks up the load engine and the capacity engine (nil when off,
@@ -211,6 +249,7 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 		}
 	}
 	round.Phases = up.Phases
+	round.OOMKills = up.OOMKills()
 	if err != nil {
 		return b.fail(srv.Name, round, err)
 	}

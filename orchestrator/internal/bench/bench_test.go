@@ -147,6 +147,8 @@ func (c *fakeContainer) Logs(_ context.Context, _ bool, stdout, stderr io.Writer
 	return nil
 }
 
+func (c *fakeContainer) WatchOOM(context.Context) func() int { return func() int { return 0 } }
+
 // Stats gives a saturating ghz client one reading of a full core.
 func (c *fakeContainer) Stats(context.Context) (io.ReadCloser, error) {
 	if c.role != "load" || c.spec.Labels["io.grpcbench.engine"] != "ghz" || !c.engine.saturate[c.server] {
@@ -320,5 +322,28 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 	}
 	if err := json.Unmarshal(js, &saved); err != nil || !saved.Interrupted || len(saved.Cells[0].Servers[0].Rounds) != 2 {
 		t.Errorf("results.json does not record the interruption: %v %+v", err, saved)
+	}
+}
+
+// TestEngineGoneStopsTheRun: when a round fails and the engine no longer
+// answers, the run stops at once, saying so, and keeps what it measured.
+func TestEngineGoneStopsTheRun(t *testing.T) {
+	eng := &fakeEngine{crashUnderLoad: map[string]bool{"second": true}}
+	s := newTestBench(t, eng, "first", "second", "third")
+	s.Alive = func(context.Context) error { return errors.New("connection refused") }
+	err := s.Benchmark(context.Background(), []string{"first", "second", "third"})
+	var gone *EngineGoneError
+	if !errors.As(err, &gone) {
+		t.Fatalf("Benchmark = %v, want an EngineGoneError", err)
+	}
+	srv := s.Run.Cells[0].Servers
+	if len(srv[0].Rounds) != 1 || !srv[0].Ranked() || len(srv[2].Rounds) != 0 || !s.Run.Interrupted {
+		t.Errorf("rounds %d %d %d, interrupted %v", len(srv[0].Rounds), len(srv[1].Rounds), len(srv[2].Rounds), s.Run.Interrupted)
+	}
+	if f := srv[1].Rounds[0].Failure; f == nil || !strings.HasPrefix(f.Reason, "the Docker engine went away") {
+		t.Errorf("second's failure %+v", f)
+	}
+	if left := eng.notRemoved(); len(left) > 0 {
+		t.Errorf("containers not removed: %v", left)
 	}
 }

@@ -6,9 +6,13 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
+	"sync/atomic"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/pkg/stdcopy"
 )
 
@@ -25,11 +29,31 @@ type ContainerSpec struct {
 	// Memory is the memory limit in bytes (swap included); 0 means none.
 	Memory int64
 	// NetworkOf joins the network namespace of that container, so that
-	// 127.0.0.1 is the same loopback for both.
+	// 127.0.0.1 is the same loopback for both; NoNetwork gives the
+	// container a namespace with loopback only.
 	NetworkOf string
-	// Files are written into the container before it starts, by path.
-	Files map[string][]byte
+	NoNetwork bool
+	// Files are written into the container before it starts, by path
+	// under InputDir, an anonymous volume: a read-only root file system
+	// takes no copy.
+	Files    map[string][]byte
+	InputDir string
+	// Containment: the user to run as ("" is the image's), a read-only
+	// root file system with tmpfs mounts (path → options) where the
+	// process writes, and a limit on processes and threads.
+	User      string
+	ReadOnly  bool
+	Tmpfs     map[string]string
+	PidsLimit int64
 }
+
+// Every container runs without capabilities or a way to gain privileges
+// (nothing a benchmark does needs either), with bounded logs.
+var (
+	dropAll     = []string{"ALL"}
+	noNewPrivs  = []string{"no-new-privileges"}
+	boundedLogs = container.LogConfig{Type: "json-file", Config: map[string]string{"max-size": "10m", "max-file": "2"}}
+)
 
 // Container is a container this process started.
 type Container struct {
@@ -43,43 +67,64 @@ func (c *Container) ID() string { return c.id }
 // Start creates the container, copies its files in and starts it. A
 // container that was created but could not be started is removed again.
 func (e *Engine) Start(ctx context.Context, spec ContainerSpec) (*Container, error) {
+	ctx, cancel := quick(ctx)
+	defer cancel()
 	host := &container.HostConfig{
-		Resources: container.Resources{NanoCPUs: spec.NanoCPUs, CpusetCpus: spec.CPUSet, Memory: spec.Memory},
+		Resources:      container.Resources{NanoCPUs: spec.NanoCPUs, CpusetCpus: spec.CPUSet, Memory: spec.Memory},
+		CapDrop:        dropAll,
+		SecurityOpt:    noNewPrivs,
+		LogConfig:      boundedLogs,
+		ReadonlyRootfs: spec.ReadOnly,
+		Tmpfs:          spec.Tmpfs,
+	}
+	if spec.PidsLimit > 0 {
+		host.PidsLimit = &spec.PidsLimit
 	}
 	if spec.Memory > 0 {
 		host.MemorySwap = spec.Memory // no swap: a server that outgrows its limit is killed, not slowed down
 	}
-	if spec.NetworkOf != "" {
+	switch {
+	case spec.NetworkOf != "":
 		host.NetworkMode = container.NetworkMode("container:" + spec.NetworkOf)
+	case spec.NoNetwork:
+		host.NetworkMode = "none"
+	}
+	if len(spec.Files) > 0 {
+		host.Mounts = []mount.Mount{{Type: mount.TypeVolume, Target: spec.InputDir}}
 	}
 	created, err := e.api.ContainerCreate(ctx, &container.Config{
 		Image:  spec.Image,
 		Cmd:    spec.Cmd,
 		Env:    spec.Env,
 		Labels: spec.Labels,
+		User:   spec.User,
 	}, host, nil, nil, "")
 	if err != nil {
 		return nil, fmt.Errorf("create container from %s: %w", spec.Image, err)
 	}
 	c := &Container{id: created.ID, engine: e}
-	if err := c.start(ctx, spec.Files); err != nil {
+	if err := c.start(ctx, spec.InputDir, spec.Files); err != nil {
 		_ = c.Remove(context.WithoutCancel(ctx))
 		return nil, err
 	}
 	return c, nil
 }
 
-func (c *Container) start(ctx context.Context, files map[string][]byte) error {
+func (c *Container) start(ctx context.Context, dir string, files map[string][]byte) error {
 	if len(files) > 0 {
 		a := NewArchive()
 		for _, name := range slices.Sorted(maps.Keys(files)) {
-			a.AddBytes(name, files[name], 0o644)
+			rel, ok := strings.CutPrefix(name, dir+"/")
+			if !ok {
+				return fmt.Errorf("file %s is not under %s", name, dir)
+			}
+			a.AddBytes(rel, files[name], 0o644)
 		}
 		archive, err := a.Reader()
 		if err != nil {
 			return err
 		}
-		if err := c.engine.api.CopyToContainer(ctx, c.id, "/", archive, container.CopyToContainerOptions{}); err != nil {
+		if err := c.engine.api.CopyToContainer(ctx, c.id, dir, archive, container.CopyToContainerOptions{}); err != nil {
 			return fmt.Errorf("copy files into container %.12s: %w", c.id, err)
 		}
 	}
@@ -112,6 +157,8 @@ type State struct {
 
 // State inspects the container.
 func (c *Container) State(ctx context.Context) (State, error) {
+	ctx, cancel := quick(ctx)
+	defer cancel()
 	info, err := c.engine.api.ContainerInspect(ctx, c.id)
 	if err != nil {
 		return State{}, fmt.Errorf("inspect container %.12s: %w", c.id, err)
@@ -122,6 +169,11 @@ func (c *Container) State(ctx context.Context) (State, error) {
 // Logs copies what the container wrote to stdout and stderr: so far, or,
 // with follow, until it stops.
 func (c *Container) Logs(ctx context.Context, follow bool, stdout, stderr io.Writer) error {
+	if !follow {
+		var cancel context.CancelFunc
+		ctx, cancel = quick(ctx)
+		defer cancel()
+	}
 	r, err := c.engine.api.ContainerLogs(ctx, c.id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: follow})
 	if err != nil {
 		return fmt.Errorf("logs of container %.12s: %w", c.id, err)
@@ -145,6 +197,8 @@ func (c *Container) Stats(ctx context.Context) (io.ReadCloser, error) {
 
 // Remove kills and removes the container.
 func (c *Container) Remove(ctx context.Context) error {
+	ctx, cancel := quick(ctx)
+	defer cancel()
 	err := c.engine.api.ContainerRemove(ctx, c.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	if err != nil && !IsMissing(err) {
 		return fmt.Errorf("remove container %.12s: %w", c.id, err)
@@ -156,7 +210,9 @@ func (c *Container) Remove(ctx context.Context) error {
 // label (key=value), and returns how many there were.
 func (e *Engine) RemoveLabelled(ctx context.Context, key, value string) (int, error) {
 	label := key + "=" + value
-	list, err := e.api.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
+	listCtx, cancel := quick(ctx)
+	defer cancel()
+	list, err := e.api.ContainerList(listCtx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
 	if err != nil {
 		return 0, fmt.Errorf("list containers labelled %s: %w", label, err)
 	}
@@ -166,4 +222,31 @@ func (e *Engine) RemoveLabelled(ctx context.Context, key, value string) (int, er
 		}
 	}
 	return len(list), nil
+}
+
+// WatchOOM counts the kills of the kernel's OOM killer in the container's
+// cgroup, of any of its processes, not only the first: a server whose
+// worker was killed may live on. stop ends the watch and returns the count.
+func (c *Container) WatchOOM(ctx context.Context) (stop func() int) {
+	ctx, cancel := context.WithCancel(ctx)
+	msgs, errs := c.engine.api.Events(ctx, events.ListOptions{Filters: filters.NewArgs(
+		filters.Arg("type", string(events.ContainerEventType)), filters.Arg("container", c.id), filters.Arg("event", string(events.ActionOOM)))})
+	var n atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-msgs:
+				n.Add(1)
+			case <-errs:
+				return
+			}
+		}
+	}()
+	return func() int {
+		cancel()
+		<-done
+		return int(n.Load())
+	}
 }

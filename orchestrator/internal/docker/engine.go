@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/client"
@@ -24,6 +25,17 @@ const ImagesLabel = "io.grpcbench.images"
 
 // RoleLabel says what a container is for (server, load, probe).
 const RoleLabel = "io.grpcbench.role"
+
+// callTimeout bounds an Engine API call that answers at once when the
+// engine is well (inspect, create, start, remove, list): a hung engine then
+// fails the run with a reason instead of hanging it. Builds, pulls, waits,
+// logs followed and stats streams take as long as they take.
+const callTimeout = time.Minute
+
+// quick is ctx bounded by callTimeout.
+func quick(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, callTimeout)
+}
 
 // Engine is a connection to one Docker engine.
 type Engine struct {
@@ -50,7 +62,9 @@ func Connect(ctx context.Context) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}
-	if _, err := api.Ping(ctx); err != nil {
+	pingCtx, cancel := quick(ctx)
+	defer cancel()
+	if _, err := api.Ping(pingCtx); err != nil {
 		host := os.Getenv("DOCKER_HOST")
 		if host == "" {
 			host = client.DefaultDockerHost
@@ -66,6 +80,8 @@ func (e *Engine) Close() error { return e.api.Close() }
 
 // Info describes the engine and the machine it runs on.
 func (e *Engine) Info(ctx context.Context) (system.Info, error) {
+	ctx, cancel := quick(ctx)
+	defer cancel()
 	info, err := e.api.Info(ctx)
 	if err != nil {
 		return info, fmt.Errorf("engine info: %w", err)
@@ -78,4 +94,12 @@ func (e *Engine) Info(ctx context.Context) (system.Info, error) {
 // socket is mounted, which shares /proc/stat with it).
 func (e *Engine) Local() bool {
 	return strings.HasPrefix(e.api.DaemonHost(), "unix://")
+}
+
+// Ping says whether the engine answers.
+func (e *Engine) Ping(ctx context.Context) error {
+	ctx, cancel := quick(ctx)
+	defer cancel()
+	_, err := e.api.Ping(ctx)
+	return err
 }

@@ -50,6 +50,8 @@ func (e *Engine) Build(ctx context.Context, buildContext io.Reader, opts BuildOp
 // ImageID returns the id of a local image, or an error that IsMissing
 // recognises when there is none.
 func (e *Engine) ImageID(ctx context.Context, ref string) (string, error) {
+	ctx, cancel := quick(ctx)
+	defer cancel()
 	img, err := e.api.ImageInspect(ctx, ref)
 	if err != nil {
 		return "", fmt.Errorf("inspect image %s: %w", ref, err)

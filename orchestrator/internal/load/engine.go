@@ -68,8 +68,14 @@ func Runners() []string {
 	return names
 }
 
-// SpecFile is where the spec travels into a client container, as JSON.
-const SpecFile = "/spec.json"
+// Where a client container finds its files: InputDir holds them all (the
+// only place a read-only container takes files), the spec as JSON, the
+// scenario's folder.
+const (
+	InputDir    = "/input"
+	SpecFile    = InputDir + "/spec.json"
+	ScenarioDir = InputDir + "/scenario"
+)
 
 // loadgenClient is the client of an engine that runs as `grpcbench
 // loadgen`: the spec as one JSON document, read back by ReadSpec.
@@ -149,7 +155,7 @@ func (h2Engine) Run(ctx context.Context, spec Spec) (Result, error) { return H2(
 type h2loadEngine struct{}
 
 // h2loadBody is where the request, framed, goes in the h2load container.
-const h2loadBody = "/request.grpc"
+const h2loadBody = InputDir + "/request.grpc"
 
 func (h2loadEngine) Name() string { return "h2load" }
 func (h2loadEngine) Help() string {

@@ -43,11 +43,13 @@ func writeCell(b *strings.Builder, run Run, c Cell) {
 	b.WriteString(rule)
 	rows := Ranking(c)
 	for _, r := range rows {
+		cpu, mem := fmt.Sprintf("%.2f%%", r.ServerCPU), mebibytes(r.MemoryBytes)
+		if r.ServerStats == 0 {
+			cpu, mem = "n/a", "n/a" // no reading: not a measured zero
+		}
 		fmt.Fprintf(b, rowFormat, r.Name,
 			strconv.FormatFloat(math.Round(r.RPS.Median), 'f', 0, 64),
-			millis(r.Mean), millis(r.P90), millis(r.P95), millis(r.P99),
-			fmt.Sprintf("%.2f%%", r.ServerCPU),
-			mebibytes(r.MemoryBytes))
+			millis(r.Mean), millis(r.P90), millis(r.P95), millis(r.P99), cpu, mem)
 	}
 	b.WriteString(rule)
 	for _, n := range notes(run, c, rows) {
@@ -83,6 +85,12 @@ func notes(run Run, c Cell, rows []Row) []string {
 		}
 		if r.Noisy() {
 			out = append(out, fmt.Sprintf("%s: noisy: req/s varied by %.0f%% (CV) over %d rounds", r.Name, 100*r.RPS.CV, r.RPS.N))
+		}
+		if r.OOMKills > 0 {
+			out = append(out, fmt.Sprintf("%s: the OOM killer killed %d of its processes over the rounds (GRPC_SERVER_RAM), yet it answered", r.Name, r.OOMKills))
+		}
+		if r.StatsMissing > 0 {
+			out = append(out, fmt.Sprintf("%s: stats incomplete: no CPU or memory reading in %d of %d rounds; CPU and memory are from the others", r.Name, r.StatsMissing, r.RPS.N))
 		}
 		if r.StealRounds > 0 {
 			out = append(out, fmt.Sprintf("%s: the host's hypervisor took more than %.0f%% of its CPU time in %d of %d rounds", r.Name, 100*HighSteal, r.StealRounds, r.RPS.N))

@@ -77,6 +77,7 @@ func (r row) measurement(rps float64) report.Measurement {
 		},
 	},
 		Server: usage.Summary{Samples: 30, CPUAvgPercent: r.cpu, CPUMaxPercent: r.cpu + 10, MemoryAvgBytes: mibBytes(r.mem)},
+		Client: usage.Summary{Samples: 30, CPUAvgPercent: 40},
 	}
 }
 

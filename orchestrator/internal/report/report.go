@@ -77,6 +77,9 @@ type Round struct {
 	Capacity *Measurement `json:"capacity,omitempty"`
 	// CapacityFailure says why the capacity measurement failed.
 	CapacityFailure string `json:"capacity_failure,omitempty"`
+	// OOMKills counts the processes of the server the OOM killer killed
+	// during the round, whether or not the server survived them.
+	OOMKills int `json:"oom_kills,omitempty"`
 	// Overhead is the round's time in seconds beyond its warm-ups and
 	// measurements: starting containers, readiness, the gate, stats.
 	Overhead float64 `json:"overhead_seconds,omitempty"`

@@ -58,8 +58,15 @@ type Row struct {
 	Calls    uint64 `json:"calls"`
 	Failures string `json:"failures,omitempty"`
 	// StealRounds counts rounds whose host steal was above HighSteal.
-	StealRounds int      `json:"steal_rounds"`
-	Notes       []string `json:"notes,omitempty"`
+	StealRounds int `json:"steal_rounds"`
+	// OOMKills counts the server's processes killed for memory.
+	OOMKills int `json:"oom_kills"`
+	// StatsMissing counts rounds without a stats reading of the server or
+	// the client: their CPU and memory are left out of the medians;
+	// ServerStats counts those with the server's.
+	StatsMissing int      `json:"stats_missing"`
+	ServerStats  int      `json:"server_stats_rounds"`
+	Notes        []string `json:"notes,omitempty"`
 }
 
 // Noisy says the rounds disagree more than NoisyCV.
@@ -142,14 +149,22 @@ func rowOf(name string, rounds []Round, pick func(Round) *Measurement, clientCPU
 		p95 = append(p95, float64(l.Latency.P95))
 		p99 = append(p99, float64(l.Latency.P99))
 		p999 = append(p999, float64(l.Latency.P999))
-		srvCPU = append(srvCPU, m.Server.CPUAvgPercent)
-		cliCPU = append(cliCPU, m.Client.CPUAvgPercent)
-		mem = append(mem, float64(m.Server.MemoryAvgBytes))
-		if m.Server.CPUAvgPercent > 0 {
-			perCore = append(perCore, l.RPS/(m.Server.CPUAvgPercent/100))
+		row.OOMKills += r.OOMKills
+		if m.Server.Samples == 0 || m.Client.Samples == 0 {
+			row.StatsMissing++
 		}
-		srvThr = append(srvThr, m.Server.ThrottledShare)
-		cliThr = append(cliThr, m.Client.ThrottledShare)
+		if m.Server.Samples > 0 {
+			srvCPU = append(srvCPU, m.Server.CPUAvgPercent)
+			mem = append(mem, float64(m.Server.MemoryAvgBytes))
+			srvThr = append(srvThr, m.Server.ThrottledShare)
+			if m.Server.CPUAvgPercent > 0 {
+				perCore = append(perCore, l.RPS/(m.Server.CPUAvgPercent/100))
+			}
+		}
+		if m.Client.Samples > 0 {
+			cliCPU = append(cliCPU, m.Client.CPUAvgPercent)
+			cliThr = append(cliThr, m.Client.ThrottledShare)
+		}
 		row.Calls += l.Requests
 		row.Failed += l.Requests - l.OK
 		for status, n := range l.Statuses {
@@ -166,6 +181,7 @@ func rowOf(name string, rounds []Round, pick func(Round) *Measurement, clientCPU
 		}
 	}
 	row.RPS = stats.Of(row.Values)
+	row.ServerStats = len(srvCPU)
 	d := func(v []float64) time.Duration { return time.Duration(stats.Median(v)) }
 	row.Mean, row.P50, row.P90, row.P95, row.P99, row.P999 = d(mean), d(p50), d(p90), d(p95), d(p99), d(p999)
 	row.ServerCPU, row.ClientCPU = stats.Median(srvCPU), stats.Median(cliCPU)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
 // rounds is a server measured once per value of rps, with seed row r's
@@ -123,5 +124,26 @@ func TestMatrixSections(t *testing.T) {
 	}
 	if got != string(want) {
 		t.Errorf("matrix bench.txt differs from %s:\n%s", golden, lineDiff(string(want), got))
+	}
+}
+
+func TestMissingStatsAndOOMKillsAreNoted(t *testing.T) {
+	blind := rounds(seedRows[0], "blind", 100, 101, 102)
+	for i := range blind.Rounds {
+		blind.Rounds[i].Server = usage.Summary{}
+	}
+	killed := rounds(seedRows[1], "killed", 50, 51, 52)
+	killed.Rounds[1].OOMKills = 2
+	bench := writeBench(t, runOf(blind, killed))
+	if !strings.Contains(bench, "| blind                       |     101 |") || !strings.Contains(bench, "|      n/a |           n/a |") {
+		t.Errorf("a row without stats shows figures:\n%s", bench)
+	}
+	for _, want := range []string{
+		"! blind: stats incomplete: no CPU or memory reading in 3 of 3 rounds; CPU and memory are from the others",
+		"! killed: the OOM killer killed 2 of its processes over the rounds (GRPC_SERVER_RAM), yet it answered",
+	} {
+		if !slices.Contains(notes(t, bench), want) {
+			t.Errorf("no note %q:\n%s", want, bench)
+		}
 	}
 }

@@ -9,10 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/docker/docker/api/types/system"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
@@ -22,6 +25,9 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 )
+
+// runID is how a run's start time names it.
+const runID = "2006-01-02_15-04-05"
 
 // Session is a run, set up.
 type Session struct {
@@ -38,6 +44,37 @@ type Session struct {
 	Local bool
 	// Run is the record's head: id, times, commit, settings, machine.
 	Run report.Run
+
+	release func(context.Context) error
+}
+
+// self is this process as the owner of a lock.
+func self(run string) docker.Owner {
+	host, _ := os.Hostname()
+	return docker.Owner{Host: host, Boot: bootID(), PID: os.Getpid(), Run: run}
+}
+
+func bootID() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	return strings.TrimSpace(string(b))
+}
+
+// alive says whether the owner of a lock still runs: a process of this
+// machine and boot, or the container it ran in on this engine. An owner on
+// another machine cannot be checked, and counts as alive.
+func alive(eng *docker.Engine) func(context.Context, docker.Owner) bool {
+	me := self("")
+	return func(ctx context.Context, o docker.Owner) bool {
+		switch {
+		case o.Host == me.Host && o.Boot == me.Boot:
+			cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", o.PID))
+			return err == nil && strings.Contains(string(cmdline), "grpcbench")
+		case eng.Running(ctx, o.Host):
+			return true
+		default:
+			return o.Boot != me.Boot
+		}
+	}
 }
 
 // Open reads the settings (the environment over root/.env), lists the
@@ -93,13 +130,31 @@ func open(ctx context.Context, cfg config.Config, parseErr error, cat catalog.Ca
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	started := time.Now()
+	release, err := eng.Lock(ctx, cfg.ImageName, self(started.Format(runID)), alive(eng))
+	if err != nil {
+		return nil, err
+	}
+	s, err := start(ctx, cfg, cat, eng, scenarios, info, started, out)
+	if err != nil {
+		release(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	s.release = release
+	return s, nil
+}
+
+// start removes what killed runs left and starts the run's folder and
+// record; the run holds its image name's lock.
+func start(ctx context.Context, cfg config.Config, cat catalog.Catalog, eng *docker.Engine, scenarios map[string]*scenario.Scenario,
+	info system.Info, started time.Time, out io.Writer) (*Session, error) {
+	// With the lock held, containers of this image name are a dead run's.
 	if n, err := eng.RemoveLabelled(ctx, docker.ImagesLabel, cfg.ImageName); err != nil {
 		return nil, err
 	} else if n > 0 {
 		fmt.Fprintf(out, "removed %d containers left behind by an earlier run\n", n)
 	}
-	started := time.Now()
-	folder, err := report.NewFolder(cfg.ResultsDir, started.Format("2006-01-02_15-04-05"))
+	folder, err := report.NewFolder(cfg.ResultsDir, started.Format(runID))
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +174,11 @@ func open(ctx context.Context, cfg config.Config, parseErr error, cat catalog.Ca
 		}}, nil
 }
 
-// Close releases the engine.
-func (s *Session) Close() error { return s.Engine.Close() }
+// Close gives the lock back and releases the engine.
+func (s *Session) Close() error {
+	err := s.release(context.Background())
+	return errors.Join(err, s.Engine.Close())
+}
 
 // Builder builds the run's images.
 func (s *Session) Builder() images.Builder {

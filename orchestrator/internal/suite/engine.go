@@ -20,6 +20,7 @@ type Container interface {
 	State(ctx context.Context) (docker.State, error)
 	Logs(ctx context.Context, follow bool, stdout, stderr io.Writer) error
 	Stats(ctx context.Context) (io.ReadCloser, error)
+	WatchOOM(ctx context.Context) (stop func() int)
 	Remove(ctx context.Context) error
 }
 

@@ -36,6 +36,14 @@ var Target = "127.0.0.1:" + strconv.Itoa(ServerPort)
 // even after the run's context is cancelled.
 const cleanupTimeout = 30 * time.Second
 
+// clientGrace is how long a client container may take beyond its own
+// deadlines (start, connections, the report) before the engine is taken to
+// be hung; conformLimit bounds the gate, whose calls have deadlines of 10 s.
+const (
+	clientGrace  = 2 * time.Minute
+	conformLimit = 2 * time.Minute
+)
+
 // Suite brings servers up on one engine and measures them.
 type Suite struct {
 	Engine Engine
@@ -90,6 +98,18 @@ type Server struct {
 	Phases []report.Phase
 	// Conformance is the gate's verdict, once given.
 	Conformance *probe.Verdict
+
+	stopOOM  func() int
+	oomKills int
+}
+
+// OOMKills ends the watch for kills of the OOM killer in the server's
+// container and returns how many there were.
+func (srv *Server) OOMKills() int {
+	if srv.stopOOM != nil {
+		srv.oomKills, srv.stopOOM = srv.stopOOM(), nil
+	}
+	return srv.oomKills
 }
 
 // Up starts the server, waits until it answers and passes it through the
@@ -99,17 +119,21 @@ func (s *Suite) Up(ctx context.Context, spec ServerSpec) (*Server, error) {
 	srv := &Server{suite: s, spec: spec}
 	s.observer().Phase("starting", 0)
 	err := srv.phase(ctx, "start", func(ctx context.Context) (err error) {
-		srv.container, err = srv.start(ctx, docker.ContainerSpec{
+		srv.container, err = srv.start(ctx, contained(docker.ContainerSpec{
 			Image: spec.Image,
 			Env: []string{
 				"GRPC_SERVER_CPUS=" + spec.CPUs.String(),
 				"GRPC_SERVER_RAM=" + spec.RAM.String(),
 			},
-			Labels:   srv.labels("server"),
-			NanoCPUs: spec.CPUs.NanoCPUs(),
-			CPUSet:   spec.Placement.ServerCPUSet,
-			Memory:   int64(spec.RAM),
-		})
+			Labels:    srv.labels("server"),
+			NanoCPUs:  spec.CPUs.NanoCPUs(),
+			CPUSet:    spec.Placement.ServerCPUSet,
+			Memory:    int64(spec.RAM),
+			NoNetwork: true, // its clients join its namespace: loopback is all it needs
+		}, serverPids))
+		if err == nil {
+			srv.stopOOM = srv.container.WatchOOM(context.WithoutCancel(ctx))
+		}
 		return err
 	})
 	if err == nil {
@@ -139,6 +163,7 @@ func (srv *Server) phase(ctx context.Context, name string, step func(context.Con
 func (srv *Server) Down(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
+	srv.OOMKills()
 	if srv.container != nil {
 		srv.saveLog(ctx)
 	}
@@ -184,15 +209,48 @@ func (srv *Server) start(ctx context.Context, spec docker.ContainerSpec) (Contai
 }
 
 // client describes a container of the client image in the server's network
-// namespace, with the scenario's files under /scenario.
+// namespace, with the scenario's files under load.ScenarioDir.
 func (srv *Server) client(role string, args ...string) docker.ContainerSpec {
-	return docker.ContainerSpec{
+	return contained(docker.ContainerSpec{
 		Image:     srv.suite.ClientImage,
-		Cmd:       append([]string{role, "--target", Target, "--scenario", "/" + scenario.Dir}, args...),
+		Cmd:       append([]string{role, "--target", Target, "--scenario", load.ScenarioDir}, args...),
 		Labels:    srv.labels(role),
 		NetworkOf: srv.container.ID(),
-		Files:     srv.spec.Scenario.Files(),
+		Files:     srv.inputs(nil),
+		InputDir:  load.InputDir,
+		Memory:    checkMemory,
+	}, clientPids)
+}
+
+// inputs are a client's files: the scenario's and extra, under
+// load.InputDir.
+func (srv *Server) inputs(extra map[string][]byte) map[string][]byte {
+	files := map[string][]byte{}
+	for name, content := range srv.spec.Scenario.Files() {
+		files[load.InputDir+"/"+name] = content
 	}
+	for path, content := range extra {
+		files[path] = content
+	}
+	return files
+}
+
+// Containment of every container the suite starts: no root, a read-only
+// root file system with a small tmpfs for /tmp, a bounded number of
+// processes and threads (capabilities, privileges and logs are bounded by
+// the docker package for every container).
+const (
+	nobody      = "65534:65534"
+	serverPids  = 4096
+	clientPids  = 1024
+	tmpfsOpts   = "rw,nosuid,nodev,size=64m,mode=1777"
+	checkMemory = 256 << 20 // probe and gate: one connection, a hundred calls
+	loadMemory  = 1 << 30   // ghz keeps up to a million calls' details
+)
+
+func contained(spec docker.ContainerSpec, pids int64) docker.ContainerSpec {
+	spec.User, spec.ReadOnly, spec.Tmpfs, spec.PidsLimit = nobody, true, map[string]string{"/tmp": tmpfsOpts}, pids
+	return spec
 }
 
 // awaitReady runs the readiness probe next to the server. A server that
@@ -205,14 +263,14 @@ func (srv *Server) awaitReady(ctx context.Context) error {
 			cancel()
 		}
 	}()
-	_, err := srv.runBeside(probeCtx, srv.client("probe", "--timeout", srv.spec.ReadyTimeout.String()), "probe", nil)
+	_, err := srv.runBeside(probeCtx, srv.client("probe", "--timeout", srv.spec.ReadyTimeout.String()), "probe", srv.spec.ReadyTimeout+clientGrace, nil)
 	return err
 }
 
 // conform runs the conformance gate next to the server and records its
 // verdict; a server that fails it is not measured.
 func (srv *Server) conform(ctx context.Context) error {
-	stdout, err := srv.runBeside(ctx, srv.client("conform"), "conformance", nil)
+	stdout, err := srv.runBeside(ctx, srv.client("conform"), "conformance", conformLimit, nil)
 	if err != nil {
 		return err
 	}
@@ -243,7 +301,7 @@ func (srv *Server) Measure(ctx context.Context, engine load.Engine, spec load.Sp
 }
 
 func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
-	spec.Target, spec.ScenarioDir = Target, "/"+scenario.Dir
+	spec.Target, spec.ScenarioDir = Target, load.ScenarioDir
 	cl, err := engine.Client(spec, srv.spec.Scenario)
 	if err != nil {
 		return report.Measurement{}, err
@@ -252,20 +310,18 @@ func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Sp
 	if t := engine.Tool(); t != "" {
 		image = srv.suite.Tools[t]
 	}
-	files := srv.spec.Scenario.Files()
-	for path, content := range cl.Files {
-		files[path] = content
-	}
 	cpus := config.CPUs(spec.CPUs)
-	container := docker.ContainerSpec{
+	container := contained(docker.ContainerSpec{
 		Image:     image,
 		Cmd:       cl.Cmd,
 		Labels:    srv.labels("load", "io.grpcbench.engine", engine.Name()),
 		NetworkOf: srv.container.ID(),
-		Files:     files,
+		Files:     srv.inputs(cl.Files),
+		InputDir:  load.InputDir,
 		NanoCPUs:  cpus.NanoCPUs(),
 		CPUSet:    srv.spec.Placement.ClientCPUSet,
-	}
+		Memory:    loadMemory,
+	}, clientPids)
 
 	serverStats := srv.record(ctx, srv.container, name+"-server-stats.jsonl")
 	var clientStats *recorder
@@ -273,7 +329,8 @@ func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Sp
 	started := time.Now()
 	obs.Phase("warm-up with "+engine.Name(), spec.Warmup)
 	measuring := time.AfterFunc(spec.Warmup, func() { obs.Phase("measuring with "+engine.Name(), spec.Duration) })
-	stdout, err := srv.runBeside(ctx, container, name, func(c Container) { clientStats = srv.record(ctx, c, name+"-client-stats.jsonl") })
+	stdout, err := srv.runBeside(ctx, container, name, spec.Warmup+spec.Duration+clientGrace,
+		func(c Container) { clientStats = srv.record(ctx, c, name+"-client-stats.jsonl") })
 	measuring.Stop()
 	ended := time.Now()
 	serverSamples := serverStats.stop()
@@ -299,8 +356,8 @@ func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Sp
 // keeps its output as <name>.json (stdout) and <name>.log (stderr) in the
 // server's folder, and returns its stdout. It fails, saying how, when the
 // server died meanwhile, and when the client exited non-zero.
-func (srv *Server) runBeside(ctx context.Context, spec docker.ContainerSpec, name string, started func(Container)) ([]byte, error) {
-	code, stdout, stderr, err := srv.runToEnd(ctx, spec, started)
+func (srv *Server) runBeside(ctx context.Context, spec docker.ContainerSpec, name string, limit time.Duration, started func(Container)) ([]byte, error) {
+	code, stdout, stderr, err := srv.runToEnd(ctx, spec, limit, started)
 	for file, content := range map[string][]byte{name + ".json": stdout, name + ".log": stderr} {
 		if werr := srv.spec.Folder.Write(file, content); err == nil {
 			err = werr
@@ -319,11 +376,19 @@ func (srv *Server) runBeside(ctx context.Context, spec docker.ContainerSpec, nam
 	return stdout, nil
 }
 
-func (srv *Server) runToEnd(ctx context.Context, spec docker.ContainerSpec, started func(Container)) (code int64, stdout, stderr []byte, err error) {
+func (srv *Server) runToEnd(ctx context.Context, spec docker.ContainerSpec, limit time.Duration, started func(Container)) (code int64, stdout, stderr []byte, err error) {
 	c, err := srv.start(ctx, spec)
 	if err != nil {
 		return 0, nil, nil, err
 	}
+	// A client that outlives its own deadlines by far means a hung engine.
+	ctx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("%s did not end within %s: the Docker engine may be hung", spec.Cmd[0], limit))
+	defer cancel()
+	defer func() {
+		if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			err = context.Cause(ctx)
+		}
+	}()
 	if started != nil {
 		started(c)
 	}
