@@ -13,11 +13,16 @@ import (
 )
 
 type benchCmd struct {
-	Root string `help:"The repository: servers/, scenarios/ and the Dockerfile of the client image." default:"." type:"existingdir"`
+	Root   string `help:"The repository: servers/, scenarios/ and the Dockerfile of the client image." default:"." type:"existingdir"`
+	Resume string `help:"Finish the interrupted run in this folder: its finished rounds are kept, the rest run with the settings it recorded." placeholder:"RUN-FOLDER"`
 }
 
 func (c *benchCmd) Run(ctx context.Context, std streams) error {
-	s, err := session.Open(ctx, c.Root, std.Stdout)
+	open := func() (*session.Session, error) { return session.Open(ctx, c.Root, std.Stdout) }
+	if c.Resume != "" {
+		open = func() (*session.Session, error) { return session.Resume(ctx, c.Root, c.Resume, std.Stdout) }
+	}
+	s, err := open()
 	if err != nil {
 		return err
 	}

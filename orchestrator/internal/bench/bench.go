@@ -75,7 +75,7 @@ rounds:
 					break rounds
 				}
 				srv := &cell.Servers[si]
-				if !measurable(*srv) {
+				if !measurable(*srv) || len(srv.Rounds) >= r { // a resumed run has some rounds already
 					continue
 				}
 				b.Progress.Round(srv.Name)
@@ -85,6 +85,7 @@ rounds:
 				gone := b.engineGone(ctx, round.Failure)
 				if gone != nil {
 					round.Failure.Reason = "the Docker engine went away: " + round.Failure.Reason
+					round.Failure.CutShort = true
 				}
 				srv.Rounds = append(srv.Rounds, round)
 				if err := report.Save(b.Folder, *b.Run); err != nil {
@@ -194,12 +195,17 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 		}
 		for _, name := range servers {
 			bi := byScenario[cell.Scenario][name]
-			srv := report.Server{Name: name, Image: b.Builder.ServerTag(name, cell.Scenario), ImageID: bi.image.ID}
+			i := slices.IndexFunc(cell.Servers, func(s report.Server) bool { return s.Name == name })
+			if i < 0 { // a resumed run has its servers already
+				cell.Servers = append(cell.Servers, report.Server{Name: name})
+				i = len(cell.Servers) - 1
+			}
+			srv := &cell.Servers[i]
+			srv.Image, srv.ImageID = b.Builder.ServerTag(name, cell.Scenario), bi.image.ID
 			if bi.err != nil {
 				f := suite.FailureOf(bi.err)
 				srv.Failure = &f
 			}
-			cell.Servers = append(cell.Servers, srv)
 		}
 	}
 	return nil

@@ -347,3 +347,45 @@ func TestEngineGoneStopsTheRun(t *testing.T) {
 		t.Errorf("containers not removed: %v", left)
 	}
 }
+
+// TestResumeFinishesAnInterruptedRun: the record of an interrupted run,
+// resumed, keeps its finished rounds and measures the others, in the same
+// interleaved order.
+func TestResumeFinishesAnInterruptedRun(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	loads := 0
+	eng := &fakeEngine{onLoad: func(string) {
+		if loads++; loads == 3 { // round 2 of the first server
+			cancel()
+		}
+	}}
+	s := newTestBench(t, eng, "first", "second")
+	if err := s.Benchmark(ctx, []string{"first", "second"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Benchmark = %v", err)
+	}
+	saved, err := report.Load(s.Folder.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved.Resume()
+	first := saved.Cells[0].Servers[0]
+	if len(first.Rounds) != 1 {
+		t.Fatalf("the cut-short round was not dropped: %+v", first.Rounds)
+	}
+	eng.onLoad, eng.loads = nil, nil
+	s.Run = &saved
+	if err := s.Benchmark(context.Background(), []string{"first", "second"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"first/ghz", "second/ghz", "first/ghz", "second/ghz"}; !slices.Equal(eng.loads, want) { // rounds 2 and 3
+		t.Errorf("resumed loads %v, want %v", eng.loads, want)
+	}
+	for _, srv := range s.Run.Cells[0].Servers {
+		if !srv.Ranked() || len(srv.Rounds) != 3 || srv.Rounds[2].Round != 3 {
+			t.Errorf("%s after resuming: %+v", srv.Name, srv.Rounds)
+		}
+	}
+	if s.Run.Interrupted {
+		t.Error("the finished run is still marked interrupted")
+	}
+}

@@ -5,6 +5,7 @@
 package report
 
 import (
+	"slices"
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
@@ -27,7 +28,26 @@ type Run struct {
 	Cells []Cell `json:"cells"`
 	// Interrupted is set when the run was stopped before its last round.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Dir is the run's folder, where it was read from.
+	Dir string `json:"-"`
 }
+
+// Resume prepares a record to go on after an interruption: rounds the
+// interruption cut short are dropped, to run again; what finished, and
+// failures of their own, stay.
+func (r *Run) Resume() {
+	r.Interrupted = false
+	for ci := range r.Cells {
+		for si := range r.Cells[ci].Servers {
+			s := &r.Cells[ci].Servers[si]
+			s.Rounds = slices.DeleteFunc(s.Rounds, func(rd Round) bool { return rd.Failure != nil && rd.Failure.CutShort })
+			if s.Failure != nil && s.Failure.CutShort {
+				s.Failure = nil
+			}
+		}
+	}
+}
+
 
 // Cell is the servers measured under one combination of settings.
 type Cell struct {
@@ -116,6 +136,9 @@ type Failure struct {
 	Reason string `json:"reason"`
 	// Round is the round it failed in, 0 before the first (the build).
 	Round int `json:"round,omitempty"`
+	// CutShort says the run, not the server, ended it: an interruption,
+	// an engine gone. A resumed run measures it again.
+	CutShort bool `json:"cut_short,omitempty"`
 }
 
 // Phase is one step of a server's benchmark and how long it took.

@@ -85,6 +85,27 @@ func Open(ctx context.Context, root string, out io.Writer) (*Session, error) {
 	// Values that do not parse are listed with every other problem, after
 	// the checks that need the engine.
 	cfg, parseErr := config.Load(filepath.Join(root, ".env"))
+	return openWith(ctx, root, cfg, parseErr, nil, out)
+}
+
+// Resume sets up the rest of the interrupted run in dir: its settings as
+// it recorded them (not the environment's), its folder, and its record
+// less the rounds the interruption cut short, which run again.
+func Resume(ctx context.Context, root, dir string, out io.Writer) (*Session, error) {
+	prior, err := report.Load(dir)
+	if err != nil {
+		return nil, &config.Error{Var: "--resume", Value: dir, Reason: err.Error(), Allowed: "the folder of a run that was interrupted"}
+	}
+	vars := map[string]string{}
+	for _, st := range prior.Settings {
+		vars[st.Name] = st.Value
+	}
+	cfg, parseErr := config.Parse(vars)
+	prior.Dir = dir
+	return openWith(ctx, root, cfg, parseErr, &prior, out)
+}
+
+func openWith(ctx context.Context, root string, cfg config.Config, parseErr error, prior *report.Run, out io.Writer) (*Session, error) {
 	var cfgErr *config.Error
 	if parseErr != nil && !errors.As(parseErr, &cfgErr) {
 		return nil, parseErr
@@ -97,7 +118,7 @@ func Open(ctx context.Context, root string, out io.Writer) (*Session, error) {
 	if err != nil {
 		return nil, errors.Join(parseErr, err) // bad input first: it is what the user can fix at once
 	}
-	s, err := open(ctx, cfg, parseErr, cat, eng, out)
+	s, err := open(ctx, cfg, parseErr, cat, eng, prior, out)
 	if err != nil {
 		eng.Close()
 		return nil, err
@@ -105,7 +126,7 @@ func Open(ctx context.Context, root string, out io.Writer) (*Session, error) {
 	return s, nil
 }
 
-func open(ctx context.Context, cfg config.Config, parseErr error, cat catalog.Catalog, eng *docker.Engine, out io.Writer) (*Session, error) {
+func open(ctx context.Context, cfg config.Config, parseErr error, cat catalog.Catalog, eng *docker.Engine, prior *report.Run, out io.Writer) (*Session, error) {
 	info, err := eng.Info(ctx)
 	if err != nil {
 		return nil, err
@@ -135,7 +156,7 @@ func open(ctx context.Context, cfg config.Config, parseErr error, cat catalog.Ca
 	if err != nil {
 		return nil, err
 	}
-	s, err := start(ctx, cfg, cat, eng, scenarios, info, started, out)
+	s, err := start(ctx, cfg, cat, eng, scenarios, info, started, prior, out)
 	if err != nil {
 		release(context.WithoutCancel(ctx))
 		return nil, err
@@ -147,12 +168,21 @@ func open(ctx context.Context, cfg config.Config, parseErr error, cat catalog.Ca
 // start removes what killed runs left and starts the run's folder and
 // record; the run holds its image name's lock.
 func start(ctx context.Context, cfg config.Config, cat catalog.Catalog, eng *docker.Engine, scenarios map[string]*scenario.Scenario,
-	info system.Info, started time.Time, out io.Writer) (*Session, error) {
+	info system.Info, started time.Time, prior *report.Run, out io.Writer) (*Session, error) {
 	// With the lock held, containers of this image name are a dead run's.
 	if n, err := eng.RemoveLabelled(ctx, docker.ImagesLabel, cfg.ImageName); err != nil {
 		return nil, err
 	} else if n > 0 {
 		fmt.Fprintf(out, "removed %d containers left behind by an earlier run\n", n)
+	}
+	s := &Session{Config: cfg, Catalog: cat, Engine: eng, Scenarios: scenarios, EngineCPUs: info.NCPU, Local: eng.Local()}
+	if prior != nil {
+		s.Folder, s.Run = report.Folder{Dir: prior.Dir}, *prior
+		s.Run.Resume()
+		if commit := cat.Commit(ctx); commit != prior.Commit {
+			fmt.Fprintf(out, "resuming a run of %q with the code of %q\n", prior.Commit, commit)
+		}
+		return s, nil
 	}
 	folder, err := report.NewFolder(cfg.ResultsDir, started.Format(runID))
 	if err != nil {
@@ -162,16 +192,16 @@ func start(ctx context.Context, cfg config.Config, cat catalog.Catalog, eng *doc
 	if err := report.SaveHardware(folder, hw); err != nil {
 		return nil, err
 	}
-	return &Session{Config: cfg, Catalog: cat, Engine: eng, Folder: folder, Scenarios: scenarios, EngineCPUs: info.NCPU,
-		Local: eng.Local(),
-		Run: report.Run{
-			ID:       filepath.Base(folder.Dir),
-			Started:  started,
-			Commit:   cat.Commit(ctx),
-			Settings: cfg.All(),
-			Hardware: hw,
-			Cells:    bench.Cells(cfg, info.NCPU),
-		}}, nil
+	s.Folder = folder
+	s.Run = report.Run{
+		ID:       filepath.Base(folder.Dir),
+		Started:  started,
+		Commit:   cat.Commit(ctx),
+		Settings: cfg.All(),
+		Hardware: hw,
+		Cells:    bench.Cells(cfg, info.NCPU),
+	}
+	return s, nil
 }
 
 // Close gives the lock back and releases the engine.

@@ -431,7 +431,7 @@ func FailureOf(err error) report.Failure {
 		f.Phase, f.Reason = pe.Phase, pe.Err.Error()
 	}
 	if errors.Is(err, context.Canceled) {
-		f.Reason = "interrupted"
+		f.Reason, f.CutShort = "interrupted", true
 	}
 	return f
 }
