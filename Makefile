@@ -8,7 +8,7 @@ BIN := bin/grpcbench
 GOLANGCI_LINT_VERSION := v2.15.0
 LINT := bin/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
-.PHONY: bench test unit e2e lint engine images up compose-plugin bench-engines accuracy matrix check-servers $(BIN)
+.PHONY: bench test unit e2e lint soak engine images up compose-plugin bench-engines accuracy matrix check-servers $(BIN)
 
 bench: engine $(BIN)
 	./$(BIN) bench
@@ -24,6 +24,11 @@ unit:
 # include a `docker compose up`, hence the plugin.
 e2e: engine compose-plugin
 	$(GO) test -count=1 -timeout 40m ./orchestrator/e2e/
+
+# 50 back-to-back short runs of one server: nothing left on the engine,
+# the orchestrator's memory flat (scripts/soak). Not part of `make test`.
+soak: engine $(BIN)
+	scripts/soak
 
 lint: $(LINT)
 	$(LINT) run ./...

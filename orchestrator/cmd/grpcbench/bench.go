@@ -31,8 +31,8 @@ func (c *benchCmd) Run(ctx context.Context, std streams) error {
 	fmt.Fprintf(std.Stdout, "grpcbench run %s: %s; %d rounds of %s each, in %d cells; results in %s\n", s.Run.ID, strings.Join(servers, " "),
 		s.Config.Rounds, s.Config.RoundDuration(), len(s.Run.Cells), s.Folder.Dir)
 	out := progress.New(std.Stdout, bench.Planned(s.Run.Cells, len(servers), s.Config.Rounds), bench.PerRound(s.Config))
-	b := &bench.Bench{Suite: s.Suite(), Builder: s.Builder(), Config: s.Config, Scenarios: s.Scenarios, Folder: s.Folder,
-		Run: &s.Run, HostStat: s.HostStat(), Alive: s.Engine.Ping, Progress: out}
+	b := &bench.Bench{Suite: s.Suite(), Builder: s.Builder(), ClientBuilder: s.ClientBuilder(), Config: s.Config, Scenarios: s.Scenarios,
+		Folder: s.Folder, Run: &s.Run, HostStat: s.HostStat(), Alive: s.Alive, Progress: out}
 	b.Suite.Observer = out
 	err = b.Benchmark(ctx, servers)
 	out.Close()
@@ -68,5 +68,5 @@ func (c *imagesCmd) Run(ctx context.Context, std streams) error {
 	defer s.Close()
 	out := progress.New(std.Stdout, 0, 0)
 	defer out.Close()
-	return bench.BuildImages(ctx, s.Builder(), s.Config.Servers(s.Catalog.Servers), s.ScenarioList(), s.Folder, out)
+	return bench.BuildImages(ctx, s.Builder(), s.ClientBuilder(), s.Config.Servers(s.Catalog.Servers), s.ScenarioList(), s.Folder, out)
 }

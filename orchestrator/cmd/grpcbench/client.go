@@ -75,6 +75,23 @@ func (c *probeCmd) Run(ctx context.Context, std streams) error {
 	return nil
 }
 
+type rttCmd struct {
+	Target string `help:"Server address." required:""`
+	Count  int    `help:"TCP handshakes to time." default:"20"`
+}
+
+// Run prints the median round trip of TCP handshakes to the target, as
+// JSON.
+func (c *rttCmd) Run(ctx context.Context, std streams) error {
+	d, err := probe.RoundTrip(ctx, c.Target, max(1, c.Count))
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(std.Stdout).Encode(struct {
+		Median time.Duration `json:"median"`
+	}{d})
+}
+
 type conformCmd struct {
 	clientFlags
 }

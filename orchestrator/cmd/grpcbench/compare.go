@@ -22,7 +22,7 @@ func comparison(ctx context.Context, root string, std streams) (*session.Session
 		return nil, nil, err
 	}
 	cell := s.Run.Cells[0]
-	return s, &engines.Comparison{Suite: s.Suite(), Builder: s.Builder(), Config: s.Config, Cell: cell, Scenario: s.Scenarios[cell.Scenario],
+	return s, &engines.Comparison{Suite: s.Suite(), Builder: s.Builder(), ClientBuilder: s.ClientBuilder(), Config: s.Config, Cell: cell, Scenario: s.Scenarios[cell.Scenario],
 		Folder: s.Folder, Out: progress.Plain(std.Stdout)}, nil
 }
 

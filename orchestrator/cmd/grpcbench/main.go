@@ -46,6 +46,7 @@ type cli struct {
 	Loadgen  loadgenCmd  `cmd:"" hidden:"" help:"Load one server as a spec file says and print the result as JSON (runs in the client container)."`
 	Probe    probeCmd    `cmd:"" hidden:"" help:"Wait until a server answers SayHello (runs in the client container)."`
 	Conform  conformCmd  `cmd:"" hidden:"" help:"Check that a server echoes, takes concurrent calls and refuses unknown methods (runs in the client container)."`
+	RTT      rttCmd      `cmd:"" name:"rtt" hidden:"" help:"Time TCP handshakes to a server on another machine (runs in the client container)."`
 }
 
 // streams are where a command writes: text for the user on Stdout.

@@ -32,9 +32,12 @@ const capacityWarmup = time.Second
 
 // Bench is one benchmark run.
 type Bench struct {
-	Suite   *suite.Suite
-	Builder images.Builder
-	Config  config.Config
+	Suite *suite.Suite
+	// Builder builds the servers' images, ClientBuilder the client's, each
+	// on the engine that runs them.
+	Builder       images.Builder
+	ClientBuilder images.Builder
+	Config        config.Config
 	// Scenarios are the run's scenarios, compiled, by name.
 	Scenarios map[string]*scenario.Scenario
 	Folder    report.Folder
@@ -167,7 +170,7 @@ func measurable(s report.Server) bool {
 // before anything is measured, so that no build runs beside a measurement,
 // and sets up the servers of every cell.
 func (b *Bench) build(ctx context.Context, servers []string) error {
-	client, err := BuildClient(ctx, b.Builder, b.Folder, b.Progress)
+	client, err := BuildClient(ctx, b.ClientBuilder, b.Folder, b.Progress)
 	if err != nil {
 		return err
 	}
@@ -224,6 +227,9 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 	defer up.Down(ctx)
 	if up.Conformance != nil && srv.Conformance == nil {
 		srv.Conformance = up.Conformance
+	}
+	if up.RoundTrip != nil && b.Run.RoundTrip == nil {
+		b.Run.RoundTrip = up.RoundTrip
 	}
 	spent := time.Duration(0) // warm-ups and measurements, for the overhead
 	if err == nil {
@@ -358,8 +364,8 @@ func buildServer(ctx context.Context, b images.Builder, name string, sc *scenari
 
 // BuildImages builds the client image and each server's image for every
 // scenario without running anything; the first failure ends it.
-func BuildImages(ctx context.Context, b images.Builder, servers []string, scenarios []*scenario.Scenario, folder report.Folder, out progress.Reporter) error {
-	if _, err := BuildClient(ctx, b, folder, out); err != nil {
+func BuildImages(ctx context.Context, b, client images.Builder, servers []string, scenarios []*scenario.Scenario, folder report.Folder, out progress.Reporter) error {
+	if _, err := BuildClient(ctx, client, folder, out); err != nil {
 		return err
 	}
 	for _, sc := range scenarios {
@@ -407,11 +413,16 @@ func PerRound(cfg config.Config) time.Duration {
 }
 
 // Cells sets a run's cells up: the product of the list-valued settings,
-// each with its footer and its placement on the engine's cores.
-func Cells(cfg config.Config, engineCPUs int) []report.Cell {
+// each with its footer and its placement on the cores of the servers' and
+// the clients' engines (one engine: the same count twice).
+func Cells(cfg config.Config, serverCPUs, clientCPUs int) []report.Cell {
 	var cells []report.Cell
-	for _, c := range cfg.Cells(engineCPUs) {
-		cells = append(cells, report.Cell{Cell: c, Settings: cfg.Settings(c), Placement: suite.Place(engineCPUs, c.ServerCPUs, c.ClientCPUs)})
+	for _, c := range cfg.Cells(config.Facts{EngineCPUs: serverCPUs, ClientCPUs: clientCPUs}) {
+		placement := suite.Place(serverCPUs, c.ServerCPUs, c.ClientCPUs)
+		if cfg.TwoEngines() {
+			placement = suite.PlaceApart(serverCPUs, clientCPUs, c.ServerCPUs, c.ClientCPUs)
+		}
+		cells = append(cells, report.Cell{Cell: c, Settings: cfg.Settings(c), Placement: placement})
 	}
 	return cells
 }

@@ -194,13 +194,14 @@ func newTestBench(t *testing.T, eng *fakeEngine, servers ...string) *Bench {
 		t.Fatal(err)
 	}
 	return &Bench{
-		Suite:     &suite.Suite{Engine: eng},
-		Builder:   images.Builder{Engine: eng, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "test"},
-		Config:    cfg,
-		Scenarios: map[string]*scenario.Scenario{sc.Name: sc},
-		Folder:    report.Folder{Dir: t.TempDir()},
-		Run:       &report.Run{ID: "test", Cells: Cells(cfg, 2)},
-		Progress:  progress.Plain(io.Discard),
+		Suite:         &suite.Suite{Engine: eng},
+		Builder:       images.Builder{Engine: eng, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "test"},
+		ClientBuilder: images.Builder{Engine: eng, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "test"},
+		Config:        cfg,
+		Scenarios:     map[string]*scenario.Scenario{sc.Name: sc},
+		Folder:        report.Folder{Dir: t.TempDir()},
+		Run:           &report.Run{ID: "test", Cells: Cells(cfg, 2, 2)},
+		Progress:      progress.Plain(io.Discard),
 	}
 }
 

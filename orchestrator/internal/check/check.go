@@ -30,9 +30,9 @@ type Row struct {
 
 // Check is one pass over servers × scenarios.
 type Check struct {
-	Suite   *suite.Suite
-	Builder images.Builder
-	Config  config.Config
+	Suite                  *suite.Suite
+	Builder, ClientBuilder images.Builder
+	Config                 config.Config
 	// Cell gives the servers their CPUs and cores; its scenario is replaced
 	// by each of the scenarios checked.
 	Cell   report.Cell
@@ -43,7 +43,7 @@ type Check struct {
 // Servers builds every server for every scenario and passes it through the
 // conformance gate. Logs go to <run>/<scenario>/<server>/.
 func (c *Check) Servers(ctx context.Context, servers []string, scenarios []*scenario.Scenario) ([]Row, error) {
-	client, err := bench.BuildClient(ctx, c.Builder, c.Folder, c.Out)
+	client, err := bench.BuildClient(ctx, c.ClientBuilder, c.Folder, c.Out)
 	if err != nil {
 		return nil, err
 	}

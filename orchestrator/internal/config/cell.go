@@ -23,9 +23,9 @@ type Cell struct {
 }
 
 // Cells is the product of the list-valued settings: scenarios outermost,
-// then server CPUs, then load profiles, each in the order given.
-// engineCPUs resolves GRPC_CLIENT_CPUS=auto.
-func (c Config) Cells(engineCPUs int) []Cell {
+// then server CPUs, then load profiles, each in the order given. The client
+// engine's CPU count resolves GRPC_CLIENT_CPUS=auto.
+func (c Config) Cells(f Facts) []Cell {
 	profiles := c.LoadProfiles
 	if len(profiles) == 0 {
 		profiles = Names{""}
@@ -34,7 +34,7 @@ func (c Config) Cells(engineCPUs int) []Cell {
 	for _, sc := range c.Scenarios {
 		for _, cpus := range c.ServerCPUs {
 			for _, p := range profiles {
-				cell := Cell{Scenario: sc, ServerCPUs: cpus, ClientCPUs: c.clientCPUs(engineCPUs, cpus),
+				cell := Cell{Scenario: sc, ServerCPUs: cpus, ClientCPUs: c.clientCPUs(f, cpus),
 					Connections: c.Connections, Concurrency: c.Concurrency}
 				cells = append(cells, cell.WithProfile(p))
 			}
@@ -52,13 +52,17 @@ func (cell Cell) WithProfile(name string) Cell {
 }
 
 // clientCPUs resolves the client's limit beside a server of the given
-// limit: auto is every whole core the server does not take, less one for
-// dockerd and the orchestrator when two or more are left, and at least 1.
-func (c Config) clientCPUs(engineCPUs int, server CPUs) CPUs {
+// limit: auto is every whole core of the client's machine the server does
+// not take, less one for dockerd and the orchestrator when two or more are
+// left, and at least 1.
+func (c Config) clientCPUs(f Facts, server CPUs) CPUs {
 	if !c.ClientCPUs.Auto {
 		return c.ClientCPUs.CPUs
 	}
-	left := engineCPUs - server.Cores()
+	left := f.EngineCPUs - server.Cores()
+	if c.TwoEngines() {
+		left = f.ClientCPUs
+	}
 	if left >= 2 {
 		left--
 	}

@@ -3,6 +3,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -20,23 +21,26 @@ import (
 // Config holds every setting of a run. The `help` tag is what a user is told
 // when the value is refused, and what .env.example explains.
 type Config struct {
-	Duration       time.Duration `env:"GRPC_BENCHMARK_DURATION" envDefault:"20s" help:"measured load per server and engine, split evenly over the rounds: a duration such as 20s or 1m, at least 1s a round, at most 1h"`
-	Warmup         time.Duration `env:"GRPC_BENCHMARK_WARMUP" envDefault:"5s" help:"unmeasured warm-up load before each round's measurement (each round starts a fresh server): a duration from 1s to 10m"`
-	Rounds         int           `env:"GRPC_BENCHMARK_ROUNDS" envDefault:"3" help:"rounds per server, interleaved (round 1 of every server, then round 2, ...), each a fresh server container: a whole number from 1 to 100"`
-	ServerCPUs     CPUList       `env:"GRPC_SERVER_CPUS" envDefault:"1" help:"CPU limit of the server container in cores: a positive number such as 1 or 1.5, at most the engine's CPU count; a comma-separated list runs each"`
-	ServerRAM      Bytes         `env:"GRPC_SERVER_RAM" envDefault:"512m" help:"memory limit of the server container: a size such as 512m or 1g, from 64m to the engine host's memory"`
-	Connections    int           `env:"GRPC_CLIENT_CONNECTIONS" envDefault:"50" help:"HTTP/2 connections the load client opens: a whole number from 1 to GRPC_CLIENT_CONCURRENCY"`
-	Concurrency    int           `env:"GRPC_CLIENT_CONCURRENCY" envDefault:"1000" help:"calls in flight at once, over all connections: a whole number from 1 to 100000"`
-	QPS            int           `env:"GRPC_CLIENT_QPS" envDefault:"0" help:"total request rate over all connections in requests per second, at most 1000000; 0 means as fast as the server answers"`
-	ClientCPUs     ClientCPUs    `env:"GRPC_CLIENT_CPUS" envDefault:"auto" help:"CPU limit of the load client container in cores: auto (every core of the engine not given to the server or, when at least two are left, to dockerd; at least 1) or a positive number such as 1 or 1.5, at most the engine's CPU count"`
-	Scenarios      Names         `env:"GRPC_REQUEST_SCENARIO" envDefault:"complex_proto" help:"the request shape: the name of a folder in scenarios/; a comma-separated list runs each"`
-	ImageName      string        `env:"GRPC_IMAGE_NAME" envDefault:"grpc_bench" help:"repository name of the images built, tagged <server>-<scenario>: lower-case letters, digits and . _ - /, at most 100 characters"`
-	Benchmarks     Names         `env:"GRPC_BENCHMARKS" help:"servers to run, separated by spaces or commas: names of folders in servers/; empty means all of them"`
-	ResultsDir     string        `env:"GRPC_RESULTS_DIR" envDefault:"results" help:"folder that receives one sub-folder per run: a folder this user can write to, created if missing"`
-	ReadyTimeout   time.Duration `env:"GRPC_SERVER_READY_TIMEOUT" envDefault:"60s" help:"how long a started server has to answer its first SayHello: a duration from 1s to 10m"`
-	LoadEngine     string        `env:"GRPC_LOAD_ENGINE" envDefault:"ghz" help:"the load client: {engines}"`
-	CapacityEngine string        `env:"GRPC_CAPACITY_ENGINE" envDefault:"h2" help:"the engine that also measures a server in the same round when the load client was its bottleneck, for the server capacity ranking: {capacity}"`
-	LoadProfiles   Names         `env:"GRPC_LOAD_PROFILE" help:"a load shape of the grpcxx benchmarks, setting connections x calls in flight per connection: 1a (1x1), 1b (1x10), 2a (10x1), 2b (10x10), 3a (100x1), 3b (100x10); a comma-separated list runs each; empty means GRPC_CLIENT_CONNECTIONS and GRPC_CLIENT_CONCURRENCY"`
+	Duration         time.Duration `env:"GRPC_BENCHMARK_DURATION" envDefault:"20s" help:"measured load per server and engine, split evenly over the rounds: a duration such as 20s or 1m, at least 1s a round, at most 1h"`
+	Warmup           time.Duration `env:"GRPC_BENCHMARK_WARMUP" envDefault:"5s" help:"unmeasured warm-up load before each round's measurement (each round starts a fresh server): a duration from 1s to 10m"`
+	Rounds           int           `env:"GRPC_BENCHMARK_ROUNDS" envDefault:"3" help:"rounds per server, interleaved (round 1 of every server, then round 2, ...), each a fresh server container: a whole number from 1 to 100"`
+	ServerCPUs       CPUList       `env:"GRPC_SERVER_CPUS" envDefault:"1" help:"CPU limit of the server container in cores: a positive number such as 1 or 1.5, at most the engine's CPU count; a comma-separated list runs each"`
+	ServerRAM        Bytes         `env:"GRPC_SERVER_RAM" envDefault:"512m" help:"memory limit of the server container: a size such as 512m or 1g, from 64m to the engine host's memory"`
+	Connections      int           `env:"GRPC_CLIENT_CONNECTIONS" envDefault:"50" help:"HTTP/2 connections the load client opens: a whole number from 1 to GRPC_CLIENT_CONCURRENCY"`
+	Concurrency      int           `env:"GRPC_CLIENT_CONCURRENCY" envDefault:"1000" help:"calls in flight at once, over all connections: a whole number from 1 to 100000"`
+	QPS              int           `env:"GRPC_CLIENT_QPS" envDefault:"0" help:"total request rate over all connections in requests per second, at most 1000000; 0 means as fast as the server answers"`
+	ClientCPUs       ClientCPUs    `env:"GRPC_CLIENT_CPUS" envDefault:"auto" help:"CPU limit of the load client container in cores: auto (every core of the engine not given to the server or, when at least two are left, to dockerd; at least 1) or a positive number such as 1 or 1.5, at most the engine's CPU count"`
+	Scenarios        Names         `env:"GRPC_REQUEST_SCENARIO" envDefault:"complex_proto" help:"the request shape: the name of a folder in scenarios/; a comma-separated list runs each"`
+	ImageName        string        `env:"GRPC_IMAGE_NAME" envDefault:"grpc_bench" help:"repository name of the images built, tagged <server>-<scenario>: lower-case letters, digits and . _ - /, at most 100 characters"`
+	Benchmarks       Names         `env:"GRPC_BENCHMARKS" help:"servers to run, separated by spaces or commas: names of folders in servers/; empty means all of them"`
+	ResultsDir       string        `env:"GRPC_RESULTS_DIR" envDefault:"results" help:"folder that receives one sub-folder per run: a folder this user can write to, created if missing"`
+	ReadyTimeout     time.Duration `env:"GRPC_SERVER_READY_TIMEOUT" envDefault:"60s" help:"how long a started server has to answer its first SayHello: a duration from 1s to 10m"`
+	LoadEngine       string        `env:"GRPC_LOAD_ENGINE" envDefault:"ghz" help:"the load client: {engines}"`
+	CapacityEngine   string        `env:"GRPC_CAPACITY_ENGINE" envDefault:"h2" help:"the engine that also measures a server in the same round when the load client was its bottleneck, for the server capacity ranking: {capacity}"`
+	ServerDockerHost string        `env:"GRPC_SERVER_DOCKER_HOST" help:"the Docker engine that runs the servers: unix:///path, tcp://host:port (TLS as the Docker CLI: DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) or ssh://user@host; empty means DOCKER_HOST, else the local socket"`
+	ClientDockerHost string        `env:"GRPC_CLIENT_DOCKER_HOST" help:"the Docker engine that runs the load clients, as GRPC_SERVER_DOCKER_HOST; when the two differ, GRPC_SERVER_ADDRESS is required"`
+	ServerAddress    string        `env:"GRPC_SERVER_ADDRESS" help:"host:port at which the client's machine reaches a server, published on the server's machine at that port, when the two engines differ: an address of the server's machine, such as 10.0.0.2:50051"`
+	LoadProfiles     Names         `env:"GRPC_LOAD_PROFILE" help:"a load shape of the grpcxx benchmarks, setting connections x calls in flight per connection: 1a (1x1), 1b (1x10), 2a (10x1), 2b (10x10), 3a (100x1), 3b (100x10); a comma-separated list runs each; empty means GRPC_CLIENT_CONNECTIONS and GRPC_CLIENT_CONCURRENCY"`
 
 	// given holds the variables as the user wrote them, so that reports and
 	// messages repeat 2048m rather than 2g, and 60s rather than 1m0s.
@@ -163,6 +167,23 @@ func reason(err error) string {
 		msg = msg[i+2:]
 	}
 	return msg
+}
+
+// DefaultDockerHost is the engine a Docker CLI talks to when nothing says
+// otherwise.
+const DefaultDockerHost = "unix:///var/run/docker.sock"
+
+// EngineHosts are the engines that run the servers and the clients: their
+// settings, else DOCKER_HOST, else the local socket.
+func (c Config) EngineHosts() (server, client string) {
+	def := cmp.Or(c.given["DOCKER_HOST"], DefaultDockerHost)
+	return cmp.Or(c.ServerDockerHost, def), cmp.Or(c.ClientDockerHost, def)
+}
+
+// TwoEngines says servers and clients run on different engines.
+func (c Config) TwoEngines() bool {
+	server, client := c.EngineHosts()
+	return server != client
 }
 
 // RoundDuration is each round's measured time: GRPC_BENCHMARK_DURATION

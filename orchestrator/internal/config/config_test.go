@@ -459,7 +459,7 @@ func TestLoadProfileSetsTheShape(t *testing.T) {
 		if err := cfg.Validate(on(oneServer, 2)); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
-		cells := cfg.Cells(2)
+		cells := cfg.Cells(config.Facts{EngineCPUs: 2})
 		if len(cells) != 1 {
 			t.Fatalf("%s: %d cells", name, len(cells))
 		}
@@ -501,7 +501,7 @@ func TestCellsAreTheProduct(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, c := range cfg.Cells(4) {
+	for _, c := range cfg.Cells(config.Facts{EngineCPUs: 4}) {
 		got = append(got, fmt.Sprintf("%s/%s/%s/%s", c.Scenario, c.ServerCPUs, c.Profile, c.ClientCPUs))
 	}
 	want := []string{
@@ -512,7 +512,7 @@ func TestCellsAreTheProduct(t *testing.T) {
 		t.Errorf("cells = %v, want %v", got, want)
 	}
 	footer := map[string]string{}
-	for _, s := range cfg.Settings(cfg.Cells(4)[6]) {
+	for _, s := range cfg.Settings(cfg.Cells(config.Facts{EngineCPUs: 4})[6]) {
 		footer[s.Name] = s.Value
 	}
 	for name, value := range map[string]string{"GRPC_REQUEST_SCENARIO": "string_10B", "GRPC_SERVER_CPUS": "2", "GRPC_LOAD_PROFILE": "1a",
@@ -537,7 +537,7 @@ func TestAutoClientCPUs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := cfg.Cells(tc.engine)[0].ClientCPUs; got != tc.want {
+		if got := cfg.Cells(config.Facts{EngineCPUs: tc.engine})[0].ClientCPUs; got != tc.want {
 			t.Errorf("auto beside a %s-CPU server on %d cores = %v, want %v", tc.server, tc.engine, got, tc.want)
 		}
 	}
@@ -545,7 +545,7 @@ func TestAutoClientCPUs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.Cells(8)[0].ClientCPUs; got != 1.5 {
+	if got := cfg.Cells(config.Facts{EngineCPUs: 8})[0].ClientCPUs; got != 1.5 {
 		t.Errorf("an explicit 1.5 resolved to %v", got)
 	}
 }
@@ -582,6 +582,9 @@ func TestSettings(t *testing.T) {
 		{"GRPC_SERVER_READY_TIMEOUT", "60s"},
 		{"GRPC_LOAD_ENGINE", "ghz"},
 		{"GRPC_CAPACITY_ENGINE", "h2"},
+		{"GRPC_SERVER_DOCKER_HOST", ""},
+		{"GRPC_CLIENT_DOCKER_HOST", ""},
+		{"GRPC_SERVER_ADDRESS", ""},
 		{"GRPC_LOAD_PROFILE", ""},
 	}
 	got := cfg.All()
@@ -845,4 +848,50 @@ func TestServerFoldersMustNameTags(t *testing.T) {
 	}
 	f := on(config.Facts{Servers: []string{"go_grpc", "my server"}, Scenarios: []string{"complex_proto"}}, 2)
 	checkRefused(t, cfg.Validate(f), "GRPC_BENCHMARKS", "")
+}
+
+func TestTwoEngines(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		vars         map[string]string
+		wantVar      string
+		wantValue    string
+		twoEngines   bool
+		clientCPUsOn int
+	}{
+		{"one engine, as today", map[string]string{}, "", "", false, 0},
+		{"both name the same engine", map[string]string{"GRPC_SERVER_DOCKER_HOST": "unix:///var/run/docker.sock"}, "", "", false, 0},
+		{"two engines and the address", map[string]string{"GRPC_CLIENT_DOCKER_HOST": "ssh://bench@client", "GRPC_SERVER_ADDRESS": "10.0.0.2:50051"}, "", "", true, 8},
+		{"two engines without the address", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376"}, "GRPC_SERVER_ADDRESS", "", true, 0},
+		{"an address without a port", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2"}, "GRPC_SERVER_ADDRESS", "10.0.0.2", true, 0},
+		{"an address with port 0", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2:0"}, "GRPC_SERVER_ADDRESS", "10.0.0.2:0", true, 0},
+		{"an engine that is no URL", map[string]string{"GRPC_CLIENT_DOCKER_HOST": "client-box:2375", "GRPC_SERVER_ADDRESS": "10.0.0.2:50051"}, "GRPC_CLIENT_DOCKER_HOST", "client-box:2375", true, 0},
+		{"a tcp engine without a port", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2", "GRPC_SERVER_ADDRESS": "10.0.0.2:50051"}, "GRPC_SERVER_DOCKER_HOST", "tcp://10.0.0.2", true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := config.Parse(tc.vars)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.TwoEngines() != tc.twoEngines {
+				t.Errorf("TwoEngines = %v", cfg.TwoEngines())
+			}
+			err = cfg.Validate(on(oneServer, 2))
+			if tc.wantVar == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				checkRefused(t, err, tc.wantVar, tc.wantValue)
+			}
+			if tc.clientCPUsOn > 0 {
+				f := on(oneServer, 2)
+				f.ClientCPUs = tc.clientCPUsOn
+				// Every core of the client's own machine, less dockerd's.
+				if got := cfg.Cells(f)[0].ClientCPUs; got != config.CPUs(tc.clientCPUsOn-1) {
+					t.Errorf("auto client CPUs on a client machine of %d cores = %v", tc.clientCPUsOn, got)
+				}
+			}
+		})
+	}
 }

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"net"
+	"net/url"
 	"regexp"
 
 	"errors"
@@ -21,9 +23,11 @@ import (
 type Facts struct {
 	Servers   []string // folders of servers/
 	Scenarios []string // folders of scenarios/
-	// EngineCPUs and EngineMemory describe the engine's host.
+	// EngineCPUs and EngineMemory describe the servers' engine's host;
+	// ClientCPUs the clients' (the same when one engine runs both).
 	EngineCPUs   int
 	EngineMemory int64
+	ClientCPUs   int
 	// Writable says why results cannot be written under a folder; nil
 	// skips the check.
 	Writable func(dir string) error
@@ -132,6 +136,9 @@ var rules = []rule{
 		if c.ClientCPUs.Auto {
 			return ""
 		}
+		if c.TwoEngines() {
+			f.EngineCPUs = f.ClientCPUs
+		}
 		return cpus(c.ClientCPUs.CPUs, f)
 	}},
 	{"GRPC_REQUEST_SCENARIO", func(c Config, f Facts) string {
@@ -173,6 +180,24 @@ var rules = []rule{
 	{"GRPC_CAPACITY_ENGINE", func(c Config, _ Facts) string {
 		return oneOf(c.CapacityEngine, append(load.Runners(), CapacityOff), "no such engine")
 	}},
+	{"GRPC_SERVER_DOCKER_HOST", func(c Config, _ Facts) string { return dockerHost(c.ServerDockerHost) }},
+	{"GRPC_CLIENT_DOCKER_HOST", func(c Config, _ Facts) string { return dockerHost(c.ClientDockerHost) }},
+	{"GRPC_SERVER_ADDRESS", func(c Config, _ Facts) string {
+		if c.ServerAddress == "" {
+			if c.TwoEngines() {
+				return "required when GRPC_SERVER_DOCKER_HOST and GRPC_CLIENT_DOCKER_HOST name different engines"
+			}
+			return ""
+		}
+		host, port, err := net.SplitHostPort(c.ServerAddress)
+		if err != nil {
+			return "not host:port: " + reason(err)
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || host == "" {
+			return "not host:port with a port from 1 to 65535"
+		}
+		return ""
+	}},
 	{"GRPC_LOAD_PROFILE", func(c Config, _ Facts) string {
 		if r := names(c.LoadProfiles, ProfileNames(), "profile", true); r != "" {
 			return r
@@ -184,6 +209,24 @@ var rules = []rule{
 		}
 		return ""
 	}},
+}
+
+// dockerHost checks an engine address as the Docker CLI takes them.
+func dockerHost(v string) string {
+	if v == "" {
+		return ""
+	}
+	u, err := url.Parse(v)
+	switch {
+	case err != nil:
+		return "not a URL: " + reason(err)
+	case u.Scheme == "unix" && u.Path != "":
+	case u.Scheme == "tcp" && u.Port() != "" && u.Hostname() != "":
+	case u.Scheme == "ssh" && u.Hostname() != "":
+	default:
+		return "not unix:///path, tcp://host:port or ssh://[user@]host"
+	}
+	return ""
 }
 
 // CapacityOff turns the capacity measurement off.

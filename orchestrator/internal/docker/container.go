@@ -6,8 +6,11 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/docker/go-connections/nat"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/events"
@@ -33,6 +36,12 @@ type ContainerSpec struct {
 	// container a namespace with loopback only.
 	NetworkOf string
 	NoNetwork bool
+	// HostNetwork runs the container in its host's network namespace: a
+	// load client on a machine of its own, without NAT on its path.
+	HostNetwork bool
+	// Publish makes a container port (TCP) reachable at a port of the
+	// engine's host, on every address.
+	Publish map[int]int
 	// Files are written into the container before it starts, by path
 	// under InputDir, an anonymous volume: a read-only root file system
 	// takes no copy.
@@ -88,16 +97,26 @@ func (e *Engine) Start(ctx context.Context, spec ContainerSpec) (*Container, err
 		host.NetworkMode = container.NetworkMode("container:" + spec.NetworkOf)
 	case spec.NoNetwork:
 		host.NetworkMode = "none"
+	case spec.HostNetwork:
+		host.NetworkMode = "host"
 	}
+	exposed, bindings := nat.PortSet{}, nat.PortMap{}
+	for inside, outside := range spec.Publish {
+		port := nat.Port(strconv.Itoa(inside) + "/tcp")
+		exposed[port] = struct{}{}
+		bindings[port] = []nat.PortBinding{{HostPort: strconv.Itoa(outside)}}
+	}
+	host.PortBindings = bindings
 	if len(spec.Files) > 0 {
 		host.Mounts = []mount.Mount{{Type: mount.TypeVolume, Target: spec.InputDir}}
 	}
 	created, err := e.api.ContainerCreate(ctx, &container.Config{
-		Image:  spec.Image,
-		Cmd:    spec.Cmd,
-		Env:    spec.Env,
-		Labels: spec.Labels,
-		User:   spec.User,
+		Image:        spec.Image,
+		Cmd:          spec.Cmd,
+		Env:          spec.Env,
+		Labels:       spec.Labels,
+		User:         spec.User,
+		ExposedPorts: exposed,
 	}, host, nil, nil, "")
 	if err != nil {
 		return nil, fmt.Errorf("create container from %s: %w", spec.Image, err)

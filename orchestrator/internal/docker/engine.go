@@ -6,9 +6,10 @@ package docker
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"time"
+
+	"github.com/docker/cli/cli/connhelper"
 
 	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/client"
@@ -39,41 +40,57 @@ func quick(ctx context.Context) (context.Context, context.CancelFunc) {
 
 // Engine is a connection to one Docker engine.
 type Engine struct {
-	api *client.Client
+	api  *client.Client
+	host string
 }
 
-// UnreachableError says which engine was tried and how to get one running.
+// UnreachableError says which engine was tried, for what, and how to get
+// one running.
 type UnreachableError struct {
+	Role string // "servers", "clients", or "" when one engine runs both
 	Host string
 	Err  error
 }
 
 func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("cannot reach the Docker engine at %s: %v\n"+
+	what := "the Docker engine"
+	if e.Role != "" {
+		what = "the Docker engine of the " + e.Role
+	}
+	return fmt.Sprintf("cannot reach %s at %s: %v\n"+
 		"Start one (as root: `dockerd >/var/log/dockerd.log 2>&1 &`, or `systemctl start docker`), "+
 		"or run `make engine`, which installs Debian's docker.io and starts it; "+
-		"set DOCKER_HOST to use another engine", e.Host, e.Err)
+		"set DOCKER_HOST (or GRPC_SERVER_DOCKER_HOST and GRPC_CLIENT_DOCKER_HOST) to use another engine", what, e.Host, e.Err)
 }
 
-// Connect opens the engine named by DOCKER_HOST (or the default socket) and
-// checks that it answers.
-func Connect(ctx context.Context) (*Engine, error) {
-	api, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+// Connect opens the engine at host (unix://, tcp:// with TLS as the Docker
+// CLI takes it from DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, or ssh:// through
+// the Docker CLI's own connection helper) and checks that it answers. role
+// names what the engine is for in messages.
+func Connect(ctx context.Context, role, host string) (*Engine, error) {
+	opts := []client.Opt{client.FromEnv, client.WithHost(host), client.WithAPIVersionNegotiation()}
+	if strings.HasPrefix(host, "ssh://") {
+		helper, err := connhelper.GetConnectionHelper(host)
+		if err != nil {
+			return nil, fmt.Errorf("connect to %s: %w", host, err)
+		}
+		opts = append(opts, client.WithHost(helper.Host), client.WithDialContext(helper.Dialer))
+	}
+	api, err := client.NewClientWithOpts(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("docker client: %w", err)
+		return nil, fmt.Errorf("docker client for %s: %w", host, err)
 	}
 	pingCtx, cancel := quick(ctx)
 	defer cancel()
 	if _, err := api.Ping(pingCtx); err != nil {
-		host := os.Getenv("DOCKER_HOST")
-		if host == "" {
-			host = client.DefaultDockerHost
-		}
 		api.Close()
-		return nil, &UnreachableError{Host: host, Err: err}
+		return nil, &UnreachableError{Role: role, Host: host, Err: err}
 	}
-	return &Engine{api: api}, nil
+	return &Engine{api: api, host: host}, nil
 }
+
+// Host is the engine's address, as given to Connect.
+func (e *Engine) Host() string { return e.host }
 
 // Close releases the connection.
 func (e *Engine) Close() error { return e.api.Close() }

@@ -45,9 +45,9 @@ func (e Row) PerCore() float64 {
 
 // Comparison is a comparison of engines on the servers of one run.
 type Comparison struct {
-	Suite   *suite.Suite
-	Builder images.Builder
-	Config  config.Config
+	Suite                  *suite.Suite
+	Builder, ClientBuilder images.Builder
+	Config                 config.Config
 	// Cell is the scenario, CPUs and shape the engines run under; profiles
 	// given to a comparison replace its shape.
 	Cell     report.Cell
@@ -58,14 +58,14 @@ type Comparison struct {
 
 // prepare builds the client image and the tool images of the engines.
 func (c *Comparison) prepare(ctx context.Context) error {
-	client, err := bench.BuildClient(ctx, c.Builder, c.Folder, c.Out)
+	client, err := bench.BuildClient(ctx, c.ClientBuilder, c.Folder, c.Out)
 	if err != nil {
 		return err
 	}
 	c.Suite.ClientImage, c.Suite.Tools = client, map[string]string{}
 	for _, e := range load.All() {
 		if t := e.Tool(); t != "" {
-			if c.Suite.Tools[t], err = c.Builder.Tool(ctx, t, io.Discard); err != nil {
+			if c.Suite.Tools[t], err = c.ClientBuilder.Tool(ctx, t, io.Discard); err != nil {
 				return err
 			}
 		}

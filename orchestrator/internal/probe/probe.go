@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"slices"
 	"time"
 
 	"google.golang.org/grpc"
@@ -53,4 +55,23 @@ func Ready(ctx context.Context, target string, sc *scenario.Scenario, timeout ti
 		case <-time.After(retryEvery):
 		}
 	}
+}
+
+// RoundTrip is the median time of n TCP handshakes with target: the
+// network's round trip to a server on another machine, without the
+// server's own work in it.
+func RoundTrip(ctx context.Context, target string, n int) (time.Duration, error) {
+	var times []time.Duration
+	var d net.Dialer
+	for range n {
+		start := time.Now()
+		c, err := d.DialContext(ctx, "tcp", target)
+		if err != nil {
+			return 0, fmt.Errorf("connect to %s: %w", target, err)
+		}
+		times = append(times, time.Since(start))
+		c.Close()
+	}
+	slices.Sort(times)
+	return times[len(times)/2], nil
 }

@@ -60,6 +60,10 @@ func writeCell(b *strings.Builder, run Run, c Cell) {
 	for _, s := range c.Settings {
 		fmt.Fprintf(b, "- %s=%s\n", s.Name, s.Value)
 	}
+	if run.RoundTrip != nil {
+		fmt.Fprintf(b, "- network round trip between the client's and the servers' machines: %.3f ms (median of 20 TCP handshakes)\n",
+			float64(*run.RoundTrip)/float64(time.Millisecond))
+	}
 }
 
 // notes lists what a reader must know beside the numbers: servers that

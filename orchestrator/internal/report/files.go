@@ -96,6 +96,9 @@ func (f Folder) Write(name string, data []byte) (err error) {
 	if _, err := tmp.Write(data); err != nil {
 		return err
 	}
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes it 0600
+		return err
+	}
 	if err := tmp.Sync(); err != nil {
 		return err
 	}

@@ -61,11 +61,21 @@ func cpuModel(path string) string {
 	return "unknown"
 }
 
-// SaveHardware writes hardware.txt.
-func SaveHardware(f Folder, h Hardware) error {
+// SaveHardware writes hardware.txt: the run's machine, or its servers' and
+// its clients' machines.
+func SaveHardware(f Folder, run Run) error {
 	var b bytes.Buffer
-	if err := WriteHardware(&b, h); err != nil {
+	if run.ClientHardware != nil {
+		b.WriteString("Servers' machine:\n")
+	}
+	if err := WriteHardware(&b, run.Hardware); err != nil {
 		return err
+	}
+	if run.ClientHardware != nil {
+		b.WriteString("\nClients' machine:\n")
+		if err := WriteHardware(&b, *run.ClientHardware); err != nil {
+			return err
+		}
 	}
 	return f.Write("hardware.txt", b.Bytes())
 }

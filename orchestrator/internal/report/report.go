@@ -22,7 +22,13 @@ type Run struct {
 	Commit   string    `json:"commit"`
 	// Settings are the variables as given; each cell has its own, resolved.
 	Settings []config.Setting `json:"settings"`
-	Hardware Hardware         `json:"hardware"`
+	// Hardware is the servers' machine; ClientHardware the clients', when
+	// another engine runs them.
+	Hardware       Hardware  `json:"hardware"`
+	ClientHardware *Hardware `json:"client_hardware,omitempty"`
+	// RoundTrip is the network's round trip between the client's machine
+	// and the servers', measured before the load, when they differ.
+	RoundTrip *time.Duration `json:"round_trip,omitempty"`
 	// Cells are the combinations of the list-valued settings, one section
 	// of bench.txt each.
 	Cells []Cell `json:"cells"`

@@ -1,7 +1,7 @@
 // Package session sets a run up: the settings read and checked against the
-// repository and the Docker engine, containers of killed runs removed, the
-// run's folder and record started. Nothing is built or started before every
-// check has passed.
+// repository and the Docker engines, the engines' locks taken, containers
+// of killed runs removed, the run's folder and record started. Nothing is
+// built or started before every check has passed.
 package session
 
 import (
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/system"
+
 	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
@@ -33,19 +34,253 @@ const runID = "2006-01-02_15-04-05"
 type Session struct {
 	Config  config.Config
 	Catalog catalog.Catalog
-	Engine  *docker.Engine
+	Engines Engines
 	Folder  report.Folder
 	// Scenarios are the scenarios of GRPC_REQUEST_SCENARIO, compiled.
 	Scenarios map[string]*scenario.Scenario
-	// EngineCPUs is the engine host's CPU count.
-	EngineCPUs int
-	// Local says the engine runs on this host (its unix socket), whose
-	// /proc/stat then tells the host's CPU steal.
-	Local bool
-	// Run is the record's head: id, times, commit, settings, machine.
+	// Run is the record's head: id, times, commit, settings, machines,
+	// cells.
 	Run report.Run
 
-	release func(context.Context) error
+	release []func(context.Context) error
+}
+
+// Engines are the engines of a run: one runs servers and clients unless
+// GRPC_SERVER_DOCKER_HOST and GRPC_CLIENT_DOCKER_HOST name two.
+type Engines struct {
+	Server, Client         *docker.Engine
+	ServerInfo, ClientInfo system.Info
+}
+
+// Two says servers and clients run on different engines.
+func (e Engines) Two() bool { return e.Server != e.Client }
+
+// each lists the engines once each.
+func (e Engines) each() []*docker.Engine {
+	if e.Two() {
+		return []*docker.Engine{e.Server, e.Client}
+	}
+	return []*docker.Engine{e.Server}
+}
+
+func (e Engines) close() {
+	for _, eng := range e.each() {
+		eng.Close()
+	}
+}
+
+// connect opens the engines the settings name.
+func connect(ctx context.Context, cfg config.Config) (Engines, error) {
+	serverHost, clientHost := cfg.EngineHosts()
+	serverRole, clientRole := "", ""
+	if serverHost != clientHost {
+		serverRole, clientRole = "servers", "clients"
+	}
+	var e Engines
+	var err error
+	if e.Server, err = docker.Connect(ctx, serverRole, serverHost); err != nil {
+		return e, err
+	}
+	e.Client = e.Server
+	if serverHost != clientHost {
+		if e.Client, err = docker.Connect(ctx, clientRole, clientHost); err != nil {
+			e.Server.Close()
+			return e, err
+		}
+	}
+	if e.ServerInfo, err = e.Server.Info(ctx); err == nil {
+		e.ClientInfo, err = e.Client.Info(ctx)
+	}
+	if err != nil {
+		e.close()
+	}
+	return e, err
+}
+
+// Open reads the settings (the environment over root/.env), lists the
+// repository, connects to the engines, checks the settings against both,
+// takes the engines' locks of the image name, removes containers that
+// killed runs left, and creates the run folder with hardware.txt. out
+// receives what the user should know.
+func Open(ctx context.Context, root string, out io.Writer) (*Session, error) {
+	cfg, parseErr := config.Load(filepath.Join(root, ".env"))
+	return open(ctx, root, cfg, parseErr, nil, out)
+}
+
+// Resume sets up the rest of the interrupted run in dir: its settings as
+// it recorded them (not the environment's), its folder, and its record
+// less the rounds the interruption cut short, which run again.
+func Resume(ctx context.Context, root, dir string, out io.Writer) (*Session, error) {
+	prior, err := report.Load(dir)
+	if err != nil {
+		return nil, &config.Error{Var: "--resume", Value: dir, Reason: err.Error(), Allowed: "the folder of a run that was interrupted"}
+	}
+	vars := map[string]string{}
+	for _, st := range prior.Settings {
+		vars[st.Name] = st.Value
+	}
+	cfg, parseErr := config.Parse(vars)
+	prior.Dir = dir
+	return open(ctx, root, cfg, parseErr, &prior, out)
+}
+
+func open(ctx context.Context, root string, cfg config.Config, parseErr error, prior *report.Run, out io.Writer) (*Session, error) {
+	// Values that do not parse are listed with every other problem, after
+	// the checks that need the engines.
+	var cfgErr *config.Error
+	if parseErr != nil && !errors.As(parseErr, &cfgErr) {
+		return nil, parseErr
+	}
+	cat, err := catalog.Open(root)
+	if err != nil {
+		return nil, err
+	}
+	engines, err := connect(ctx, cfg)
+	if err != nil {
+		return nil, errors.Join(parseErr, err) // bad input first: it is what the user can fix at once
+	}
+	s := &Session{Config: cfg, Catalog: cat, Engines: engines}
+	if err := s.check(ctx, parseErr); err != nil {
+		engines.close()
+		return nil, err
+	}
+	if err := s.start(ctx, prior, out); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// check validates the settings against the repository and the engines, and
+// compiles the scenarios, listing every problem at once.
+func (s *Session) check(ctx context.Context, parseErr error) error {
+	e := s.Engines
+	facts := config.Facts{Servers: s.Catalog.Servers, Scenarios: s.Catalog.Scenarios, EngineCPUs: e.ServerInfo.NCPU,
+		EngineMemory: e.ServerInfo.MemTotal, ClientCPUs: e.ClientInfo.NCPU, Writable: report.Writable}
+	errs := []error{parseErr, s.Config.Validate(facts)}
+	// The scenarios must compile, and have the shape the suite needs,
+	// before anything is built from them.
+	s.Scenarios = map[string]*scenario.Scenario{}
+	for _, name := range s.Config.Scenarios {
+		if !slices.Contains(s.Catalog.Scenarios, name) {
+			continue // refused by Validate
+		}
+		sc, err := s.Catalog.Scenario(ctx, name)
+		if err != nil {
+			errs = append(errs, &config.Error{Var: "GRPC_REQUEST_SCENARIO", Value: name, Reason: err.Error(),
+				Allowed: "a folder of scenarios/ whose helloworld.proto compiles, whose HelloRequest and HelloReply both hold the same message as field 1, and whose payload.json is a HelloRequest"})
+		}
+		s.Scenarios[name] = sc
+	}
+	return errors.Join(errs...)
+}
+
+// start takes the locks, removes what killed runs left and starts the
+// run's folder and record (or takes up prior's).
+func (s *Session) start(ctx context.Context, prior *report.Run, out io.Writer) error {
+	started := time.Now()
+	for _, eng := range s.Engines.each() {
+		release, err := eng.Lock(ctx, s.Config.ImageName, self(started.Format(runID)), alive(eng))
+		if err != nil {
+			return err
+		}
+		s.release = append(s.release, release)
+		// With the lock held, containers of this image name are a dead run's.
+		if n, err := eng.RemoveLabelled(ctx, docker.ImagesLabel, s.Config.ImageName); err != nil {
+			return err
+		} else if n > 0 {
+			fmt.Fprintf(out, "removed %d containers left behind by an earlier run on %s\n", n, eng.Host())
+		}
+	}
+	if prior != nil {
+		s.Folder, s.Run = report.Folder{Dir: prior.Dir}, *prior
+		s.Run.Resume()
+		if commit := s.Catalog.Commit(ctx); commit != prior.Commit {
+			fmt.Fprintf(out, "resuming a run of %q with the code of %q\n", prior.Commit, commit)
+		}
+		return nil
+	}
+	folder, err := report.NewFolder(s.Config.ResultsDir, started.Format(runID))
+	if err != nil {
+		return err
+	}
+	s.Folder = folder
+	s.Run = report.Run{
+		ID:       filepath.Base(folder.Dir),
+		Started:  started,
+		Commit:   s.Catalog.Commit(ctx),
+		Settings: s.Config.All(),
+		Hardware: report.HardwareOf(s.Engines.ServerInfo),
+		Cells:    bench.Cells(s.Config, s.Engines.ServerInfo.NCPU, s.Engines.ClientInfo.NCPU),
+	}
+	if s.Engines.Two() {
+		client := report.HardwareOf(s.Engines.ClientInfo)
+		s.Run.ClientHardware = &client
+	}
+	return report.SaveHardware(folder, s.Run)
+}
+
+// Close gives the locks back and releases the engines.
+func (s *Session) Close() error {
+	var errs []error
+	for _, release := range s.release {
+		errs = append(errs, release(context.Background()))
+	}
+	s.Engines.close()
+	return errors.Join(errs...)
+}
+
+// Alive says whether every engine of the run still answers.
+func (s *Session) Alive(ctx context.Context) error {
+	for _, eng := range s.Engines.each() {
+		if err := eng.Ping(ctx); err != nil {
+			return fmt.Errorf("%s: %w", eng.Host(), err)
+		}
+	}
+	return nil
+}
+
+// Builder builds the servers' images, on the servers' engine.
+func (s *Session) Builder() images.Builder {
+	return images.Builder{Engine: s.Engines.Server, Catalog: s.Catalog, Name: s.Config.ImageName}
+}
+
+// ClientBuilder builds the client image, on the clients' engine.
+func (s *Session) ClientBuilder() images.Builder {
+	return images.Builder{Engine: s.Engines.Client, Catalog: s.Catalog, Name: s.Config.ImageName}
+}
+
+// Suite brings the run's servers up, its containers labelled as the run's:
+// servers on the servers' engine, clients on the clients', reaching the
+// servers at GRPC_SERVER_ADDRESS when the two differ.
+func (s *Session) Suite() *suite.Suite {
+	st := &suite.Suite{
+		Engine:       suite.Docker(s.Engines.Server),
+		ClientEngine: suite.Docker(s.Engines.Client),
+		Labels:       map[string]string{docker.RunLabel: s.Run.ID, docker.ImagesLabel: s.Config.ImageName},
+	}
+	if s.Engines.Two() {
+		st.Address = s.Config.ServerAddress
+	}
+	return st
+}
+
+// HostStat is where the servers' host's CPU counters are read, "" when
+// that engine is not on this host.
+func (s *Session) HostStat() string {
+	if !s.Engines.Server.Local() {
+		return ""
+	}
+	return "/proc/stat"
+}
+
+// ScenarioList is the run's scenarios in the order given.
+func (s *Session) ScenarioList() []*scenario.Scenario {
+	var list []*scenario.Scenario
+	for _, name := range s.Config.Scenarios {
+		list = append(list, s.Scenarios[name])
+	}
+	return list
 }
 
 // self is this process as the owner of a lock.
@@ -69,174 +304,12 @@ func alive(eng *docker.Engine) func(context.Context, docker.Owner) bool {
 		case o.Host == me.Host && o.Boot == me.Boot:
 			cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", o.PID))
 			return err == nil && strings.Contains(string(cmdline), "grpcbench")
+		case o.Host == me.Host:
+			return false // this machine, since rebooted
 		case eng.Running(ctx, o.Host):
-			return true
+			return true // a container of this engine, as `docker compose up` runs it
 		default:
-			return o.Boot != me.Boot
+			return o.Boot != me.Boot // a container that is gone, or another machine, which cannot be asked
 		}
 	}
-}
-
-// Open reads the settings (the environment over root/.env), lists the
-// repository, connects to the engine, checks the settings against both,
-// removes containers that killed runs left, and creates the run folder with
-// hardware.txt. out receives what the user should know.
-func Open(ctx context.Context, root string, out io.Writer) (*Session, error) {
-	// Values that do not parse are listed with every other problem, after
-	// the checks that need the engine.
-	cfg, parseErr := config.Load(filepath.Join(root, ".env"))
-	return openWith(ctx, root, cfg, parseErr, nil, out)
-}
-
-// Resume sets up the rest of the interrupted run in dir: its settings as
-// it recorded them (not the environment's), its folder, and its record
-// less the rounds the interruption cut short, which run again.
-func Resume(ctx context.Context, root, dir string, out io.Writer) (*Session, error) {
-	prior, err := report.Load(dir)
-	if err != nil {
-		return nil, &config.Error{Var: "--resume", Value: dir, Reason: err.Error(), Allowed: "the folder of a run that was interrupted"}
-	}
-	vars := map[string]string{}
-	for _, st := range prior.Settings {
-		vars[st.Name] = st.Value
-	}
-	cfg, parseErr := config.Parse(vars)
-	prior.Dir = dir
-	return openWith(ctx, root, cfg, parseErr, &prior, out)
-}
-
-func openWith(ctx context.Context, root string, cfg config.Config, parseErr error, prior *report.Run, out io.Writer) (*Session, error) {
-	var cfgErr *config.Error
-	if parseErr != nil && !errors.As(parseErr, &cfgErr) {
-		return nil, parseErr
-	}
-	cat, err := catalog.Open(root)
-	if err != nil {
-		return nil, err
-	}
-	eng, err := docker.Connect(ctx)
-	if err != nil {
-		return nil, errors.Join(parseErr, err) // bad input first: it is what the user can fix at once
-	}
-	s, err := open(ctx, cfg, parseErr, cat, eng, prior, out)
-	if err != nil {
-		eng.Close()
-		return nil, err
-	}
-	return s, nil
-}
-
-func open(ctx context.Context, cfg config.Config, parseErr error, cat catalog.Catalog, eng *docker.Engine, prior *report.Run, out io.Writer) (*Session, error) {
-	info, err := eng.Info(ctx)
-	if err != nil {
-		return nil, err
-	}
-	facts := config.Facts{Servers: cat.Servers, Scenarios: cat.Scenarios, EngineCPUs: info.NCPU, EngineMemory: info.MemTotal,
-		Writable: report.Writable}
-	errs := []error{parseErr, cfg.Validate(facts)}
-	// The scenarios must compile, and have the shape the suite needs,
-	// before anything is built from them.
-	scenarios := map[string]*scenario.Scenario{}
-	for _, name := range cfg.Scenarios {
-		if !slices.Contains(cat.Scenarios, name) {
-			continue // refused by Validate
-		}
-		sc, err := cat.Scenario(ctx, name)
-		if err != nil {
-			errs = append(errs, &config.Error{Var: "GRPC_REQUEST_SCENARIO", Value: name, Reason: err.Error(),
-				Allowed: "a folder of scenarios/ whose helloworld.proto compiles, whose HelloRequest and HelloReply both hold the same message as field 1, and whose payload.json is a HelloRequest"})
-		}
-		scenarios[name] = sc
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	started := time.Now()
-	release, err := eng.Lock(ctx, cfg.ImageName, self(started.Format(runID)), alive(eng))
-	if err != nil {
-		return nil, err
-	}
-	s, err := start(ctx, cfg, cat, eng, scenarios, info, started, prior, out)
-	if err != nil {
-		release(context.WithoutCancel(ctx))
-		return nil, err
-	}
-	s.release = release
-	return s, nil
-}
-
-// start removes what killed runs left and starts the run's folder and
-// record; the run holds its image name's lock.
-func start(ctx context.Context, cfg config.Config, cat catalog.Catalog, eng *docker.Engine, scenarios map[string]*scenario.Scenario,
-	info system.Info, started time.Time, prior *report.Run, out io.Writer) (*Session, error) {
-	// With the lock held, containers of this image name are a dead run's.
-	if n, err := eng.RemoveLabelled(ctx, docker.ImagesLabel, cfg.ImageName); err != nil {
-		return nil, err
-	} else if n > 0 {
-		fmt.Fprintf(out, "removed %d containers left behind by an earlier run\n", n)
-	}
-	s := &Session{Config: cfg, Catalog: cat, Engine: eng, Scenarios: scenarios, EngineCPUs: info.NCPU, Local: eng.Local()}
-	if prior != nil {
-		s.Folder, s.Run = report.Folder{Dir: prior.Dir}, *prior
-		s.Run.Resume()
-		if commit := cat.Commit(ctx); commit != prior.Commit {
-			fmt.Fprintf(out, "resuming a run of %q with the code of %q\n", prior.Commit, commit)
-		}
-		return s, nil
-	}
-	folder, err := report.NewFolder(cfg.ResultsDir, started.Format(runID))
-	if err != nil {
-		return nil, err
-	}
-	hw := report.HardwareOf(info)
-	if err := report.SaveHardware(folder, hw); err != nil {
-		return nil, err
-	}
-	s.Folder = folder
-	s.Run = report.Run{
-		ID:       filepath.Base(folder.Dir),
-		Started:  started,
-		Commit:   cat.Commit(ctx),
-		Settings: cfg.All(),
-		Hardware: hw,
-		Cells:    bench.Cells(cfg, info.NCPU),
-	}
-	return s, nil
-}
-
-// Close gives the lock back and releases the engine.
-func (s *Session) Close() error {
-	err := s.release(context.Background())
-	return errors.Join(err, s.Engine.Close())
-}
-
-// Builder builds the run's images.
-func (s *Session) Builder() images.Builder {
-	return images.Builder{Engine: s.Engine, Catalog: s.Catalog, Name: s.Config.ImageName}
-}
-
-// Suite brings the run's servers up, its containers labelled as the run's.
-func (s *Session) Suite() *suite.Suite {
-	return &suite.Suite{
-		Engine: suite.Docker(s.Engine),
-		Labels: map[string]string{docker.RunLabel: s.Run.ID, docker.ImagesLabel: s.Config.ImageName},
-	}
-}
-
-// HostStat is where the engine host's CPU counters are read, "" when the
-// engine is not on this host.
-func (s *Session) HostStat() string {
-	if !s.Local {
-		return ""
-	}
-	return "/proc/stat"
-}
-
-// ScenarioList is the run's scenarios in the order given.
-func (s *Session) ScenarioList() []*scenario.Scenario {
-	var list []*scenario.Scenario
-	for _, name := range s.Config.Scenarios {
-		list = append(list, s.Scenarios[name])
-	}
-	return list
 }

@@ -31,3 +31,20 @@ func cpuRange(first, n int) string {
 	}
 	return fmt.Sprintf("%d-%d", first, first+n-1)
 }
+
+// PlaceApart places a server and its client on machines of their own: each
+// on the first cores of its machine, or from core 1 when one is left for
+// dockerd, and floating when its machine has fewer cores than it needs.
+func PlaceApart(serverMachine, clientMachine int, server, client config.CPUs) report.Placement {
+	return report.Placement{ServerCPUSet: alone(serverMachine, server.Cores()), ClientCPUSet: alone(clientMachine, client.Cores())}
+}
+
+func alone(machine, n int) string {
+	switch {
+	case n+1 <= machine:
+		return cpuRange(1, n)
+	case n <= machine:
+		return cpuRange(0, n)
+	}
+	return ""
+}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -28,9 +29,9 @@ import (
 // ServerPort is where every server listens.
 const ServerPort = 50051
 
-// Target is the server's address as the client containers see it: they
-// share its network namespace, so load never leaves loopback.
-var Target = "127.0.0.1:" + strconv.Itoa(ServerPort)
+// loopback is the server's address as the client containers see it when
+// they share its network namespace: the load never leaves loopback.
+var loopback = "127.0.0.1:" + strconv.Itoa(ServerPort)
 
 // cleanupTimeout bounds the removal of a server's containers, which runs
 // even after the run's context is cancelled.
@@ -44,9 +45,16 @@ const (
 	conformLimit = 2 * time.Minute
 )
 
-// Suite brings servers up on one engine and measures them.
+// Suite brings servers up and measures them.
 type Suite struct {
-	Engine Engine
+	// Engine runs the servers; ClientEngine the probes, gates and load
+	// clients (nil: Engine).
+	Engine       Engine
+	ClientEngine Engine
+	// Address is where the clients reach a server when they run on another
+	// machine (GRPC_SERVER_ADDRESS): the server publishes its port there;
+	// "" has the clients join the server's network namespace.
+	Address string
 	// ClientImage is the orchestrator's own image: it runs the readiness
 	// probe, the conformance gate and the load engines that are Runners.
 	ClientImage string
@@ -56,6 +64,21 @@ type Suite struct {
 	Labels map[string]string
 	// Observer, when set, hears what each server is doing.
 	Observer Observer
+}
+
+func (s *Suite) clientEngine() Engine {
+	if s.ClientEngine == nil {
+		return s.Engine
+	}
+	return s.ClientEngine
+}
+
+// target is the server's address for its clients.
+func (s *Suite) target() string {
+	if s.Address != "" {
+		return s.Address
+	}
+	return loopback
 }
 
 func (s *Suite) observer() Observer {
@@ -98,6 +121,9 @@ type Server struct {
 	Phases []report.Phase
 	// Conformance is the gate's verdict, once given.
 	Conformance *probe.Verdict
+	// RoundTrip is the network's round trip to a server on another
+	// machine, timed before the gate.
+	RoundTrip *time.Duration
 
 	stopOOM  func() int
 	oomKills int
@@ -119,18 +145,9 @@ func (s *Suite) Up(ctx context.Context, spec ServerSpec) (*Server, error) {
 	srv := &Server{suite: s, spec: spec}
 	s.observer().Phase("starting", 0)
 	err := srv.phase(ctx, "start", func(ctx context.Context) (err error) {
-		srv.container, err = srv.start(ctx, contained(docker.ContainerSpec{
-			Image: spec.Image,
-			Env: []string{
-				"GRPC_SERVER_CPUS=" + spec.CPUs.String(),
-				"GRPC_SERVER_RAM=" + spec.RAM.String(),
-			},
-			Labels:    srv.labels("server"),
-			NanoCPUs:  spec.CPUs.NanoCPUs(),
-			CPUSet:    spec.Placement.ServerCPUSet,
-			Memory:    int64(spec.RAM),
-			NoNetwork: true, // its clients join its namespace: loopback is all it needs
-		}, serverPids))
+		c := s.serverContainer(spec)
+		c.Labels = srv.labels("server")
+		srv.container, err = srv.start(ctx, s.Engine, c)
 		if err == nil {
 			srv.stopOOM = srv.container.WatchOOM(context.WithoutCancel(ctx))
 		}
@@ -140,11 +157,38 @@ func (s *Suite) Up(ctx context.Context, spec ServerSpec) (*Server, error) {
 		s.observer().Phase("waiting until it answers", 0)
 		err = srv.phase(ctx, "readiness", srv.awaitReady)
 	}
+	if err == nil && s.Address != "" {
+		err = srv.phase(ctx, "round trip", srv.roundTrip)
+	}
 	if err == nil {
 		s.observer().Phase("through the conformance gate", 0)
 		err = srv.phase(ctx, "conformance", srv.conform)
 	}
 	return srv, err
+}
+
+// serverContainer is the container of a server: without network when its
+// clients join its namespace (loopback is all it needs), else publishing
+// its port at the address's port.
+func (s *Suite) serverContainer(spec ServerSpec) docker.ContainerSpec {
+	c := contained(docker.ContainerSpec{
+		Image: spec.Image,
+		Env: []string{
+			"GRPC_SERVER_CPUS=" + spec.CPUs.String(),
+			"GRPC_SERVER_RAM=" + spec.RAM.String(),
+		},
+		Labels:    map[string]string{},
+		NanoCPUs:  spec.CPUs.NanoCPUs(),
+		CPUSet:    spec.Placement.ServerCPUSet,
+		Memory:    int64(spec.RAM),
+		NoNetwork: s.Address == "",
+	}, serverPids)
+	if s.Address != "" {
+		_, port, _ := net.SplitHostPort(s.Address) // checked with the settings
+		published, _ := strconv.Atoi(port)
+		c.Publish = map[int]int{ServerPort: published}
+	}
+	return c
 }
 
 // phase runs one step and records when it started and how long it took.
@@ -198,9 +242,9 @@ func (srv *Server) labels(role string, extra ...string) map[string]string {
 	return labels
 }
 
-// start starts a container that Down removes.
-func (srv *Server) start(ctx context.Context, spec docker.ContainerSpec) (Container, error) {
-	c, err := srv.suite.Engine.Start(ctx, spec)
+// start starts a container on eng that Down removes.
+func (srv *Server) start(ctx context.Context, eng Engine, spec docker.ContainerSpec) (Container, error) {
+	c, err := eng.Start(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -208,18 +252,28 @@ func (srv *Server) start(ctx context.Context, spec docker.ContainerSpec) (Contai
 	return c, nil
 }
 
-// client describes a container of the client image in the server's network
-// namespace, with the scenario's files under load.ScenarioDir.
+// client describes a container of the client image with the scenario's
+// files under load.ScenarioDir, beside the server: in its network
+// namespace, or in its own machine's when the server is elsewhere.
 func (srv *Server) client(role string, args ...string) docker.ContainerSpec {
-	return contained(docker.ContainerSpec{
-		Image:     srv.suite.ClientImage,
-		Cmd:       append([]string{role, "--target", Target, "--scenario", load.ScenarioDir}, args...),
-		Labels:    srv.labels(role),
-		NetworkOf: srv.container.ID(),
-		Files:     srv.inputs(nil),
-		InputDir:  load.InputDir,
-		Memory:    checkMemory,
-	}, clientPids)
+	return srv.beside(docker.ContainerSpec{
+		Image:    srv.suite.ClientImage,
+		Cmd:      append([]string{role, "--target", srv.suite.target(), "--scenario", load.ScenarioDir}, args...),
+		Labels:   srv.labels(role),
+		Files:    srv.inputs(nil),
+		InputDir: load.InputDir,
+		Memory:   checkMemory,
+	})
+}
+
+// beside places a client container where it reaches the server, contained.
+func (srv *Server) beside(c docker.ContainerSpec) docker.ContainerSpec {
+	if srv.suite.Address != "" {
+		c.HostNetwork = true
+	} else {
+		c.NetworkOf = srv.container.ID()
+	}
+	return contained(c, clientPids)
 }
 
 // inputs are a client's files: the scenario's and extra, under
@@ -267,6 +321,25 @@ func (srv *Server) awaitReady(ctx context.Context) error {
 	return err
 }
 
+// roundTrip times the network between the client's machine and the
+// server's, before any load.
+func (srv *Server) roundTrip(ctx context.Context) error {
+	spec := srv.client("rtt")
+	spec.Cmd = []string{"rtt", "--target", srv.suite.target()}
+	stdout, err := srv.runBeside(ctx, spec, "round-trip", conformLimit, nil)
+	if err != nil {
+		return err
+	}
+	var rt struct {
+		Median time.Duration `json:"median"`
+	}
+	if err := json.Unmarshal(stdout, &rt); err != nil {
+		return fmt.Errorf("read the round trip: %w", err)
+	}
+	srv.RoundTrip = &rt.Median
+	return nil
+}
+
 // conform runs the conformance gate next to the server and records its
 // verdict; a server that fails it is not measured.
 func (srv *Server) conform(ctx context.Context) error {
@@ -301,7 +374,7 @@ func (srv *Server) Measure(ctx context.Context, engine load.Engine, spec load.Sp
 }
 
 func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
-	spec.Target, spec.ScenarioDir = Target, load.ScenarioDir
+	spec.Target, spec.ScenarioDir = srv.suite.target(), load.ScenarioDir
 	cl, err := engine.Client(spec, srv.spec.Scenario)
 	if err != nil {
 		return report.Measurement{}, err
@@ -311,17 +384,16 @@ func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Sp
 		image = srv.suite.Tools[t]
 	}
 	cpus := config.CPUs(spec.CPUs)
-	container := contained(docker.ContainerSpec{
-		Image:     image,
-		Cmd:       cl.Cmd,
-		Labels:    srv.labels("load", "io.grpcbench.engine", engine.Name()),
-		NetworkOf: srv.container.ID(),
-		Files:     srv.inputs(cl.Files),
-		InputDir:  load.InputDir,
-		NanoCPUs:  cpus.NanoCPUs(),
-		CPUSet:    srv.spec.Placement.ClientCPUSet,
-		Memory:    loadMemory,
-	}, clientPids)
+	container := srv.beside(docker.ContainerSpec{
+		Image:    image,
+		Cmd:      cl.Cmd,
+		Labels:   srv.labels("load", "io.grpcbench.engine", engine.Name()),
+		Files:    srv.inputs(cl.Files),
+		InputDir: load.InputDir,
+		NanoCPUs: cpus.NanoCPUs(),
+		CPUSet:   srv.spec.Placement.ClientCPUSet,
+		Memory:   loadMemory,
+	})
 
 	serverStats := srv.record(ctx, srv.container, name+"-server-stats.jsonl")
 	var clientStats *recorder
@@ -377,7 +449,7 @@ func (srv *Server) runBeside(ctx context.Context, spec docker.ContainerSpec, nam
 }
 
 func (srv *Server) runToEnd(ctx context.Context, spec docker.ContainerSpec, limit time.Duration, started func(Container)) (code int64, stdout, stderr []byte, err error) {
-	c, err := srv.start(ctx, spec)
+	c, err := srv.start(ctx, srv.suite.clientEngine(), spec)
 	if err != nil {
 		return 0, nil, nil, err
 	}
