@@ -1,4 +1,4 @@
-package main_test
+package e2e_test
 
 // End-to-end tests: the real grpcbench binary against the real Docker engine,
 // real images and real gRPC traffic. `make test` starts an engine first.
@@ -229,6 +229,8 @@ func TestBadInputIsRefusedBeforeAnyContainer(t *testing.T) {
 		{"a list with an unknown profile", "GRPC_LOAD_PROFILE", "1a,9z"},
 		{"zero rounds", "GRPC_BENCHMARK_ROUNDS", "0"},
 		{"unknown capacity engine", "GRPC_CAPACITY_ENGINE", "wrk"},
+		{"a second engine without the server's address", "GRPC_CLIENT_DOCKER_HOST", "unix:///nonexistent/docker.sock"},
+		{"an engine address that does not parse", "GRPC_SERVER_DOCKER_HOST", "docker-box:2375"},
 	}
 	before := containerIDs(t, api, "")
 	for _, tc := range cases {
@@ -281,15 +283,30 @@ func TestBadInputIsRefusedBeforeAnyContainer(t *testing.T) {
 }
 
 func TestUnreachableEngineIsExplained(t *testing.T) {
-	env := append(benchEnv(t, nil), "DOCKER_HOST=unix:///nonexistent/docker.sock")
-	res := runBinary(t, repoRoot(t), env, "bench")
-	if res.code != 1 {
-		t.Errorf("exit code %d, want 1", res.code)
-	}
-	for _, want := range []string{"unix:///nonexistent/docker.sock", "make engine"} {
-		if !strings.Contains(res.stderr, want) {
-			t.Errorf("message lacks %q:\n%s", want, res.stderr)
-		}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{"the only engine", map[string]string{"DOCKER_HOST": "unix:///nonexistent/docker.sock"},
+			[]string{"cannot reach the Docker engine at unix:///nonexistent/docker.sock", "make engine"}},
+		{"the clients' engine", map[string]string{"GRPC_CLIENT_DOCKER_HOST": "unix:///nonexistent/docker.sock", "GRPC_SERVER_ADDRESS": "10.231.0.2:50051"},
+			[]string{"cannot reach the Docker engine of the clients at unix:///nonexistent/docker.sock"}},
+		{"the servers' engine", map[string]string{"GRPC_SERVER_DOCKER_HOST": "unix:///nonexistent/docker.sock", "GRPC_SERVER_ADDRESS": "10.231.0.2:50051"},
+			[]string{"cannot reach the Docker engine of the servers at unix:///nonexistent/docker.sock"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := benchEnv(t, tc.env)
+			res := runBinary(t, repoRoot(t), env, "bench")
+			if res.code != 1 {
+				t.Errorf("exit code %d, want 1\n%s", res.code, res.stderr)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(res.stderr, want) {
+					t.Errorf("message lacks %q:\n%s", want, res.stderr)
+				}
+			}
+		})
 	}
 }
 

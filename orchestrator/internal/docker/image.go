@@ -9,6 +9,7 @@ import (
 
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
 )
 
@@ -87,4 +88,23 @@ func (e *Engine) Import(ctx context.Context, rootfs io.Reader, ref string, chang
 		return fmt.Errorf("import %s: %w", ref, err)
 	}
 	return r.Close()
+}
+
+// Copy copies an image of this engine into another, as `docker save | docker
+// load` does: for a base image one engine has and another lacks.
+func (e *Engine) Copy(ctx context.Context, ref string, to *Engine) error {
+	r, err := e.api.ImageSave(ctx, []string{ref})
+	if err != nil {
+		return fmt.Errorf("save %s: %w", ref, err)
+	}
+	defer r.Close()
+	resp, err := to.api.ImageLoad(ctx, r, client.ImageLoadWithQuiet(true))
+	if err != nil {
+		return fmt.Errorf("load %s into %s: %w", ref, to.host, err)
+	}
+	defer resp.Body.Close()
+	if err := jsonmessage.DisplayJSONMessagesStream(resp.Body, io.Discard, 0, false, nil); err != nil {
+		return fmt.Errorf("load %s into %s: %w", ref, to.host, err)
+	}
+	return nil
 }

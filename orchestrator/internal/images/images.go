@@ -23,6 +23,9 @@ type Builder struct {
 	Catalog catalog.Catalog
 	// Name is GRPC_IMAGE_NAME, the repository every tag goes under.
 	Name string
+	// Peer, when set, is the run's other engine: a base image this engine
+	// lacks and it has is copied from it rather than pulled or made again.
+	Peer *docker.Engine
 }
 
 // ClientTag is the tag of the orchestrator's own image.
@@ -79,7 +82,11 @@ func (b Builder) build(ctx context.Context, dir string, extra map[string][]byte,
 	if err != nil {
 		return "", err
 	}
-	if err := baseimage.Ensure(ctx, b.Engine, baseimage.FromImages(dockerfile), log); err != nil {
+	bases := baseimage.FromImages(dockerfile)
+	if err := b.copyFromPeer(ctx, bases, log); err != nil {
+		return "", err
+	}
+	if err := baseimage.Ensure(ctx, b.Engine, bases, log); err != nil {
 		return "", err
 	}
 	archive := docker.NewArchive().AddDir(dir, "")
@@ -91,4 +98,26 @@ func (b Builder) build(ctx context.Context, dir string, extra map[string][]byte,
 		return "", err
 	}
 	return b.Engine.Build(ctx, buildContext, opts, log)
+}
+
+// copyFromPeer copies the base images the peer engine has and this one
+// lacks.
+func (b Builder) copyFromPeer(ctx context.Context, refs []string, log io.Writer) error {
+	to, ok := b.Engine.(*docker.Engine)
+	if b.Peer == nil || !ok {
+		return nil
+	}
+	for _, ref := range refs {
+		if _, err := b.Engine.ImageID(ctx, ref); !docker.IsMissing(err) {
+			continue
+		}
+		if _, err := b.Peer.ImageID(ctx, ref); err != nil {
+			continue
+		}
+		fmt.Fprintf(log, "copying base image %s from %s\n", ref, b.Peer.Host())
+		if err := b.Peer.Copy(ctx, ref, to); err != nil {
+			return err
+		}
+	}
+	return nil
 }

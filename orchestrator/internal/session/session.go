@@ -137,7 +137,13 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 	}
 	engines, err := connect(ctx, cfg)
 	if err != nil {
-		return nil, errors.Join(parseErr, err) // bad input first: it is what the user can fix at once
+		// Bad input first, as far as it can be checked without the engine:
+		// it is what the user can fix at once.
+		facts := config.Facts{Servers: cat.Servers, Scenarios: cat.Scenarios, Writable: report.Writable}
+		if bad := errors.Join(parseErr, cfg.Validate(facts)); bad != nil {
+			return nil, errors.Join(bad, err)
+		}
+		return nil, err
 	}
 	s := &Session{Config: cfg, Catalog: cat, Engines: engines}
 	if err := s.check(ctx, parseErr); err != nil {
@@ -242,12 +248,21 @@ func (s *Session) Alive(ctx context.Context) error {
 
 // Builder builds the servers' images, on the servers' engine.
 func (s *Session) Builder() images.Builder {
-	return images.Builder{Engine: s.Engines.Server, Catalog: s.Catalog, Name: s.Config.ImageName}
+	return s.builder(s.Engines.Server, s.Engines.Client)
 }
 
 // ClientBuilder builds the client image, on the clients' engine.
 func (s *Session) ClientBuilder() images.Builder {
-	return images.Builder{Engine: s.Engines.Client, Catalog: s.Catalog, Name: s.Config.ImageName}
+	return s.builder(s.Engines.Client, s.Engines.Server)
+}
+
+// builder builds on eng, taking base images it lacks from the other engine.
+func (s *Session) builder(eng, other *docker.Engine) images.Builder {
+	b := images.Builder{Engine: eng, Catalog: s.Catalog, Name: s.Config.ImageName}
+	if s.Engines.Two() {
+		b.Peer = other
+	}
+	return b
 }
 
 // Suite brings the run's servers up, its containers labelled as the run's:
