@@ -76,5 +76,6 @@ up: images compose-plugin
 compose-plugin:
 	@scripts/install-compose-plugin
 
+# Static, so that the load client image can be this very binary.
 $(BIN):
-	$(GO) build -o $(BIN) ./orchestrator/cmd/grpcbench
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./orchestrator/cmd/grpcbench

@@ -46,7 +46,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "grpcbench")
-	if out, err := exec.Command("go", "build", "-o", binary, "../cmd/grpcbench").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-o", binary, "../cmd/grpcbench")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // static: the client image is this binary
+	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build grpcbench: %v\n%s", err, out)
 		os.Exit(1)
 	}

@@ -5,6 +5,7 @@
 package images
 
 import (
+	"debug/elf"
 	"context"
 	"fmt"
 	"io"
@@ -26,6 +27,13 @@ type Builder struct {
 	// Peer, when set, is the run's other engine: a base image this engine
 	// lacks and it has is copied from it rather than pulled or made again.
 	Peer *docker.Engine
+	// Arch is the engine's architecture as Go names it (amd64, arm64): the
+	// running binary can be the client when it is a static Linux binary of
+	// that architecture.
+	Arch string
+	// Self is the running binary, offered as the client; "" always builds
+	// the client from the repository's Dockerfile.
+	Self string
 }
 
 // ClientTag is the tag of the orchestrator's own image.
@@ -39,13 +47,51 @@ func (b Builder) ServerTag(server, scenario string) string {
 	return fmt.Sprintf("%s:%s-%s", b.Name, server, scenario)
 }
 
-// Client builds the orchestrator's own image from the repository's root.
+// clientDockerfile puts the running binary in a Debian image: the client
+// containers then run exactly the code that drives them, and no run
+// compiles the orchestrator again inside the engine.
+const clientDockerfile = `FROM debian:bookworm-slim
+COPY grpcbench /usr/local/bin/grpcbench
+ENTRYPOINT ["grpcbench"]
+`
+
+// Client builds the client image: the running binary in a Debian image when
+// it can run there (a static Linux binary of the engine's architecture),
+// else the orchestrator's image from the repository's Dockerfile.
 func (b Builder) Client(ctx context.Context, log io.Writer) (string, error) {
 	tag := b.ClientTag()
-	if _, err := b.build(ctx, b.Catalog.Root, nil, docker.BuildOptions{Tag: tag}, log); err != nil {
+	var err error
+	if b.Self != "" && Static(b.Self, b.Arch) {
+		fmt.Fprintf(log, "the load client image is this binary, %s\n", b.Self)
+		_, err = b.buildContext(ctx, docker.NewArchive().AddBytes("Dockerfile", []byte(clientDockerfile), 0o644).AddFile(b.Self, "grpcbench"),
+			[]byte(clientDockerfile), docker.BuildOptions{Tag: tag}, log)
+	} else {
+		_, err = b.build(ctx, b.Catalog.Root, nil, docker.BuildOptions{Tag: tag}, log)
+	}
+	if err != nil {
 		return "", fmt.Errorf("build the load client image %s: %w", tag, err)
 	}
 	return tag, nil
+}
+
+// Static says whether the file is a statically linked Linux executable of
+// the architecture (as Go names it).
+func Static(path, arch string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	machines := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
+	if f.OSABI != elf.ELFOSABI_NONE && f.OSABI != elf.ELFOSABI_LINUX || f.Machine != machines[arch] || f.Type != elf.ET_EXEC {
+		return false
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP { // a dynamic loader: the binary needs the host's libraries
+			return false
+		}
+	}
+	return true
 }
 
 // Tool builds the image of a tool engine from tools/<name>.
@@ -82,16 +128,22 @@ func (b Builder) build(ctx context.Context, dir string, extra map[string][]byte,
 	if err != nil {
 		return "", err
 	}
+	archive := docker.NewArchive().AddDir(dir, "")
+	for name, content := range extra {
+		archive.AddBytes(name, content, 0o644)
+	}
+	return b.buildContext(ctx, archive, dockerfile, opts, log)
+}
+
+// buildContext makes sure the Dockerfile's base images exist, then builds
+// the archive into an image and returns its id.
+func (b Builder) buildContext(ctx context.Context, archive *docker.Archive, dockerfile []byte, opts docker.BuildOptions, log io.Writer) (string, error) {
 	bases := baseimage.FromImages(dockerfile)
 	if err := b.copyFromPeer(ctx, bases, log); err != nil {
 		return "", err
 	}
 	if err := baseimage.Ensure(ctx, b.Engine, bases, log); err != nil {
 		return "", err
-	}
-	archive := docker.NewArchive().AddDir(dir, "")
-	for name, content := range extra {
-		archive.AddBytes(name, content, 0o644)
 	}
 	buildContext, err := archive.Reader()
 	if err != nil {

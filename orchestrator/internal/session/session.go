@@ -258,11 +258,27 @@ func (s *Session) ClientBuilder() images.Builder {
 
 // builder builds on eng, taking base images it lacks from the other engine.
 func (s *Session) builder(eng, other *docker.Engine) images.Builder {
-	b := images.Builder{Engine: eng, Catalog: s.Catalog, Name: s.Config.ImageName}
+	info := s.Engines.ServerInfo
+	if eng == s.Engines.Client {
+		info = s.Engines.ClientInfo
+	}
+	self, _ := os.Executable()
+	b := images.Builder{Engine: eng, Catalog: s.Catalog, Name: s.Config.ImageName, Arch: goArch(info.Architecture), Self: self}
 	if s.Engines.Two() {
 		b.Peer = other
 	}
 	return b
+}
+
+// goArch names an engine's architecture (uname -m) as Go does.
+func goArch(machine string) string {
+	switch machine {
+	case "x86_64":
+		return "amd64"
+	case "aarch64":
+		return "arm64"
+	}
+	return machine
 }
 
 // Suite brings the run's servers up, its containers labelled as the run's:
