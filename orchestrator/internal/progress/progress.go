@@ -104,6 +104,9 @@ func (p *plain) Step(string) {}
 func (p *plain) RoundDone()  {}
 func (p *plain) Close()      {}
 
+// statusScale is the status bar's resolution over a timed phase.
+const statusScale = 1000
+
 // bars draws on a terminal.
 type bars struct {
 	p       *mpb.Progress
@@ -132,7 +135,9 @@ func newBars(w io.Writer, planned int, perRound time.Duration) *bars {
 	b.run = b.p.AddBar(int64(max(planned, 1)),
 		mpb.PrependDecorators(decor.Name("run "), decor.CountersNoUnit("%d/%d rounds")),
 		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return b.left() })))
-	b.status = b.p.AddBar(1000,
+	// One more than a phase can reach: a complete bar stops being drawn,
+	// and this one lives as long as the run.
+	b.status = b.p.AddBar(statusScale+1,
 		mpb.PrependDecorators(decor.Any(func(decor.Statistics) string { return b.what() }, decor.WC{W: 40, C: decor.DindentRight})),
 		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return b.timing() })))
 	b.stopped.Add(1)
@@ -154,7 +159,7 @@ func (b *bars) tick() {
 		b.mu.Lock()
 		var current int64
 		if b.length > 0 {
-			current = min(1000, int64(1000*time.Since(b.since)/b.length))
+			current = min(statusScale, int64(statusScale*time.Since(b.since)/b.length))
 		}
 		b.mu.Unlock()
 		b.status.SetCurrent(current)
