@@ -638,12 +638,12 @@ func TestEnginesSideBySide(t *testing.T) {
 	if last := lines[len(lines)-1]; !regexp.MustCompile(`^per-core ratio: engine/ghz=\d+\.\d\d engine/h2load=\d+\.\d\d$`).MatchString(last) {
 		t.Errorf("last line %q", last)
 	}
-	var got struct{ Engines []engines.Row }
+	var got struct{ Rows []engines.Row }
 	readJSON(t, filepath.Join(dir, "engines.json"), &got)
-	if len(got.Engines) != len(engines.Compared) {
-		t.Fatalf("%d engines measured, want %d", len(got.Engines), len(engines.Compared))
+	if len(got.Rows) != len(engines.Compared) {
+		t.Fatalf("%d engines measured, want %d", len(got.Rows), len(engines.Compared))
 	}
-	for i, e := range got.Engines {
+	for i, e := range got.Rows {
 		if e.Engine != engines.Compared[i] || e.Load.Engine != e.Engine {
 			t.Errorf("row %d is %s (load by %s), want %s", i, e.Engine, e.Load.Engine, engines.Compared[i])
 		}

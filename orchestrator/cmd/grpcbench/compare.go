@@ -53,14 +53,20 @@ func (c *enginesCmd) Run(ctx context.Context, std streams) error {
 		return err
 	}
 	fmt.Fprint(std.Stdout, "\n", table.String())
-	if err := s.Folder.Write("engines.txt", table.Bytes()); err != nil {
+	return saveComparison(s.Folder, cmp.Cell, "engines", table.Bytes(), rows)
+}
+
+// saveComparison writes a comparison as <name>.txt, the table, and
+// <name>.json, its rows with the settings and placement they ran under.
+func saveComparison(f report.Folder, cell report.Cell, name string, table []byte, rows any) error {
+	if err := f.Write(name+".txt", table); err != nil {
 		return err
 	}
-	return s.Folder.WriteJSON("engines.json", struct {
+	return f.WriteJSON(name+".json", struct {
 		Settings  []config.Setting `json:"settings"`
 		Placement report.Placement `json:"placement"`
-		Engines   []engines.Row    `json:"engines"`
-	}{cmp.Cell.Settings, cmp.Cell.Placement, rows})
+		Rows      any              `json:"rows"`
+	}{cell.Settings, cell.Placement, rows})
 }
 
 type accuracyCmd struct {
@@ -88,14 +94,7 @@ func (c *accuracyCmd) Run(ctx context.Context, std streams) error {
 		if err := engines.WriteAccuracyTable(&table, rows); err != nil {
 			return err
 		}
-		if err := s.Folder.Write("accuracy.txt", table.Bytes()); err != nil {
-			return err
-		}
-		return s.Folder.WriteJSON("accuracy.json", struct {
-			Settings  []config.Setting      `json:"settings"`
-			Placement report.Placement      `json:"placement"`
-			Rows      []engines.AccuracyRow `json:"rows"`
-		}{cmp.Cell.Settings, cmp.Cell.Placement, rows})
+		return saveComparison(s.Folder, cmp.Cell, "accuracy", table.Bytes(), rows)
 	}
 	if _, err := cmp.Accuracy(ctx, s.Config.Servers(s.Catalog.Servers), c.Against, c.Profiles, c.Rounds, save); err != nil {
 		return err
