@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"google.golang.org/grpc/codes"
 )
 
 // Latencies are recorded in microseconds from 1 µs to 100 s, to 3
@@ -111,7 +112,7 @@ func keepConnected(addr string, c *call, slots int, rec *recorder, plan *schedul
 		rec.connError(err)
 		now := time.Now()
 		for _, s := range lost {
-			rec.add(statusName(14), now.Sub(s.start), now) // Unavailable
+			rec.add(codeName(codes.Unavailable), now.Sub(s.start), now)
 		}
 		select {
 		case <-stop:
@@ -154,7 +155,7 @@ func (r *recorder) add(status string, latency time.Duration, now time.Time) {
 	}
 	r.requests++
 	r.statuses[status]++
-	if status == statusNames[0] {
+	if status == codeName(codes.OK) {
 		r.sum += latency
 		r.hist.RecordValue(max(latency.Microseconds(), histMin))
 	}
@@ -186,7 +187,7 @@ func merge(recs []*recorder, measureStart, end time.Time) Result {
 			res.Errors["connection: "+e] += n
 		}
 	}
-	res.OK = res.Statuses[statusNames[0]]
+	res.OK = res.Statuses[codeName(codes.OK)]
 	res.RPS = float64(res.OK) / end.Sub(measureStart).Seconds()
 	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
 	res.Latency = Latency{

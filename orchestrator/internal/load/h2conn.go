@@ -21,6 +21,11 @@ const (
 	recvConnWindow   = 1 << 30
 	// settingsTimeout bounds the wait for the server's first SETTINGS.
 	settingsTimeout = 5 * time.Second
+	dialTimeout     = 5 * time.Second
+	readBuffer      = 64 << 10
+	// ringPerSlot sizes the ring of streams: with four ids per slot, a slow
+	// call rarely holds the id the next call would take.
+	ringPerSlot = 4
 )
 
 // stream is one call on a connection.
@@ -120,7 +125,7 @@ type streamUpdate struct {
 }
 
 func dial(addr string, c *call, slots int, rec *recorder, plan *schedule) (*conn, error) {
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	nc, err := net.DialTimeout("tcp", addr, dialTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +135,7 @@ func dial(addr string, c *call, slots int, rec *recorder, plan *schedule) (*conn
 // newConn sets up a connection's state on an open transport.
 func newConn(nc net.Conn, c *call, slots int, rec *recorder, plan *schedule) *conn {
 	size := 1
-	for size < 4*slots {
+	for size < ringPerSlot*slots {
 		size <<= 1
 	}
 	cn := &conn{
@@ -138,20 +143,22 @@ func newConn(nc net.Conn, c *call, slots int, rec *recorder, plan *schedule) *co
 		nc:            nc,
 		rec:           rec,
 		plan:          plan,
-		maxStreams:    ^uint32(0),
-		peerTableSize: 4096, // HPACK's default
-		initialWindow: 65535,
-		maxFrame:      16384,
-		connWindow:    65535,
+		maxStreams:    ^uint32(0), // no limit until the server sets one
+		peerTableSize: defaultTableSize,
+		initialWindow: defaultWindow,
+		maxFrame:      defaultMaxFrame,
+		connWindow:    defaultWindow,
 		ring:          make([]stream, size),
 		mask:          uint32(size - 1),
 		nextID:        1,
 		slots:         slots,
 	}
 	cn.cond = sync.NewCond(&cn.mu)
-	cn.fr = http2.NewFramer(nil, bufio.NewReaderSize(nc, 64<<10))
+	cn.fr = http2.NewFramer(nil, bufio.NewReaderSize(nc, readBuffer))
 	cn.fr.SetReuseFrames()
-	cn.dec = hpack.NewDecoder(4096, cn.onField)
+	// This client announces no table size: the server's encoder keeps to
+	// the default.
+	cn.dec = hpack.NewDecoder(defaultTableSize, cn.onField)
 	return cn
 }
 
@@ -169,7 +176,7 @@ func (c *conn) serve(stop <-chan struct{}) error {
 	); err != nil {
 		return err
 	}
-	if err := wfr.WriteWindowUpdate(0, recvConnWindow-65535); err != nil {
+	if err := wfr.WriteWindowUpdate(0, recvConnWindow-defaultWindow); err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
@@ -221,6 +228,10 @@ func (c *conn) close() {
 		c.cond.Broadcast()
 	}
 }
+
+// slot is where the stream with the id lives in the ring: client stream ids
+// are odd, so id>>1 numbers them 0, 1, 2...
+func (c *conn) slot(id uint32) *stream { return &c.ring[(id>>1)&c.mask] }
 
 // inFlight returns the streams still waiting for an answer.
 func (c *conn) inFlight() []stream {

@@ -7,11 +7,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+	"google.golang.org/grpc/codes"
 )
 
 // errDrained ends a connection that took no new calls (GOAWAY, stream ids
@@ -53,7 +56,7 @@ func (c *conn) handle(f http2.Frame) error {
 		c.mu.Lock()
 		if f.StreamID == 0 {
 			c.connWindow += int64(f.Increment)
-		} else if s := &c.ring[(f.StreamID>>1)&c.mask]; s.active && s.id == f.StreamID {
+		} else if s := c.slot(f.StreamID); s.active && s.id == f.StreamID {
 			s.sendWindow += int64(f.Increment)
 		}
 		c.cond.Broadcast()
@@ -69,7 +72,7 @@ func (c *conn) handle(f http2.Frame) error {
 		c.onGoAway(f.LastStreamID)
 	case *http2.RSTStreamFrame:
 		if s := c.lookup(f.StreamID); s != nil {
-			c.finish(s, statusName(int(rstStreamCode(f.ErrCode))))
+			c.finish(s, codeName(rstStreamCode(f.ErrCode)))
 		}
 	case *http2.HeadersFrame:
 		c.curEnds = f.StreamEnded()
@@ -95,7 +98,7 @@ func (c *conn) onGoAway(last uint32) {
 	}
 	c.mu.Unlock()
 	for _, s := range lost {
-		c.finish(s, statusName(14)) // Unavailable
+		c.finish(s, codeName(codes.Unavailable))
 	}
 	c.mu.Lock()
 	if c.inflight == 0 && !c.closed {
@@ -109,7 +112,7 @@ func (c *conn) onGoAway(last uint32) {
 func (c *conn) lookup(id uint32) *stream {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if s := &c.ring[(id>>1)&c.mask]; s.active && s.id == id {
+	if s := c.slot(id); s.active && s.id == id {
 		return s
 	}
 	return nil
@@ -165,8 +168,8 @@ func (c *conn) onField(f hpack.HeaderField) {
 		s.httpStatus = parseStatus(f.Value)
 	case "content-type":
 		// application/grpc, or with a codec: application/grpc+proto
-		s.grpcContent = f.Value == "application/grpc" ||
-			len(f.Value) > 16 && f.Value[:16] == "application/grpc" && (f.Value[16] == '+' || f.Value[16] == ';')
+		v, ok := strings.CutPrefix(f.Value, grpcContentType)
+		s.grpcContent = ok && (v == "" || v[0] == '+' || v[0] == ';')
 	case "grpc-status":
 		s.grpcStatus = parseStatus(f.Value)
 	}
@@ -240,21 +243,21 @@ func (c *conn) isEcho(body []byte) bool {
 // outcome is the status of a finished call.
 func (c *conn) outcome(s *stream) string {
 	switch {
-	case s.httpStatus != 200:
+	case s.httpStatus != http.StatusOK:
 		if s.httpStatus < 0 {
-			return statusName(13) // Internal: no :status
+			return codeName(codes.Internal) // no :status
 		}
-		return statusName(int(httpStatusCode(s.httpStatus)))
+		return codeName(httpStatusCode(s.httpStatus))
 	case !s.grpcContent:
-		return statusName(13)
+		return codeName(codes.Internal)
 	case s.grpcStatus < 0:
-		return statusName(13) // no grpc-status trailer
-	case s.grpcStatus != 0:
+		return codeName(codes.Internal) // no grpc-status trailer
+	case s.grpcStatus != int(codes.OK):
 		return statusName(s.grpcStatus)
 	case !s.mismatch && s.matched == len(c.call.expect):
-		return statusNames[0]
+		return codeName(codes.OK)
 	case s.mismatch && c.isEcho(s.body):
-		return statusNames[0]
+		return codeName(codes.OK)
 	default:
 		return StatusMismatch
 	}

@@ -16,12 +16,22 @@ const (
 	writeBuffer = 256 << 10
 	// maxStreamID is the last client stream id HTTP/2 allows.
 	maxStreamID = 1<<31 - 1
+	// minPace is the shortest sleep of the fixed-rate pacer: a wake-up
+	// costs more than the calls it would spread.
+	minPace = 50 * time.Microsecond
+)
+
+// The layout of an HTTP/2 frame header: length (3 bytes), type, flags,
+// stream id (4 bytes).
+const (
+	frameHeaderLen = 9
+	frameStreamID  = 5 // offset of the stream id
 )
 
 // requestTemplate is the HEADERS and DATA frames of one call with stream id
 // 0, patched per call.
 func requestTemplate(block, body []byte) []byte {
-	t := make([]byte, 0, 18+len(block)+len(body))
+	t := make([]byte, 0, 2*frameHeaderLen+len(block)+len(body))
 	t = appendFrameHeader(t, len(block), http2.FrameHeaders, http2.FlagHeadersEndHeaders, 0)
 	t = append(t, block...)
 	t = appendFrameHeader(t, len(body), http2.FrameData, http2.FlagDataEndStream, 0)
@@ -49,7 +59,7 @@ func (c *conn) pace(done <-chan struct{}) {
 		next := c.plan.intended()
 		c.cond.Broadcast()
 		c.mu.Unlock()
-		timer.Reset(max(time.Until(next), 50*time.Microsecond))
+		timer.Reset(max(time.Until(next), minPace))
 	}
 }
 
@@ -124,7 +134,7 @@ func (c *conn) fill(bw *bufio.Writer, wfr *http2.Framer) error {
 	c.streamUpdates = c.streamUpdates[:0]
 
 	// The most one call writes at once: HEADERS and a DATA frame.
-	need := 18 + len(c.call.firstBlock) + len(c.call.plainBlock) + min(len(c.call.body), c.maxFrame)
+	need := 2*frameHeaderLen + len(c.call.firstBlock) + len(c.call.plainBlock) + min(len(c.call.body), c.maxFrame)
 	for c.canSendPending() && bw.Available() > need {
 		s := c.pending[0]
 		c.sendData(bw, s)
@@ -144,8 +154,8 @@ func (c *conn) fill(bw *bufio.Writer, wfr *http2.Framer) error {
 		body := len(c.call.body)
 		if c.first == nil && int64(body) <= s.sendWindow && int64(body) <= c.connWindow && body <= c.maxFrame {
 			buf := append(bw.AvailableBuffer(), c.template...)
-			binary.BigEndian.PutUint32(buf[5:9], s.id)
-			binary.BigEndian.PutUint32(buf[9+len(c.block)+5:], s.id)
+			binary.BigEndian.PutUint32(buf[frameStreamID:], s.id)
+			binary.BigEndian.PutUint32(buf[frameHeaderLen+len(c.block)+frameStreamID:], s.id) // DATA
 			bw.Write(buf)
 			s.sent, s.sendWindow = body, s.sendWindow-int64(body)
 			c.connWindow -= int64(body)
@@ -190,7 +200,7 @@ func (c *conn) sendData(bw *bufio.Writer, s *stream) {
 // open starts a call on a free stream id. Called with mu held.
 func (c *conn) open(now time.Time) *stream {
 	id := c.nextID
-	for c.ring[(id>>1)&c.mask].active { // a slow call still holds the slot
+	for c.slot(id).active { // a slow call still holds the slot
 		id += 2
 	}
 	if id > maxStreamID {
@@ -202,7 +212,7 @@ func (c *conn) open(now time.Time) *stream {
 		return nil
 	}
 	c.nextID = id + 2
-	s := &c.ring[(id>>1)&c.mask]
+	s := c.slot(id)
 	*s = stream{id: id, active: true, start: now, sendWindow: c.initialWindow, httpStatus: -1, grpcStatus: -1, body: s.body[:0]}
 	if c.plan.rate > 0 {
 		s.start = c.plan.intended()

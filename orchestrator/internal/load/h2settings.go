@@ -9,6 +9,14 @@ import (
 	"golang.org/x/net/http2"
 )
 
+// HTTP/2's initial settings, in force until the server's SETTINGS say
+// otherwise (RFC 9113, section 6.5.2).
+const (
+	defaultWindow    = 65535
+	defaultMaxFrame  = 16384
+	defaultTableSize = 4096
+)
+
 // onSettings applies the server's settings and owes it an ack. The first
 // SETTINGS also chooses the header blocks the connection sends.
 func (c *conn) onSettings(f *http2.SettingsFrame) error {
@@ -32,7 +40,7 @@ func (c *conn) onSettings(f *http2.SettingsFrame) error {
 		case http2.SettingMaxFrameSize:
 			// Frames may be smaller than the server allows; keeping them
 			// to the default size bounds what one call takes in the buffer.
-			c.maxFrame = min(int(s.Val), 16384)
+			c.maxFrame = min(int(s.Val), defaultMaxFrame)
 		case http2.SettingHeaderTableSize:
 			if s.Val < c.call.tableSize && c.settled && bytes.Equal(c.block, c.call.indexedBlock) {
 				// The server shrank the table our indices point into:
