@@ -138,14 +138,14 @@ func runScript(t testing.TB, c *call, script []byte, setup scriptSetup) scriptRe
 	if setup.plan != nil {
 		cn.plan = setup.plan
 	}
-	// The writer's wait condition in writeLoop: nothing owed, nothing to
-	// send, no call to start.
+	// Nothing left to write: no write under way or handed to the writer
+	// goroutine, nothing owed, nothing to send, no call to start.
 	nc.idle = func() bool {
 		if !cn.mu.TryLock() {
 			return false
 		}
 		defer cn.mu.Unlock()
-		return cn.closed || !cn.owesFrames() && !cn.canSendPending() && cn.newCalls(time.Now()) == 0
+		return cn.closed || !cn.writing && !cn.hasWork(time.Now())
 	}
 	stop := make(chan struct{})
 	done := make(chan error, 1)

@@ -2,10 +2,13 @@ package load
 
 // A connection of the h2 engine: its state, how it is set up and how it
 // ends. The send side is in h2send.go, the reader in h2read.go, the
-// server's SETTINGS in h2settings.go.
+// server's SETTINGS in h2settings.go, the socket's reads and writes in
+// h2sock.go.
 
 import (
 	"bufio"
+	"bytes"
+	"fmt"
 	"net"
 	"sync"
 	"time"
@@ -66,11 +69,14 @@ func (s *schedule) intended() time.Time {
 	return s.epoch.Add(time.Duration(float64(s.issued) / s.rate * float64(time.Second)))
 }
 
-// conn is one HTTP/2 connection: a writer goroutine that batches frames, and
-// a reader (the caller of serve) that parses answers and records them.
+// conn is one HTTP/2 connection: a reader (the caller of serve) that parses
+// answers, records them and, before it waits for more, sends what they made
+// owed in one write; and a writer goroutine for what the socket does not
+// take at once.
 type conn struct {
 	call *call
 	nc   net.Conn
+	sock *sock
 	fr   *http2.Framer
 	dec  *hpack.Decoder
 	rec  *recorder
@@ -113,6 +119,10 @@ type conn struct {
 	// stopping ends new calls: GOAWAY, stream ids used up, or the run's end
 	stopping bool
 	closed   bool
+	// writing is the write turn: its holder alone fills out and writes it.
+	// handoff passes it to the writer goroutine, with what out still holds.
+	writing, handoff bool
+	out              []byte
 	// block is the header block of each call; first, until sent, the one
 	// that fills the server's HPACK table (see call); template is HEADERS
 	// and DATA of a call with block, stream ids to patch.
@@ -154,7 +164,9 @@ func newConn(nc net.Conn, c *call, slots int, rec *recorder, plan *schedule) *co
 		slots:         slots,
 	}
 	cn.cond = sync.NewCond(&cn.mu)
-	cn.fr = http2.NewFramer(nil, bufio.NewReaderSize(nc, readBuffer))
+	cn.sock = newSock(nc)
+	cn.out = make([]byte, 0, writeBuffer)
+	cn.fr = http2.NewFramer(nil, bufio.NewReaderSize(flushingReader{cn}, readBuffer))
 	cn.fr.SetReuseFrames()
 	// This client announces no table size: the server's encoder keeps to
 	// the default.
@@ -165,29 +177,23 @@ func newConn(nc net.Conn, c *call, slots int, rec *recorder, plan *schedule) *co
 // serve runs the connection until it fails, the server sends GOAWAY and its
 // last calls are answered, or stop is closed. It returns why it ended.
 func (c *conn) serve(stop <-chan struct{}) error {
-	bw := bufio.NewWriterSize(c.nc, writeBuffer)
-	wfr := http2.NewFramer(bw, nil)
-	if _, err := bw.WriteString(http2.ClientPreface); err != nil {
-		return err
-	}
-	if err := wfr.WriteSettings(
+	var start bytes.Buffer
+	start.WriteString(http2.ClientPreface)
+	wfr := http2.NewFramer(&start, nil) // writes to a bytes.Buffer, which does not fail
+	wfr.WriteSettings(
 		http2.Setting{ID: http2.SettingEnablePush, Val: 0},
 		http2.Setting{ID: http2.SettingInitialWindowSize, Val: recvStreamWindow},
-	); err != nil {
-		return err
-	}
-	if err := wfr.WriteWindowUpdate(0, recvConnWindow-defaultWindow); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
+	)
+	wfr.WriteWindowUpdate(0, recvConnWindow-defaultWindow)
+	if _, err := c.nc.Write(start.Bytes()); err != nil {
+		return fmt.Errorf("write the preface: %w", err)
 	}
 
 	var writeErr error
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
-		writeErr = c.writeLoop(bw, wfr)
+		writeErr = c.writeLoop()
 		c.close()
 	}()
 	go func() {
@@ -222,11 +228,27 @@ func (c *conn) serve(stop <-chan struct{}) error {
 func (c *conn) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.shut()
+}
+
+// shut is close with mu held.
+func (c *conn) shut() {
 	if !c.closed {
 		c.closed = true
 		c.nc.Close()
 		c.cond.Broadcast()
 	}
+}
+
+// flushingReader is what the reader reads the server's frames from: before
+// each read, which may wait for the server, it sends what the frames read
+// so far made owed. All the answers of one read thus start their next calls
+// in one write, sent before the reader waits again.
+type flushingReader struct{ c *conn }
+
+func (r flushingReader) Read(p []byte) (int, error) {
+	r.c.flush()
+	return r.c.sock.Read(p)
 }
 
 // slot is where the stream with the id lives in the ring: client stream ids

@@ -59,13 +59,11 @@ func (c *conn) handle(f http2.Frame) error {
 		} else if s := c.slot(f.StreamID); s.active && s.id == f.StreamID {
 			s.sendWindow += int64(f.Increment)
 		}
-		c.cond.Broadcast()
 		c.mu.Unlock()
 	case *http2.PingFrame:
 		if !f.IsAck() {
 			c.mu.Lock()
 			c.pings = append(c.pings, f.Data)
-			c.cond.Broadcast()
 			c.mu.Unlock()
 		}
 	case *http2.GoAwayFrame:
@@ -101,9 +99,8 @@ func (c *conn) onGoAway(last uint32) {
 		c.finish(s, codeName(codes.Unavailable))
 	}
 	c.mu.Lock()
-	if c.inflight == 0 && !c.closed {
-		c.closed = true
-		c.nc.Close()
+	if c.inflight == 0 {
+		c.shut()
 	}
 	c.mu.Unlock()
 }
@@ -126,10 +123,8 @@ func (c *conn) finish(s *stream, status string) {
 	s.active = false
 	c.inflight--
 	if c.stopping && c.inflight == 0 {
-		c.closed = true
-		c.nc.Close()
+		c.shut()
 	}
-	c.cond.Broadcast()
 	c.mu.Unlock()
 	c.rec.add(status, now.Sub(start), now)
 }
@@ -181,7 +176,6 @@ func (c *conn) onData(f *http2.DataFrame) {
 	if c.recvUnacked += n; c.recvUnacked >= recvConnWindow/2 {
 		c.mu.Lock()
 		c.connUpdate += uint32(c.recvUnacked)
-		c.cond.Broadcast()
 		c.mu.Unlock()
 		c.recvUnacked = 0
 	}
@@ -193,7 +187,6 @@ func (c *conn) onData(f *http2.DataFrame) {
 	if s.unacked += n; s.unacked >= recvStreamWindow/2 && !f.StreamEnded() {
 		c.mu.Lock()
 		c.streamUpdates = append(c.streamUpdates, streamUpdate{s.id, uint32(s.unacked)})
-		c.cond.Broadcast()
 		c.mu.Unlock()
 		s.unacked = 0
 	}

@@ -63,6 +63,5 @@ func (c *conn) onSettings(f *http2.SettingsFrame) error {
 	}
 	c.settled = true
 	c.settingsAcks++
-	c.cond.Broadcast()
 	return err
 }
