@@ -138,14 +138,14 @@ func runScript(t testing.TB, c *call, script []byte, setup scriptSetup) scriptRe
 	if setup.plan != nil {
 		cn.plan = setup.plan
 	}
-	// The writer's wait condition in writeLoop: nothing owed, nothing to
-	// send, no call to start.
+	// Nothing left to write: no write under way or handed to the writer
+	// goroutine, nothing owed, nothing to send, no call to start.
 	nc.idle = func() bool {
 		if !cn.mu.TryLock() {
 			return false
 		}
 		defer cn.mu.Unlock()
-		return cn.closed || !cn.owesFrames() && !cn.canSendPending() && cn.newCalls(time.Now()) == 0
+		return cn.closed || !cn.writing && !cn.hasWork(time.Now())
 	}
 	stop := make(chan struct{})
 	done := make(chan error, 1)
@@ -180,20 +180,21 @@ func runScript(t testing.TB, c *call, script []byte, setup scriptSetup) scriptRe
 	if inflight != active || inflight < 0 || inflight > slots {
 		t.Fatalf("%d calls in flight, %d streams active, %d slots; script %x", inflight, active, slots, script)
 	}
+	statuses := rec.counts()
 	var sum uint64
-	for _, n := range rec.statuses {
+	for _, n := range statuses {
 		sum += n
 	}
 	if sum != rec.requests || rec.requests > uint64(opened) {
 		t.Fatalf("%d requests, %d by status, %d calls opened; script %x", rec.requests, sum, opened, script)
 	}
-	if ok := rec.statuses["OK"]; uint64(rec.hist.TotalCount()) != ok {
+	if ok := statuses["OK"]; uint64(rec.hist.TotalCount()) != ok {
 		t.Fatalf("%d latencies for %d OK calls; script %x", rec.hist.TotalCount(), ok, script)
 	}
 	if uint64(rec.requests)+uint64(inflight) > uint64(opened) {
 		t.Fatalf("%d finished and %d in flight out of %d opened; script %x", rec.requests, inflight, opened, script)
 	}
-	return scriptResult{err: err, statuses: rec.statuses, opened: opened}
+	return scriptResult{err: err, statuses: statuses, opened: opened}
 }
 
 // script writes a server's frames; its HPACK encoder indexes fields, so a

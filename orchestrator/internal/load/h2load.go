@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"google.golang.org/grpc/codes"
 )
 
 // H2LoadArgs is the h2load command line for a spec, with the request body
@@ -48,7 +50,7 @@ func ParseH2Load(out string) (Result, error) {
 		Engine:   "h2load",
 		Requests: done,
 		OK:       ok,
-		Statuses: map[string]uint64{statusNames[0]: ok},
+		Statuses: map[string]uint64{codeName(codes.OK): ok},
 		Latency:  Latency{Count: ok, Mean: duration(lat[5], lat[6]), Max: duration(lat[3], lat[4])},
 		Notes:    []string{"h2load counts HTTP 2xx answers as successes; it does not read grpc-status"},
 	}

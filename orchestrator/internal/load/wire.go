@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"net/http"
 	"strconv"
 
 	"golang.org/x/net/http2"
@@ -48,7 +49,7 @@ func newCall(ctx context.Context, target, scenarioDir string) (*call, error) {
 	c := &call{body: GRPCFrame(req), expect: GRPCFrame(req)}
 	fields := []hpack.HeaderField{
 		{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: "http"}, {Name: ":path", Value: scenario.FullMethod},
-		{Name: ":authority", Value: target}, {Name: "content-type", Value: "application/grpc"},
+		{Name: ":authority", Value: target}, {Name: "content-type", Value: grpcContentType},
 		{Name: "te", Value: "trailers"}, {Name: "user-agent", Value: "grpcbench"},
 	}
 	var buf bytes.Buffer
@@ -84,24 +85,31 @@ func newCall(ctx context.Context, target, scenarioDir string) (*call, error) {
 	return c, nil
 }
 
+const (
+	grpcContentType = "application/grpc"
+	// grpcPrefixLen is the prefix of a gRPC message: a compression flag and
+	// a 4-byte length.
+	grpcPrefixLen = 5
+)
+
 // GRPCFrame wraps a message in gRPC's length-prefixed framing, uncompressed.
 func GRPCFrame(msg []byte) []byte {
-	b := make([]byte, 5+len(msg))
-	binary.BigEndian.PutUint32(b[1:5], uint32(len(msg)))
-	copy(b[5:], msg)
+	b := make([]byte, grpcPrefixLen+len(msg))
+	binary.BigEndian.PutUint32(b[1:grpcPrefixLen], uint32(len(msg)))
+	copy(b[grpcPrefixLen:], msg)
 	return b
 }
 
 // grpcMessage returns the one uncompressed message of a response body.
 func grpcMessage(body []byte) ([]byte, bool) {
-	if len(body) < 5 || body[0] != 0 {
+	if len(body) < grpcPrefixLen || body[0] != 0 {
 		return nil, false
 	}
-	n := binary.BigEndian.Uint32(body[1:5])
-	if uint64(len(body)-5) != uint64(n) {
+	n := binary.BigEndian.Uint32(body[1:grpcPrefixLen])
+	if uint64(len(body)-grpcPrefixLen) != uint64(n) {
 		return nil, false
 	}
-	return body[5:], true
+	return body[grpcPrefixLen:], true
 }
 
 // StatusMismatch counts calls whose grpc-status was OK but whose answer was
@@ -111,12 +119,15 @@ const StatusMismatch = "PayloadMismatch"
 // statusNames are the gRPC code names, indexed by code, so that counting a
 // status allocates nothing.
 var statusNames = func() []string {
-	names := make([]string, 17)
+	names := make([]string, codes.Unauthenticated+1) // the last code
 	for i := range names {
 		names[i] = codes.Code(i).String()
 	}
 	return names
 }()
+
+// codeName is statusName for a code of the gRPC package.
+func codeName(c codes.Code) string { return statusName(int(c)) }
 
 func statusName(code int) string {
 	if code >= 0 && code < len(statusNames) {
@@ -129,15 +140,15 @@ func statusName(code int) string {
 // specification does (doc/http-grpc-status-mapping.md).
 func httpStatusCode(status int) codes.Code {
 	switch status {
-	case 400:
+	case http.StatusBadRequest:
 		return codes.Internal
-	case 401:
+	case http.StatusUnauthorized:
 		return codes.Unauthenticated
-	case 403:
+	case http.StatusForbidden:
 		return codes.PermissionDenied
-	case 404:
+	case http.StatusNotFound:
 		return codes.Unimplemented
-	case 429, 502, 503, 504:
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return codes.Unavailable
 	default:
 		return codes.Unknown
