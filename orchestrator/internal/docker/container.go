@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
@@ -258,7 +259,8 @@ func (c *Container) WatchOOM(ctx context.Context) (stop func() int) {
 			select {
 			case <-msgs:
 				n.Add(1)
-			case <-errs:
+			case err := <-errs: // the watch's end: cancelled, or the engine gone, whose loss the run sees elsewhere
+				slog.Debug("OOM watch ended", "container", c.id, "err", err)
 				return
 			}
 		}

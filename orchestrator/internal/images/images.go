@@ -5,8 +5,8 @@
 package images
 
 import (
-	"debug/elf"
 	"context"
+	"debug/elf"
 	"fmt"
 	"io"
 	"os"

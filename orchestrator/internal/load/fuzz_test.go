@@ -191,7 +191,7 @@ func runScript(t testing.TB, c *call, script []byte, setup scriptSetup) scriptRe
 	if ok := statuses["OK"]; uint64(rec.hist.TotalCount()) != ok {
 		t.Fatalf("%d latencies for %d OK calls; script %x", rec.hist.TotalCount(), ok, script)
 	}
-	if uint64(rec.requests)+uint64(inflight) > uint64(opened) {
+	if rec.requests+uint64(inflight) > uint64(opened) {
 		t.Fatalf("%d finished and %d in flight out of %d opened; script %x", rec.requests, inflight, opened, script)
 	}
 	return scriptResult{err: err, statuses: statuses, opened: opened}
@@ -229,11 +229,12 @@ func (s *script) headers(id uint32, end bool, kv ...string) *script {
 
 var responseHeaders = []string{":status", "200", "content-type", "application/grpc"}
 
-// answer is a whole answer: headers, the body in one DATA frame, trailers.
-func (s *script) answer(id uint32, body []byte, grpcStatus string) *script {
+// answer is a whole OK answer: headers, the body in one DATA frame,
+// trailers.
+func (s *script) answer(id uint32, body []byte) *script {
 	s.headers(id, false, responseHeaders...)
 	s.fr.WriteData(id, false, body)
-	return s.headers(id, true, "grpc-status", grpcStatus, "grpc-message", "")
+	return s.headers(id, true, "grpc-status", "0", "grpc-message", "")
 }
 
 func (s *script) bytes() []byte { return bytes.Clone(s.buf.Bytes()) }
@@ -256,12 +257,12 @@ func scriptCases(t testing.TB, c *call) []scriptCase {
 		cases = append(cases, scriptCase{name: name, script: s.bytes(), want: want})
 	}
 
-	add("OK", newScript().answer(1, exp, "0"), map[string]uint64{"OK": 1})
-	add("all four OK", newScript().answer(3, exp, "0").answer(1, exp, "0").answer(7, exp, "0").answer(5, exp, "0"),
+	add("OK", newScript().answer(1, exp), map[string]uint64{"OK": 1})
+	add("all four OK", newScript().answer(3, exp).answer(1, exp).answer(7, exp).answer(5, exp),
 		map[string]uint64{"OK": 4})
-	add("re-encoded echo", newScript().answer(1, echoes["fields reordered"], "0"), map[string]uint64{"OK": 1})
-	add("changed answer", newScript().answer(1, others["name changed"], "0"), map[string]uint64{StatusMismatch: 1})
-	add("truncated answer", newScript().answer(1, others["truncated"], "0"), map[string]uint64{StatusMismatch: 1})
+	add("re-encoded echo", newScript().answer(1, echoes["fields reordered"]), map[string]uint64{"OK": 1})
+	add("changed answer", newScript().answer(1, others["name changed"]), map[string]uint64{StatusMismatch: 1})
+	add("truncated answer", newScript().answer(1, others["truncated"]), map[string]uint64{StatusMismatch: 1})
 
 	// A header block split over HEADERS and CONTINUATION frames; the
 	// END_STREAM flag is on the HEADERS frame only.
@@ -318,7 +319,7 @@ func scriptCases(t testing.TB, c *call) []scriptCase {
 	s.fr.WriteWindowUpdate(1, 1<<20)
 	s.fr.WritePing(false, [8]byte{1, 2, 3, 4, 5, 6, 7, 8})
 	s.fr.WritePing(true, [8]byte{})
-	s.answer(1, exp, "0")
+	s.answer(1, exp)
 	add("SETTINGS, WINDOW_UPDATE, PING", s, map[string]uint64{"OK": 1})
 
 	// New settings mid-connection, then a call ends and a new one starts
@@ -332,33 +333,33 @@ func scriptCases(t testing.TB, c *call) []scriptCase {
 	// An answer on a stream the client does not know: its header block
 	// still goes through the decoder, or the next answer's indexed fields
 	// would not decode.
-	add("unknown stream, then OK", newScript().answer(99, exp, "0").answer(1, exp, "0"), map[string]uint64{"OK": 1})
+	add("unknown stream, then OK", newScript().answer(99, exp).answer(1, exp), map[string]uint64{"OK": 1})
 
 	// GOAWAY below the calls in flight: 3, 5, 7 are lost, 1 finishes, and
 	// the drained connection ends.
 	s = newScript()
 	s.fr.WriteGoAway(1, http2.ErrCodeNo, nil)
-	s.answer(1, exp, "0")
+	s.answer(1, exp)
 	cases = append(cases, scriptCase{name: "GOAWAY", script: s.bytes(),
 		want: map[string]uint64{"Unavailable": 3, "OK": 1}, drained: true})
 	// grpc-go's graceful GOAWAY: first the highest id, then the real one.
 	s = newScript()
 	s.fr.WriteGoAway(1<<31-1, http2.ErrCodeNo, nil)
 	s.fr.WritePing(false, [8]byte{9})
-	s.answer(1, exp, "0").answer(3, exp, "0")
+	s.answer(1, exp).answer(3, exp)
 	s.fr.WriteGoAway(7, http2.ErrCodeNo, nil)
-	s.answer(5, exp, "0").answer(7, exp, "0")
+	s.answer(5, exp).answer(7, exp)
 	cases = append(cases, scriptCase{name: "two GOAWAYs", script: s.bytes(),
 		want: map[string]uint64{"OK": 4}, drained: true})
 
 	// The last stream id: with one call per connection, the call on it
 	// ends and nothing is in flight; the connection must end so that a new
 	// one takes over, rather than wait for a server that has nothing to say.
-	cases = append(cases, scriptCase{name: "stream ids used up, one slot", script: newScript().answer(maxStreamID, exp, "0").bytes(),
+	cases = append(cases, scriptCase{name: "stream ids used up, one slot", script: newScript().answer(maxStreamID, exp).bytes(),
 		setup: scriptSetup{slots: 1, firstID: maxStreamID}, want: map[string]uint64{"OK": 1}, drained: true})
 	s = newScript()
 	for id := uint32(maxStreamID - 6); id <= maxStreamID; id += 2 {
-		s.answer(id, exp, "0")
+		s.answer(id, exp)
 	}
 	cases = append(cases, scriptCase{name: "stream ids used up, four slots", script: s.bytes(),
 		setup: scriptSetup{firstID: maxStreamID - 6}, want: map[string]uint64{"OK": 4}, drained: true})

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -61,11 +62,47 @@ func H2(ctx context.Context, spec Spec) (Result, error) {
 			keepConnected(spec.Target, c, slots[i], recs[i], plan, stop)
 		}()
 	}
+	if spec.Answered != nil {
+		defer tally(recs, spec.Answered, stop)()
+	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
 	return merge(recs, measureStart, end), nil
+}
+
+// tallyEvery is how often the connections' live counts are summed for a
+// live rate.
+const tallyEvery = 200 * time.Millisecond
+
+// tally sums the connections' OK calls into answered until stop closes;
+// each connection counts its own, so the reader's count costs no shared
+// cache line. The returned function waits for the last sum.
+func tally(recs []*recorder, answered *atomic.Uint64, stop <-chan struct{}) (wait func()) {
+	done := make(chan struct{})
+	sum := func() {
+		var n uint64
+		for _, r := range recs {
+			n += r.live.Load()
+		}
+		answered.Store(n)
+	}
+	go func() {
+		defer close(done)
+		t := time.NewTicker(tallyEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				sum()
+				return
+			case <-t.C:
+				sum()
+			}
+		}
+	}()
+	return func() { <-done }
 }
 
 // split shares n calls among k connections as evenly as it goes.
@@ -130,8 +167,11 @@ type recorder struct {
 	hist              *hdrhistogram.Histogram
 	// ok counts OK calls, statuses the others: an OK call, nearly every
 	// call, then costs no map update.
-	ok             uint64
-	statuses       map[string]uint64
+	ok       uint64
+	statuses map[string]uint64
+	// live counts OK calls, warm-up included, for a live rate read by
+	// another goroutine.
+	live           atomic.Uint64
 	requests, warm uint64
 	sum            time.Duration
 	connErrors     map[string]uint64
@@ -150,6 +190,9 @@ func newRecorder(measureStart, end time.Time) *recorder {
 // add counts a finished call: in the warm-up, in the window, or after it
 // (not counted). Latencies of OK calls go into the histogram.
 func (r *recorder) add(status string, latency time.Duration, now time.Time) {
+	if status == codeName(codes.OK) {
+		r.live.Add(1)
+	}
 	switch {
 	case now.Before(r.measureStart):
 		r.warm++
@@ -164,7 +207,7 @@ func (r *recorder) add(status string, latency time.Duration, now time.Time) {
 	}
 	r.ok++
 	r.sum += latency
-	r.hist.RecordValue(max(latency.Microseconds(), histMin))
+	_ = r.hist.RecordValue(min(max(latency.Microseconds(), histMin), histMax)) // within the histogram's range: cannot fail
 }
 
 // counts is the calls of the window by status.

@@ -846,3 +846,16 @@ func TestH2ServerMaxFrameSize(t *testing.T) {
 		})
 	}
 }
+
+// TestH2CountsAnswersLive: with a counter in the spec, the engine keeps it
+// at the OK calls so far, for the live rate a run shows.
+func TestH2CountsAnswersLive(t *testing.T) {
+	addr := startServer(t, "complex_proto", echo)
+	var answered atomic.Uint64
+	res := mustRun(t, Spec{Target: addr, ScenarioDir: scenarioDir("complex_proto"), Connections: 2, Concurrency: 8,
+		Warmup: 200 * time.Millisecond, Duration: 500 * time.Millisecond, Answered: &answered})
+	checkAllOK(t, res)
+	if n := answered.Load(); n < res.OK+res.WarmupRequests {
+		t.Errorf("counted %d answers live, fewer than the %d OK calls of the warm-up and the window", n, res.OK+res.WarmupRequests)
+	}
+}

@@ -179,12 +179,16 @@ func newConn(nc net.Conn, c *call, slots int, rec *recorder, plan *schedule) *co
 func (c *conn) serve(stop <-chan struct{}) error {
 	var start bytes.Buffer
 	start.WriteString(http2.ClientPreface)
-	wfr := http2.NewFramer(&start, nil) // writes to a bytes.Buffer, which does not fail
-	wfr.WriteSettings(
+	wfr := http2.NewFramer(&start, nil)
+	if err := wfr.WriteSettings(
 		http2.Setting{ID: http2.SettingEnablePush, Val: 0},
 		http2.Setting{ID: http2.SettingInitialWindowSize, Val: recvStreamWindow},
-	)
-	wfr.WriteWindowUpdate(0, recvConnWindow-defaultWindow)
+	); err != nil {
+		return fmt.Errorf("write the settings: %w", err)
+	}
+	if err := wfr.WriteWindowUpdate(0, recvConnWindow-defaultWindow); err != nil {
+		return fmt.Errorf("write the window: %w", err)
+	}
 	if _, err := c.nc.Write(start.Bytes()); err != nil {
 		return fmt.Errorf("write the preface: %w", err)
 	}
@@ -212,8 +216,10 @@ func (c *conn) serve(stop <-chan struct{}) error {
 	} else {
 		close(paced)
 	}
-	c.nc.SetReadDeadline(time.Now().Add(settingsTimeout))
-	err := c.readLoop()
+	err := c.nc.SetReadDeadline(time.Now().Add(settingsTimeout))
+	if err == nil {
+		err = c.readLoop()
+	}
 	c.close()
 	<-writerDone
 	<-paced // the schedule outlives this connection: no goroutine of it may touch it after

@@ -142,7 +142,7 @@ func verdict(met bool) string {
 // h2Round runs h2 in this process; the process's CPU is h2's.
 func h2Round(b *testing.B, spec Spec, serverPID int) round {
 	b.Helper()
-	w := watchCPU(b, os.Getpid(), serverPID, spec.Warmup, spec.Duration)
+	w := watchCPU(os.Getpid(), serverPID, spec.Warmup, spec.Duration)
 	res, err := H2(context.Background(), spec)
 	if err != nil {
 		b.Fatalf("h2: %v", err)
@@ -163,7 +163,7 @@ func h2loadRound(b *testing.B, h2load string, spec Spec, bodyFile string, server
 	if err := cmd.Start(); err != nil {
 		b.Fatalf("start h2load: %v", err)
 	}
-	w := watchCPU(b, cmd.Process.Pid, serverPID, spec.Warmup, spec.Duration)
+	w := watchCPU(cmd.Process.Pid, serverPID, spec.Warmup, spec.Duration)
 	r := <-w
 	if err := cmd.Wait(); err != nil {
 		b.Fatalf("h2load: %v\n%s", err, out.String())
@@ -181,7 +181,7 @@ func h2loadRound(b *testing.B, h2load string, spec Spec, bodyFile string, server
 
 // watchCPU measures the CPU of the client and the server over the
 // measurement window, which starts warmup from now.
-func watchCPU(b *testing.B, client, server int, warmup, duration time.Duration) <-chan round {
+func watchCPU(client, server int, warmup, duration time.Duration) <-chan round {
 	out := make(chan round, 1)
 	start := time.Now()
 	go func() {

@@ -57,9 +57,9 @@ func (c *conn) onSettings(f *http2.SettingsFrame) error {
 			c.block, c.first = c.call.plainBlock, nil
 		}
 		c.template = requestTemplate(c.block, c.call.body)
-	}
-	if !c.settled {
-		c.nc.SetReadDeadline(time.Time{})
+		if derr := c.nc.SetReadDeadline(time.Time{}); derr != nil && err == nil {
+			err = derr
+		}
 	}
 	c.settled = true
 	c.settingsAcks++

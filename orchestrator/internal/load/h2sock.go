@@ -67,7 +67,7 @@ func (s *sock) tryWrite(p []byte) int {
 		return 0
 	}
 	s.wbuf, s.wn = p, 0
-	s.rc.Write(s.writeFn) // its error (a closed socket) is the blocking write's to report
+	_ = s.rc.Write(s.writeFn) // its error (a closed socket) is the blocking write's to report
 	s.wbuf = nil
 	return s.wn
 }

@@ -58,7 +58,7 @@ func newCall(ctx context.Context, target, scenarioDir string) (*call, error) {
 		buf.Reset()
 		for _, f := range fields {
 			f.Sensitive = sensitive
-			enc.WriteField(f) // writes to a bytes.Buffer, which does not fail
+			_ = enc.WriteField(f) // writes to a bytes.Buffer, which does not fail
 		}
 		return bytes.Clone(buf.Bytes())
 	}

@@ -54,7 +54,6 @@ func (r *Run) Resume() {
 	}
 }
 
-
 // Cell is the servers measured under one combination of settings.
 type Cell struct {
 	config.Cell
