@@ -5,6 +5,14 @@
 GO ?= go
 BIN := bin/grpcbench
 
+# Third-party sources that servers pin (servers/*/sources.json) come from
+# the git bundles beside the repository when their URL cannot be reached.
+ifeq ($(origin GRPC_SOURCE_MIRROR),undefined)
+ifneq ($(wildcard ../shared/sources),)
+export GRPC_SOURCE_MIRROR := ../shared/sources
+endif
+endif
+
 .PHONY: bench test engine images up compose-plugin bench-engines accuracy matrix check-servers $(BIN)
 
 bench: engine $(BIN)

@@ -37,6 +37,7 @@ type Config struct {
 	ReadyTimeout time.Duration `env:"GRPC_SERVER_READY_TIMEOUT" envDefault:"60s" help:"how long a started server has to answer its first SayHello: a positive duration"`
 	LoadEngine   string        `env:"GRPC_LOAD_ENGINE" envDefault:"ghz" help:"the load client: {engines}"`
 	LoadProfile  string        `env:"GRPC_LOAD_PROFILE" help:"a load shape of the grpcxx benchmarks, setting connections x calls in flight per connection: 1a (1x1), 1b (1x10), 2a (10x1), 2b (10x10), 3a (100x1), 3b (100x10); empty means GRPC_CLIENT_CONNECTIONS and GRPC_CLIENT_CONCURRENCY"`
+	SourceMirror string        `env:"GRPC_SOURCE_MIRROR" help:"a folder of git bundles named <repository>.bundle, from which the third-party sources that servers pin in sources.json are taken when neither the sources cache nor their URL has them; empty means none"`
 
 	// given holds the variables as the user wrote them, so that reports and
 	// messages repeat 2048m rather than 2g, and 60s rather than 1m0s.
@@ -268,6 +269,15 @@ var rules = []rule{
 			return ""
 		}
 		return oneOf(c.LoadProfile, ProfileNames(), "no such profile")
+	}},
+	{"GRPC_SOURCE_MIRROR", func(c Config, _ Facts) string {
+		if c.SourceMirror == "" {
+			return ""
+		}
+		if info, err := os.Stat(c.SourceMirror); err != nil || !info.IsDir() {
+			return "no such folder"
+		}
+		return ""
 	}},
 }
 

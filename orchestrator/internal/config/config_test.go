@@ -200,6 +200,8 @@ func TestParseAccepted(t *testing.T) {
 			func(c config.Config) bool { return c.Scenario == "string_10B" }, "Scenario=string_10B"},
 		{"image name with registry path", map[string]string{"GRPC_IMAGE_NAME": "registry.local/team/grpc-bench_x"},
 			func(c config.Config) bool { return c.ImageName == "registry.local/team/grpc-bench_x" }, "ImageName=registry.local/team/grpc-bench_x"},
+		{"mirror folder", map[string]string{"GRPC_SOURCE_MIRROR": "."},
+			func(c config.Config) bool { return c.SourceMirror == "." }, "SourceMirror=."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -318,6 +320,8 @@ func TestValidateRefuses(t *testing.T) {
 		{"image name with a tag", map[string]string{"GRPC_IMAGE_NAME": "grpc_bench:latest"}, 2, "GRPC_IMAGE_NAME", "grpc_bench:latest"},
 		{"image name starting with a dash", map[string]string{"GRPC_IMAGE_NAME": "-grpc"}, 2, "GRPC_IMAGE_NAME", "-grpc"},
 		{"blank results dir", map[string]string{"GRPC_RESULTS_DIR": "   "}, 2, "GRPC_RESULTS_DIR", "   "},
+		{"mirror that does not exist", map[string]string{"GRPC_SOURCE_MIRROR": "/nonexistent/sources"}, 2, "GRPC_SOURCE_MIRROR", "/nonexistent/sources"},
+		{"mirror that is a file", map[string]string{"GRPC_SOURCE_MIRROR": "config_test.go"}, 2, "GRPC_SOURCE_MIRROR", "config_test.go"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -480,6 +484,7 @@ func TestSettings(t *testing.T) {
 		{"GRPC_SERVER_READY_TIMEOUT", "60s"},
 		{"GRPC_LOAD_ENGINE", "ghz"},
 		{"GRPC_LOAD_PROFILE", ""},
+		{"GRPC_SOURCE_MIRROR", ""},
 	}
 	got := cfg.Settings()
 	if len(got) != len(want) {

@@ -17,6 +17,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/sources"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 )
 
@@ -101,7 +102,8 @@ func (s *Session) Close() error { return s.Engine.Close() }
 
 // Builder builds the run's images.
 func (s *Session) Builder() images.Builder {
-	return images.Builder{Engine: s.Engine, Catalog: s.Catalog, Name: s.Config.ImageName}
+	return images.Builder{Engine: s.Engine, Catalog: s.Catalog, Name: s.Config.ImageName,
+		Sources: sources.Fetcher{Cache: sources.DefaultCache(), Mirror: s.Config.SourceMirror}}
 }
 
 // Suite brings the run's servers up, its containers labelled as the run's.
