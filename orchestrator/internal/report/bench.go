@@ -60,7 +60,8 @@ func Ranking(servers []Server) []Server {
 }
 
 // writeNotes lists what a reader must know beside the numbers: servers that
-// failed, rows with failed calls, an interrupted run.
+// failed, rows with failed calls, deviations from the gRPC spec, an
+// interrupted run.
 func writeNotes(b *strings.Builder, run Run) {
 	var notes []string
 	for _, s := range run.Servers {
@@ -79,6 +80,11 @@ func writeNotes(b *strings.Builder, run Run) {
 		if s.Load != nil {
 			for _, n := range s.Load.Notes {
 				notes = append(notes, s.Name+": "+n)
+			}
+		}
+		if s.Ranked() && s.Conformance != nil {
+			for _, w := range s.Conformance.Warnings {
+				notes = append(notes, s.Name+": conformance warning: "+w)
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
@@ -270,6 +271,19 @@ func TestWriteBenchClientBound(t *testing.T) {
 	}
 	want := []string{"! go_grpc: client-bound: the load client used 98% CPU, at its GRPC_CLIENT_CPUS limit; " +
 		"this row measures the client, not the server (raise GRPC_CLIENT_CPUS)"}
+	if got := notes(t, bench); !slices.Equal(got, want) {
+		t.Errorf("notes = %q, want %q", got, want)
+	}
+}
+
+func TestWriteBenchConformanceWarning(t *testing.T) {
+	s := seedRows[4].server()
+	s.Conformance = &probe.Verdict{Passed: true, Warnings: []string{"unknown method answered promptly with grpc-status NotFound (5)"}}
+	bench := writeBench(t, report.Run{Commit: seedCommit, Servers: []report.Server{s}})
+	if got := tableNames(bench); !slices.Equal(got, []string{"go_grpc"}) {
+		t.Errorf("a server with a warning is still ranked: table rows = %v", got)
+	}
+	want := []string{"! go_grpc: conformance warning: unknown method answered promptly with grpc-status NotFound (5)"}
 	if got := notes(t, bench); !slices.Equal(got, want) {
 		t.Errorf("notes = %q, want %q", got, want)
 	}
