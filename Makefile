@@ -8,6 +8,15 @@ BIN := bin/grpcbench
 GOLANGCI_LINT_VERSION := v2.15.0
 LINT := bin/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
+
+# Third-party sources that servers pin (servers/*/sources.json) come from
+# the git bundles beside the repository when their URL cannot be reached.
+ifeq ($(origin GRPC_SOURCE_MIRROR),undefined)
+ifneq ($(wildcard ../shared/sources),)
+export GRPC_SOURCE_MIRROR := ../shared/sources
+endif
+endif
+
 .PHONY: bench test unit e2e lint soak engine images up compose-plugin bench-engines accuracy matrix check-servers $(BIN)
 
 bench: engine $(BIN)

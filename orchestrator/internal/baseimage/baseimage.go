@@ -37,6 +37,7 @@ var debian = []string{"debian:bookworm-slim"}
 
 var recipes = map[string]recipe{
 	"debian:bookworm-slim":       {build: debootstrap("bookworm")},
+	"debian:trixie-slim":         {build: debootstrap("trixie")},
 	"golang:1.26-bookworm":       {needs: debian, build: fromHost("golang.Dockerfile", "1.26", hostGo)},
 	"rust:1.95-bookworm":         {needs: debian, build: fromHost("rust.Dockerfile", "1.95", hostRust)},
 	"node:20-bookworm-slim":      {needs: debian, build: fromHost("node.Dockerfile", "20", hostNode)},

@@ -26,6 +26,8 @@ type Row struct {
 	Passed   bool   `json:"passed"`
 	Phase    string `json:"phase,omitempty"`
 	Reason   string `json:"reason,omitempty"`
+	// Warnings are the gate's: deviations from the spec it let pass.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Check is one pass over servers × scenarios.
@@ -62,8 +64,8 @@ func (c *Check) Servers(ctx context.Context, servers []string, scenarios []*scen
 
 func (c *Check) check(ctx context.Context, name string, sc *scenario.Scenario) Row {
 	row := Row{Server: name, Scenario: sc.Name}
-	err := c.bringUp(ctx, name, sc)
-	row.Passed = err == nil
+	warnings, err := c.bringUp(ctx, name, sc)
+	row.Passed, row.Warnings = err == nil, warnings
 	if err != nil {
 		f := suite.FailureOf(err)
 		row.Phase, row.Reason = f.Phase, f.Reason
@@ -72,30 +74,39 @@ func (c *Check) check(ctx context.Context, name string, sc *scenario.Scenario) R
 	return row
 }
 
-func (c *Check) bringUp(ctx context.Context, name string, sc *scenario.Scenario) error {
+// bringUp builds, starts and gates the server; it returns the gate's
+// warnings.
+func (c *Check) bringUp(ctx context.Context, name string, sc *scenario.Scenario) ([]string, error) {
 	folder, err := c.Folder.Sub(sc.Name, name)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	img, _, err := bench.BuildServer(ctx, c.Builder, name, sc, folder, "build.log", c.Out)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cell := c.Cell
 	cell.Scenario = sc.Name
 	srv, err := c.Suite.Up(ctx, bench.ServerSpec(c.Config, cell, name, img.Tag, sc, folder))
 	srv.Down(ctx)
-	return err
+	if srv.Conformance == nil {
+		return nil, err
+	}
+	return srv.Conformance.Warnings, err
 }
 
 func verdictText(r Row) string {
+	if r.Passed && len(r.Warnings) > 0 {
+		return "pass (warning)"
+	}
 	if r.Passed {
 		return "pass"
 	}
 	return "FAIL (" + r.Phase + ")"
 }
 
-// WriteTable prints servers × scenarios, then why each failure failed.
+// WriteTable prints servers × scenarios, then why each failure failed and
+// what each warning says.
 func WriteTable(w io.Writer, rows []Row) error {
 	var servers, scenarios []string
 	cell := map[[2]string]Row{}
@@ -127,6 +138,11 @@ func WriteTable(w io.Writer, rows []Row) error {
 	for _, r := range rows {
 		if !r.Passed {
 			if _, err := fmt.Fprintf(w, "! %s / %s: %s failed: %s\n", r.Server, r.Scenario, r.Phase, r.Reason); err != nil {
+				return err
+			}
+		}
+		for _, warning := range r.Warnings {
+			if _, err := fmt.Fprintf(w, "! %s / %s: conformance warning: %s\n", r.Server, r.Scenario, warning); err != nil {
 				return err
 			}
 		}

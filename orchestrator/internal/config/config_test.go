@@ -216,6 +216,8 @@ func TestParseAccepted(t *testing.T) {
 			func(c config.Config) bool { return c.CapacityEngine == config.CapacityOff }, "CapacityEngine=off"},
 		{"image name with registry path", map[string]string{"GRPC_IMAGE_NAME": "registry.local/team/grpc-bench_x"},
 			func(c config.Config) bool { return c.ImageName == "registry.local/team/grpc-bench_x" }, "ImageName=registry.local/team/grpc-bench_x"},
+		{"mirror folder", map[string]string{"GRPC_SOURCE_MIRROR": "."},
+			func(c config.Config) bool { return c.SourceMirror == "." }, "SourceMirror=."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -349,6 +351,8 @@ func TestValidateRefuses(t *testing.T) {
 		{"a rate no engine schedules", map[string]string{"GRPC_CLIENT_QPS": "2000000000"}, 2, "GRPC_CLIENT_QPS", "2000000000"},
 		{"300 characters of image name", map[string]string{"GRPC_IMAGE_NAME": strings.Repeat("a", 300)}, 2, "GRPC_IMAGE_NAME", strings.Repeat("a", 300)},
 		{"ram above the host's", map[string]string{"GRPC_SERVER_RAM": "64g"}, 2, "GRPC_SERVER_RAM", "64g"},
+		{"mirror that does not exist", map[string]string{"GRPC_SOURCE_MIRROR": "/nonexistent/sources"}, 2, "GRPC_SOURCE_MIRROR", "/nonexistent/sources"},
+		{"mirror that is a file", map[string]string{"GRPC_SOURCE_MIRROR": "config_test.go"}, 2, "GRPC_SOURCE_MIRROR", "config_test.go"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -585,6 +589,7 @@ func TestSettings(t *testing.T) {
 		{"GRPC_SERVER_DOCKER_HOST", ""},
 		{"GRPC_CLIENT_DOCKER_HOST", ""},
 		{"GRPC_SERVER_ADDRESS", ""},
+		{"GRPC_SOURCE_MIRROR", ""},
 		{"GRPC_LOAD_PROFILE", ""},
 	}
 	got := cfg.All()

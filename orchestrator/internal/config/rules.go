@@ -3,6 +3,7 @@ package config
 import (
 	"net"
 	"net/url"
+	"os"
 	"regexp"
 
 	"errors"
@@ -195,6 +196,15 @@ var rules = []rule{
 		}
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || host == "" {
 			return "not host:port with a port from 1 to 65535"
+		}
+		return ""
+	}},
+	{"GRPC_SOURCE_MIRROR", func(c Config, _ Facts) string {
+		if c.SourceMirror == "" {
+			return ""
+		}
+		if info, err := os.Stat(c.SourceMirror); err != nil || !info.IsDir() {
+			return "no such folder"
 		}
 		return ""
 	}},

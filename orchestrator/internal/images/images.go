@@ -16,6 +16,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/sources"
 )
 
 // Builder builds the images of one repository under one image name.
@@ -34,6 +35,8 @@ type Builder struct {
 	// Self is the running binary, offered as the client; "" always builds
 	// the client from the repository's Dockerfile.
 	Self string
+	// Sources checks out the third-party sources servers pin.
+	Sources sources.Fetcher
 }
 
 // ClientTag is the tag of the orchestrator's own image.
@@ -110,27 +113,50 @@ type Image struct {
 }
 
 // Server builds a server's image with the scenario's files in its build
-// context under scenario/.
+// context under scenario/, and the third-party sources its sources.json
+// pins checked out under their folders.
 func (b Builder) Server(ctx context.Context, server string, sc *scenario.Scenario, log io.Writer) (Image, error) {
+	dir := b.Catalog.ServerDir(server)
+	srcs, err := sources.Read(dir)
+	if err != nil {
+		return Image{}, err
+	}
+	trees, err := os.MkdirTemp("", "grpcbench-sources-")
+	if err != nil {
+		return Image{}, err
+	}
+	defer os.RemoveAll(trees)
+	for _, src := range srcs {
+		if err := b.Sources.Checkout(ctx, src, filepath.Join(trees, src.Dir), log); err != nil {
+			return Image{}, fmt.Errorf("server %s: %w", server, err)
+		}
+	}
 	tag := b.ServerTag(server, sc.Name)
 	labels := map[string]string{"io.grpcbench.server": server, "io.grpcbench.scenario": sc.Name}
-	id, err := b.build(ctx, b.Catalog.ServerDir(server), sc.Files(), docker.BuildOptions{Tag: tag, Labels: labels}, log)
+	id, err := b.build(ctx, dir, func(a *docker.Archive) {
+		for name, content := range sc.Files() {
+			a.AddBytes(name, content, 0o644)
+		}
+		for _, src := range srcs {
+			a.AddDir(filepath.Join(trees, src.Dir), src.Dir)
+		}
+	}, docker.BuildOptions{Tag: tag, Labels: labels}, log)
 	if err != nil {
 		return Image{}, err
 	}
 	return Image{Tag: tag, ID: id}, nil
 }
 
-// build makes sure the Dockerfile's base images exist, then builds dir
-// (plus extra files) into an image.
-func (b Builder) build(ctx context.Context, dir string, extra map[string][]byte, opts docker.BuildOptions, log io.Writer) (string, error) {
+// build makes sure the Dockerfile's base images exist, then builds dir,
+// with what extra adds, into an image.
+func (b Builder) build(ctx context.Context, dir string, extra func(*docker.Archive), opts docker.BuildOptions, log io.Writer) (string, error) {
 	dockerfile, err := os.ReadFile(filepath.Join(dir, "Dockerfile"))
 	if err != nil {
 		return "", err
 	}
 	archive := docker.NewArchive().AddDir(dir, "")
-	for name, content := range extra {
-		archive.AddBytes(name, content, 0o644)
+	if extra != nil {
+		extra(archive)
 	}
 	return b.buildContext(ctx, archive, dockerfile, opts, log)
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
 )
 
 // The layout of grpc_bench's bench.txt, column for column.
@@ -77,6 +79,11 @@ func notes(run Run, c Cell, rows []Row) []string {
 		}
 	}
 	for _, r := range rows {
+		if v := conformanceOf(c, r.Name); v != nil {
+			for _, w := range v.Warnings {
+				out = append(out, r.Name+": conformance warning: "+w)
+			}
+		}
 		if r.ErrorShare() > errorShareMark {
 			out = append(out, fmt.Sprintf("%s: %.1f%% of calls failed (%s); req/s counts OK calls only", r.Name, 100*r.ErrorShare(), r.Failures))
 		}
@@ -107,6 +114,16 @@ func notes(run Run, c Cell, rows []Row) []string {
 		out = append(out, "the run was interrupted: servers and rounds after the last one listed were not measured")
 	}
 	return out
+}
+
+// conformanceOf is the gate's verdict on a server of the cell.
+func conformanceOf(c Cell, name string) *probe.Verdict {
+	for _, s := range c.Servers {
+		if s.Name == name {
+			return s.Conformance
+		}
+	}
+	return nil
 }
 
 // tieReason says by what test rows are told apart, for the ranking's

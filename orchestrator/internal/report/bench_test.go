@@ -16,6 +16,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
@@ -285,6 +286,19 @@ func TestWriteBenchClientBound(t *testing.T) {
 	}
 	want := []string{"! go_grpc: client-bound: the load client used 787% CPU, at its GRPC_CLIENT_CPUS limit; " +
 		"this row measures the client, not the server (see summary.txt for the server's capacity)"}
+	if got := notes(t, bench); !slices.Equal(got, want) {
+		t.Errorf("notes = %q, want %q", got, want)
+	}
+}
+
+func TestWriteBenchConformanceWarning(t *testing.T) {
+	s := seedRows[4].server()
+	s.Conformance = &probe.Verdict{Passed: true, Warnings: []string{"unknown method answered promptly with grpc-status NotFound (5)"}}
+	bench := writeBench(t, runOf(s))
+	if got := tableNames(bench); !slices.Equal(got, []string{"go_grpc"}) {
+		t.Errorf("a server with a warning is still ranked: table rows = %v", got)
+	}
+	want := []string{"! go_grpc: conformance warning: unknown method answered promptly with grpc-status NotFound (5)"}
 	if got := notes(t, bench); !slices.Equal(got, want) {
 		t.Errorf("notes = %q, want %q", got, want)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/sources"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 )
 
@@ -263,7 +264,8 @@ func (s *Session) builder(eng, other *docker.Engine) images.Builder {
 		info = s.Engines.ClientInfo
 	}
 	self, _ := os.Executable()
-	b := images.Builder{Engine: eng, Catalog: s.Catalog, Name: s.Config.ImageName, Arch: goArch(info.Architecture), Self: self}
+	b := images.Builder{Engine: eng, Catalog: s.Catalog, Name: s.Config.ImageName, Arch: goArch(info.Architecture), Self: self,
+		Sources: sources.Fetcher{Cache: sources.DefaultCache(), Mirror: s.Config.SourceMirror}}
 	if s.Engines.Two() {
 		b.Peer = other
 	}

@@ -341,7 +341,8 @@ func (srv *Server) roundTrip(ctx context.Context) error {
 }
 
 // conform runs the conformance gate next to the server and records its
-// verdict; a server that fails it is not measured.
+// verdict; a server that fails it is not measured, one that passes with
+// warnings (deviations from the spec that leave its figures valid) is.
 func (srv *Server) conform(ctx context.Context) error {
 	stdout, err := srv.runBeside(ctx, srv.client("conform"), "conformance", conformLimit, nil)
 	if err != nil {

@@ -1,0 +1,267 @@
+// Package sources provides the third-party sources a server builds from
+// when no package registry serves them. A server declares them in its
+// folder's sources.json, each a repository URL and an exact commit; before
+// the build each is checked out into the build context under a folder of
+// its own. Nothing of those sources is kept in this repository.
+//
+// A repository comes from a cache of bare clones when that holds the
+// commit, else from its URL, else from a mirror folder of git bundles.
+// Whatever the origin, the commit must be there: git names objects by the
+// hash of their content and checks it as it receives them, so the pin holds.
+package sources
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// File is the declaration's name in a server's folder.
+const File = "sources.json"
+
+// Source is one repository at one commit, to be checked out under Dir of
+// the build context.
+type Source struct {
+	URL    string `json:"url"`
+	Commit string `json:"commit"`
+	Dir    string `json:"dir"`
+}
+
+func (s Source) String() string { return s.URL + " at commit " + s.Commit }
+
+// fullCommit is a whole SHA-1 object name: a tag or a branch can move, an
+// abbreviation can become ambiguous, this cannot.
+var fullCommit = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// reservedDirs are the build context's folders the orchestrator fills itself.
+var reservedDirs = map[string]bool{"scenario": true}
+
+// Read returns the sources declared in dir's sources.json, or none when
+// there is no such file.
+func Read(dir string) ([]Source, error) {
+	path := filepath.Join(dir, File)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var list []Source
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&list); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	seen := map[string]bool{}
+	for i, s := range list {
+		var problem string
+		switch {
+		case s.URL == "":
+			problem = "no url"
+		case !fullCommit.MatchString(s.Commit):
+			problem = fmt.Sprintf("commit %q is not a full 40-hex commit id (a tag or a short id is not a pin)", s.Commit)
+		case s.Dir == "" || !filepath.IsLocal(s.Dir) || filepath.Clean(s.Dir) != s.Dir:
+			problem = fmt.Sprintf("dir %q is not a plain relative folder name", s.Dir)
+		case reservedDirs[s.Dir]:
+			problem = fmt.Sprintf("dir %q is where the scenario goes", s.Dir)
+		case seen[s.Dir]:
+			problem = fmt.Sprintf("dir %q is used twice", s.Dir)
+		}
+		if problem != "" {
+			return nil, fmt.Errorf("%s: entry %d: %s", path, i+1, problem)
+		}
+		seen[s.Dir] = true
+	}
+	return list, nil
+}
+
+// Fetcher checks sources out.
+type Fetcher struct {
+	// Cache is a folder of bare clones, one per URL, kept between runs.
+	Cache string
+	// Mirror is a folder of git bundles named <repository>.bundle (the
+	// URL's last path element), tried after the URL; "" means none.
+	Mirror string
+}
+
+// DefaultCache is the user's cache folder's grpcbench/sources (usually
+// ~/.cache/grpcbench/sources), else one under the temporary folder.
+func DefaultCache() string {
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "grpcbench", "sources")
+	}
+	return filepath.Join(os.TempDir(), "grpcbench-sources")
+}
+
+// Checkout writes the tree of src's commit into dst, a folder that must
+// not exist yet, without git's own files. log is told where it came from.
+func (f Fetcher) Checkout(ctx context.Context, src Source, dst string, log io.Writer) error {
+	repo, err := f.repository(ctx, src, log)
+	if err == nil {
+		err = checkout(ctx, repo, src.Commit, dst)
+	}
+	if err != nil {
+		return fmt.Errorf("source %s: %w", src, err)
+	}
+	return nil
+}
+
+// repository returns the cached bare clone of src's URL, once it holds the
+// commit: at once when it did already, else after fetching from the URL,
+// then from the mirror.
+func (f Fetcher) repository(ctx context.Context, src Source, log io.Writer) (string, error) {
+	if err := os.MkdirAll(f.Cache, 0o755); err != nil {
+		return "", fmt.Errorf("create the sources cache: %w", err)
+	}
+	repo := filepath.Join(f.Cache, cacheName(src.URL))
+	if _, err := os.Stat(repo); errors.Is(err, fs.ErrNotExist) {
+		if err := git(ctx, "init", "--quiet", "--bare", repo); err != nil {
+			return "", fmt.Errorf("create its cache: %w", err)
+		}
+	}
+	if hasCommit(ctx, repo, src.Commit) {
+		fmt.Fprintf(log, "source %s: from the cache %s\n", src, repo)
+		return repo, nil
+	}
+	origins, err := f.origins(src.URL)
+	if err != nil {
+		return "", err
+	}
+	var tried []string
+	for _, origin := range origins {
+		// Branches and tags: a pinned commit is reachable from one of them.
+		err := git(ctx, "-C", repo, "fetch", "--quiet", "--no-tags", origin,
+			"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+		switch {
+		case err != nil:
+			tried = append(tried, fmt.Sprintf("fetch from %s failed: %v", origin, err))
+		case !hasCommit(ctx, repo, src.Commit):
+			tried = append(tried, fmt.Sprintf("%s has no such commit", origin))
+		default:
+			fmt.Fprintf(log, "source %s: fetched from %s into the cache %s\n", src, origin, repo)
+			return repo, nil
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+	}
+	if f.Mirror == "" {
+		tried = append(tried, "no mirror of git bundles is set (GRPC_SOURCE_MIRROR)")
+	}
+	return "", fmt.Errorf("commit not found: %s", strings.Join(tried, "; "))
+}
+
+// origins are where src's URL can be fetched from, in order: the URL, then
+// the mirror's bundle of the same repository name.
+func (f Fetcher) origins(url string) ([]string, error) {
+	origins := []string{url}
+	if f.Mirror == "" {
+		return origins, nil
+	}
+	mirror, err := filepath.Abs(f.Mirror)
+	if err != nil {
+		return nil, err
+	}
+	return append(origins, filepath.Join(mirror, repoName(url)+".bundle")), nil
+}
+
+// repoName is a URL's last path element without ".git": grpcxx for
+// https://github.com/uatuko/grpcxx and for git@github.com:uatuko/grpcxx.git.
+func repoName(url string) string {
+	url = strings.TrimSuffix(strings.TrimRight(url, "/"), ".git")
+	return url[strings.LastIndexAny(url, "/:")+1:]
+}
+
+// cacheName is the cache folder of a URL: the repository's name, for
+// people, and a hash of the whole URL, so that two URLs never share one.
+func cacheName(url string) string {
+	sum := sha256.Sum256([]byte(url))
+	return repoName(url) + "-" + hex.EncodeToString(sum[:6]) + ".git"
+}
+
+func hasCommit(ctx context.Context, repo, commit string) bool {
+	return git(ctx, "-C", repo, "cat-file", "-e", commit+"^{commit}") == nil
+}
+
+// checkout writes commit's tree into dst through an index of its own, so
+// the cached repository is only read.
+func checkout(ctx context.Context, repo, commit, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "grpcbench-index-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	env := "GIT_INDEX_FILE=" + filepath.Join(tmp, "index")
+	for _, args := range [][]string{{"read-tree", commit}, {"checkout-index", "--all", "--force"}} {
+		if err := gitEnv(ctx, []string{env}, append([]string{"--git-dir", repo, "--work-tree", dst}, args...)...); err != nil {
+			return fmt.Errorf("check out into %s: %w", dst, err)
+		}
+	}
+	return nil
+}
+
+func git(ctx context.Context, args ...string) error { return gitEnv(ctx, nil, args...) }
+
+// gitEnv runs git; its error names the git command and carries what git
+// said was wrong.
+func gitEnv(ctx context.Context, env []string, args ...string) error {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	// Never wait for a password nobody will type.
+	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0"), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("git %s: %w%s", subcommand(args), err, complaints(stderr.String()))
+	}
+	return nil
+}
+
+// subcommand is the first argument that is not a global option or its value.
+func subcommand(args []string) string {
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "-C", "-c", "--git-dir", "--work-tree":
+			i++
+		default:
+			return args[i]
+		}
+	}
+	return ""
+}
+
+// complaints are git's "fatal:" and "error:" lines, or all it said when it
+// said none of those.
+func complaints(stderr string) string {
+	var all, bad []string
+	for _, line := range strings.Split(stderr, "\n") {
+		if line = strings.TrimSpace(line); line == "" {
+			continue
+		}
+		all = append(all, line)
+		if strings.HasPrefix(line, "fatal:") || strings.HasPrefix(line, "error:") {
+			bad = append(bad, line)
+		}
+	}
+	if len(bad) == 0 {
+		bad = all
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(bad, "; ") + ")"
+}
