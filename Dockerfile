@@ -16,6 +16,11 @@ RUN git config --global --add safe.directory /src \
  && { git -C /src log -1 --pretty=format:'%h %cD %cn %s' 2>/dev/null || cat /src/COMMIT 2>/dev/null || echo 'unknown commit'; } > /COMMIT
 
 FROM debian:bookworm-slim
+# git checks out the third-party sources some servers pin (sources.json);
+# Debian's plain-HTTP mirror needs no CA bundle.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends git ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
 COPY --from=build /grpcbench /usr/local/bin/grpcbench
 # The repository as the suite needs it when it runs in this container.
 WORKDIR /grpcbench

@@ -40,7 +40,7 @@ type Builder struct {
 }
 
 // ClientTag is the tag of the orchestrator's own image.
-func (b Builder) ClientTag() string { return b.Name + ":grpcbench" }
+func (b Builder) ClientTag() string { return b.Name + ":client" }
 
 // ToolTag is the tag of a tool's image.
 func (b Builder) ToolTag(tool string) string { return b.Name + ":" + tool }
