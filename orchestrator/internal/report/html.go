@@ -1,0 +1,210 @@
+package report
+
+import (
+	"cmp"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+)
+
+//go:embed html.tmpl
+var htmlTemplate string
+
+var pageTemplate = template.Must(template.New("report.html").Funcs(template.FuncMap{"join": strings.Join}).Parse(htmlTemplate))
+
+// WriteHTML writes report.html: one page that needs nothing beside it,
+// with the charts as inline SVG, for every cell of the run. dir is the
+// run's folder, where the rounds' stats streams are read from.
+func WriteHTML(w io.Writer, run Run, dir string) error {
+	pg := page{Run: run, Legend: legendParagraphs(), Memory: fmt.Sprintf("%.1f GiB", float64(run.Hardware.MemoryBytes)/(1<<30))}
+	if !run.Finished.IsZero() && !run.Started.IsZero() {
+		pg.Took = run.Finished.Sub(run.Started).Round(time.Second).String()
+	}
+	for i, c := range run.Cells {
+		cv, err := cellViewOf(run, c, i, dir)
+		if err != nil {
+			return err
+		}
+		pg.Cells = append(pg.Cells, cv)
+	}
+	if err := pageTemplate.Execute(w, pg); err != nil {
+		return fmt.Errorf("write report.html: %w", err)
+	}
+	return nil
+}
+
+// page is what the template shows.
+type page struct {
+	Run    Run
+	Took   string
+	Memory string
+	Legend []string
+	Cells  []cellView
+}
+
+type cellView struct {
+	Anchor, Name     string
+	Engine, Rounds   string
+	RPS, Capacity    template.HTML
+	Latency, PerCore template.HTML
+	Rows             []rowView
+	CapacityRows     []rowView
+	Notes            []string
+	NotRanked        []notRanked
+	Usage            []usageView
+	// CPULimit is the server's CPU limit in percent of one core.
+	CPULimit  float64
+	Settings  []config.Setting
+	Placement Placement
+}
+
+type rowView struct {
+	Rank                            int
+	Name, Engines, Class            string
+	RPS, Interval, CV, CPU, PerCore string
+	P50, P99, P999, Memory, Flags   string
+	ClientBound, Failing, Noisy     bool
+}
+
+type notRanked struct{ Name, Why string }
+
+type usageView struct {
+	Server      string
+	CPU, Memory template.HTML
+	Missing     []string
+}
+
+// cellViewOf draws a cell's charts and lays out its tables.
+func cellViewOf(run Run, c Cell, i int, dir string) (cellView, error) {
+	cv := cellView{Anchor: fmt.Sprintf("cell-%d", i+1), Name: c.Name(), Engine: engineOf(c), Rounds: roundsText(c),
+		Settings: c.Settings, Placement: c.Placement, CPULimit: 100 * float64(c.ServerCPUs)}
+	rows := Ranking(c)
+	cv.Rows = rowViews(rows)
+	cv.Notes = notes(run, c, rows)
+	for _, s := range c.Servers {
+		if !s.Ranked() {
+			cv.NotRanked = append(cv.NotRanked, notRanked{s.Name, failureText(s)})
+		}
+	}
+	var err error
+	if len(rows) > 0 {
+		if cv.RPS, err = barChart(rpsBars(rows), "OK requests per second"+spread(rows), "req/s per server, "+c.Name()); err != nil {
+			return cv, err
+		}
+		if cv.Latency, err = latencyChart(latencyOf(c, rows)); err != nil {
+			return cv, err
+		}
+		if cv.PerCore, err = barChart(perCoreBars(rows), "req/s per server core (req/s over the server's CPU)",
+			"req/s per server core, "+c.Name()); err != nil {
+			return cv, err
+		}
+	}
+	if capacity := CapacityRanking(c); len(capacity) > 0 {
+		cv.CapacityRows = rowViews(capacity)
+		if cv.Capacity, err = barChart(rpsBars(capacity), "OK requests per second, server capacity"+spread(capacity),
+			"server capacity, "+c.Name()); err != nil {
+			return cv, err
+		}
+	}
+	for _, s := range c.Servers {
+		if len(s.Rounds) == 0 {
+			continue
+		}
+		u := readUsage(dir, run, c, s)
+		uv := usageView{Server: s.Name, Missing: u.Missing}
+		if len(u.CPU) > 0 {
+			if uv.CPU, err = timeChart(u.CPU, u.Warmup, u.Window, cv.CPULimit, "server CPU, % of one core", "server CPU over time, "+s.Name); err != nil {
+				return cv, err
+			}
+			if uv.Memory, err = timeChart(u.Memory, u.Warmup, u.Window, 0, "server memory, MiB", "server memory over time, "+s.Name); err != nil {
+				return cv, err
+			}
+		}
+		cv.Usage = append(cv.Usage, uv)
+	}
+	return cv, nil
+}
+
+// spread says what the bars and whiskers of req/s show.
+func spread(rows []Row) string {
+	if rows[0].RPS.N < 2 {
+		return " (one round)"
+	}
+	return fmt.Sprintf(" (median; whiskers: %s over %d rounds)", rows[0].RPS.Interval, rows[0].RPS.N)
+}
+
+func rowViews(rows []Row) []rowView {
+	var out []rowView
+	for i, r := range rows {
+		v := rowView{Rank: i + 1, Name: r.Name, Engines: strings.Join(r.Engines, "+"),
+			RPS: fmt.Sprintf("%.0f", r.RPS.Median), Interval: fmt.Sprintf("%.0f–%.0f", r.RPS.Lo, r.RPS.Hi), CV: fmt.Sprintf("%.1f%%", 100*r.RPS.CV),
+			CPU: fmt.Sprintf("%.1f%%", r.ServerCPU), PerCore: fmt.Sprintf("%.0f", r.PerServerCore),
+			P50: ms(r.P50), P99: ms(r.P99), P999: ms(r.P999), Memory: mebibytes(r.MemoryBytes), Flags: flags(r),
+			ClientBound: r.ClientBound, Failing: r.ErrorShare() > errorShareMark, Noisy: r.Noisy()}
+		switch classOf(r) {
+		case classFailing:
+			v.Class = "failing"
+		case classClientBound:
+			v.Class = "client-bound"
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func rpsBars(rows []Row) []bar {
+	var bars []bar
+	for _, r := range rows {
+		bars = append(bars, bar{name: nameOf(r), value: r.RPS.Median, lo: r.RPS.Lo, hi: r.RPS.Hi, whisker: r.RPS.N > 1,
+			class: classOf(r), label: fmt.Sprintf("%.0f", r.RPS.Median)})
+	}
+	return bars
+}
+
+// perCoreBars ranks the rows by req/s per server core.
+func perCoreBars(rows []Row) []bar {
+	rows = slices.Clone(rows)
+	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(b.PerServerCore, a.PerServerCore) })
+	var bars []bar
+	for _, r := range rows {
+		bars = append(bars, bar{name: nameOf(r), value: r.PerServerCore, class: classOf(r),
+			label: fmt.Sprintf("%.0f at %.0f%% CPU", r.PerServerCore, r.ServerCPU)})
+	}
+	return bars
+}
+
+// latencyOf is the latency chart's arguments: each row's p50, p90, p99,
+// p99.9 (medians of the rounds) and the highest max of its rounds, in ms.
+func latencyOf(c Cell, rows []Row) (names []string, values [][]float64, aria string) {
+	worst := map[string]time.Duration{}
+	for _, s := range c.Servers {
+		for _, r := range s.Rounds {
+			if r.Load != nil {
+				worst[s.Name] = max(worst[s.Name], r.Load.Latency.Max)
+			}
+		}
+	}
+	for _, r := range rows {
+		names = append(names, nameOf(r))
+		values = append(values, []float64{msOf(r.P50), msOf(r.P90), msOf(r.P99), msOf(r.P999), msOf(worst[r.Name])})
+	}
+	return names, values, "latency percentiles per server, " + c.Name()
+}
+
+// legendParagraphs is summary.txt's legend as paragraphs.
+func legendParagraphs() []string {
+	var out []string
+	for _, p := range strings.Split(strings.TrimSpace(legend), "\nFlags:") {
+		if len(out) > 0 {
+			p = "Flags:" + p
+		}
+		out = append(out, strings.Join(strings.Fields(p), " "))
+	}
+	return out
+}
