@@ -351,8 +351,10 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ticks []plot.Tick
 	for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
 		for _, m := range []float64{1, 2, 5} {
-			if v := m * math.Pow(10, e); v >= lo && v <= hi {
-				ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 3, 64)})
+			// Read from its decimal form, so that 0.2 is not 0.2000000001.
+			v, err := strconv.ParseFloat(fmt.Sprintf("%ge%.0f", m, e), 64)
+			if err == nil && v >= lo && v <= hi {
+				ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
 			}
 		}
 	}

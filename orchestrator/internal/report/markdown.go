@@ -49,15 +49,15 @@ func WriteMarkdown(w io.Writer, run Run) error {
 }
 
 func markdownTable(b *strings.Builder, rows []Row) {
-	b.WriteString("| # | server | req/s | interval | CV | server CPU | req/s per core | p50 | p99 | p99.9 | memory | flags |\n")
-	b.WriteString("|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	b.WriteString("| # | server | engine | req/s | interval | CV | server CPU | req/s per core | p50 | p99 | p99.9 | memory | flags |\n")
+	b.WriteString("|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for i, r := range rows {
-		fmt.Fprintf(b, "| %d | %s | %.0f | %.0f–%.0f | %.1f%% | %.1f%% | %.0f | %s | %s | %s | %s | %s |\n",
-			i+1, markdownText(r.Name), r.RPS.Median, r.RPS.Lo, r.RPS.Hi, 100*r.RPS.CV, r.ServerCPU, r.PerServerCore,
+		fmt.Fprintf(b, "| %d | %s | %s | %.0f | %.0f–%.0f | %.1f%% | %.1f%% | %.0f | %s | %s | %s | %s | %s |\n",
+			i+1, markdownText(r.Name), strings.Join(r.Engines, "+"), r.RPS.Median, r.RPS.Lo, r.RPS.Hi, 100*r.RPS.CV, r.ServerCPU, r.PerServerCore,
 			ms(r.P50), ms(r.P99), ms(r.P999), mebibytes(r.MemoryBytes), flags(r))
 	}
 	if len(rows) == 0 {
-		b.WriteString("| | no server ranked | | | | | | | | | | |\n")
+		b.WriteString("| | no server ranked | | | | | | | | | | | |\n")
 	}
 }
 

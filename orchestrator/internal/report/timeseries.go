@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,11 +32,17 @@ func cellDir(run Run, c Cell) string {
 // layout first; runs of one cell and one round from before rounds kept
 // the stream in the server's folder.
 func statsFiles(run Run, c Cell, server string, round int) []string {
-	files := []string{filepath.Join(server, cellDir(run, c), fmt.Sprintf("round-%d", round), "load-server-stats.jsonl")}
+	files := []string{roundStats(run, c, server, strconv.Itoa(round))}
 	if len(run.Cells) == 1 && round == 1 {
 		files = append(files, filepath.Join(server, "load-server-stats.jsonl"), filepath.Join(server, "server-stats.jsonl"))
 	}
 	return files
+}
+
+// roundStats is the path of a round's server stats stream in the current
+// layout; round is its number, or N in a message.
+func roundStats(run Run, c Cell, server, round string) string {
+	return filepath.Join(server, cellDir(run, c), "round-"+round, "load-server-stats.jsonl")
 }
 
 // usageSeries is one server's CPU and memory over time, a line per round,
@@ -54,6 +61,7 @@ type usageSeries struct {
 // not an error: the page says so and shows the rest.
 func readUsage(dir string, run Run, c Cell, s Server) usageSeries {
 	var u usageSeries
+	var absent []string // rounds without a stats file
 	windowSet := false
 	for _, r := range s.Rounds {
 		start := loadStart(r)
@@ -62,6 +70,10 @@ func readUsage(dir string, run Run, c Cell, s Server) usageSeries {
 			continue
 		}
 		samples, err := readSamples(dir, statsFiles(run, c, s.Name, r.Round))
+		if errors.Is(err, errNoStats) {
+			absent = append(absent, strconv.Itoa(r.Round))
+			continue
+		}
 		if err != nil {
 			u.Missing = append(u.Missing, fmt.Sprintf("round %d: %v", r.Round, err))
 			continue
@@ -82,8 +94,18 @@ func readUsage(dir string, run Run, c Cell, s Server) usageSeries {
 			windowSet = true
 		}
 	}
+	if len(absent) > 0 {
+		word := "round"
+		if len(absent) > 1 {
+			word = "rounds"
+		}
+		u.Missing = append(u.Missing, fmt.Sprintf("%s %s: no stats file (%s)", word, strings.Join(absent, ", "), roundStats(run, c, s.Name, "N")))
+	}
 	return u
 }
+
+// errNoStats says that a round has no stats file at all.
+var errNoStats = errors.New("no stats file")
 
 // loadStart is when a round's load client started: the start of its
 // "load" phase.
@@ -117,5 +139,5 @@ func readSamples(dir string, files []string) ([]usage.Sample, error) {
 		}
 		return samples, nil
 	}
-	return nil, fmt.Errorf("no stats file (%s)", strings.Join(files, " or "))
+	return nil, errNoStats
 }
