@@ -114,3 +114,31 @@ func TestWriteHTMLGrowsWithServers(t *testing.T) {
 		t.Errorf("the req/s chart is %.0f pt high for 4 servers and %.0f pt for 20: it must grow by a row per server", heights[4], heights[20])
 	}
 }
+
+func TestWriteHTMLMatrix(t *testing.T) {
+	run, err := report.Load(filepath.Join("testdata", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := run.Cells[0]
+	second.ServerCPUs, second.Profile, second.Connections, second.Concurrency = 2, "3b", 100, 1000
+	run.Cells = append(run.Cells, second)
+	var b bytes.Buffer
+	if err := report.WriteHTML(&b, run, filepath.Join("testdata", "run")); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, s := range []string{
+		`<section class="cell" id="cell-1">`, `<section class="cell" id="cell-2">`, `<a href="#cell-2">`,
+		"complex_proto, server 2 CPU, client 1 CPU, shape 3b (100×1000)",
+		// A matrix run keeps each cell's rounds in a folder of its own.
+		"No stats for rounds 1, 2, 3: no stats file (go_grpc/complex_proto_cpu2_3b/round-N/load-server-stats.jsonl)",
+	} {
+		if !strings.Contains(page, s) {
+			t.Errorf("the page of two cells lacks %q", s)
+		}
+	}
+	if n := strings.Count(page, `data-chart="rps"`); n != 2 {
+		t.Errorf("%d req/s charts, want one per cell", n)
+	}
+}
