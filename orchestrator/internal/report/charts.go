@@ -145,9 +145,9 @@ func svgOf(p *plot.Plot, w, h vg.Length, label string) (template.HTML, error) {
 	return template.HTML(s), nil // #nosec G203 -- written by the SVG canvas, the label escaped
 }
 
-// ranked is the height of a chart of n rows and the headroom above them,
+// rankedHeight is the height of a chart of n rows and the headroom above them,
 // in rows, that keeps a legend of legendRows entries clear of the bars.
-func ranked(n, legendRows int) (height vg.Length, headroom float64) {
+func rankedHeight(n, legendRows int) (height vg.Length, headroom float64) {
 	headroom = 0.9 * float64(legendRows)
 	return chartMargins + rowHeight*vg.Length(float64(n)+headroom), headroom
 }
@@ -174,8 +174,7 @@ func barChart(bars []bar, xLabel, aria string) (template.HTML, error) {
 	var whiskers plotter.XYs
 	var errs plotter.XErrors
 	var labels plotter.XYLabels
-	classes := map[rowClass]bool{}
-	var thumbs []*plotter.BarChart
+	thumbs := map[rowClass]*plotter.BarChart{} // a bar of each class, for the legend
 	xMax := 0.0
 	for i, b := range bars {
 		y := float64(n - 1 - i)
@@ -186,9 +185,8 @@ func barChart(bars []bar, xLabel, aria string) (template.HTML, error) {
 		}
 		bc.Horizontal, bc.XMin, bc.Color, bc.LineStyle.Width = true, y, b.class.colour(), 0
 		p.Add(bc)
-		if !classes[b.class] {
-			classes[b.class] = true
-			thumbs = append(thumbs, bc)
+		if thumbs[b.class] == nil {
+			thumbs[b.class] = bc
 		}
 		end := b.value
 		if b.whisker {
@@ -228,25 +226,24 @@ func barChart(bars []bar, xLabel, aria string) (template.HTML, error) {
 	legend := 0
 	if len(thumbs) > 1 {
 		for _, c := range []rowClass{classOK, classClientBound, classFailing} {
-			for _, t := range thumbs {
-				if t.Color == c.colour() {
-					p.Legend.Add(c.String(), t)
-					legend++
-				}
+			if t := thumbs[c]; t != nil {
+				p.Legend.Add(c.String(), t)
+				legend++
 			}
 		}
 	}
 	p.Legend.Top = true
-	height, headroom := ranked(n, legend)
+	height, headroom := rankedHeight(n, legend)
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4+headroom
-	p.X.Tick.Marker = thousands{}
+	p.X.Tick.Marker = shortTicks{}
 	return svgOf(p, chartWidth, height, aria)
 }
 
-// thousands labels a linear axis in k and M so that large req/s fit.
-type thousands struct{}
+// shortTicks labels a linear axis without trailing zeros, and in k and M
+// so that large req/s fit.
+type shortTicks struct{}
 
-func (thousands) Ticks(lo, hi float64) []plot.Tick {
+func (shortTicks) Ticks(lo, hi float64) []plot.Tick {
 	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i, t := range ticks {
 		if t.Label != "" {
@@ -338,7 +335,7 @@ func latencyChart(names []string, values [][]float64, aria string) (template.HTM
 	p.Legend.Top = true
 	// The legend stands in one column of five entries; with few servers
 	// it still needs its height.
-	height, headroom := ranked(n, legend)
+	height, headroom := rankedHeight(n, legend)
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4+headroom
 	return svgOf(p, chartWidth, height, aria)
 }
@@ -362,12 +359,13 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 }
 
 // timeChart draws one line per round of a figure over time (seconds from
-// the start of the load), over a grey warm-up and a green measured window;
-// limit, when above 0, is drawn as a dashed line.
-func timeChart(rounds []plotter.XYs, warmup, window [2]float64, limit float64, yLabel, aria string) (template.HTML, error) {
+// the start of the load, over span), over a grey warm-up and a green
+// measured window; limit, when above 0, is drawn as a dashed line.
+func timeChart(rounds []plotter.XYs, span, warmup, window [2]float64, limit float64, yLabel, aria string) (template.HTML, error) {
 	p := newPlot()
 	p.X.Label.Text = "seconds from the start of the load"
 	p.Y.Label.Text = yLabel
+	p.X.Tick.Marker = shortTicks{}
 	yMax := limit
 	for _, pts := range rounds {
 		for _, pt := range pts {
@@ -401,19 +399,14 @@ func timeChart(rounds []plotter.XYs, warmup, window [2]float64, limit float64, y
 		p.Add(line)
 	}
 	if limit > 0 {
-		xMin, xMax := math.Inf(1), math.Inf(-1)
-		for _, pts := range rounds {
-			for _, pt := range pts {
-				xMin, xMax = min(xMin, pt.X), max(xMax, pt.X)
-			}
-		}
-		line, err := plotter.NewLine(plotter.XYs{{X: min(xMin, warmup[0]), Y: limit}, {X: max(xMax, window[1]), Y: limit}})
+		line, err := plotter.NewLine(plotter.XYs{{X: span[0], Y: limit}, {X: span[1], Y: limit}})
 		if err != nil {
 			return "", fmt.Errorf("draw the chart %q: %w", aria, err)
 		}
 		line.Color, line.Dashes = colourGuide, []vg.Length{vg.Points(4), vg.Points(3)}
 		p.Add(line)
 	}
+	p.X.Min, p.X.Max = span[0], span[1]
 	p.Y.Min, p.Y.Max = 0, yMax
 	return svgOf(p, smallWidth, smallHeight, aria)
 }

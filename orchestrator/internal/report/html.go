@@ -119,10 +119,11 @@ func cellViewOf(run Run, c Cell, i int, dir string) (cellView, error) {
 		u := readUsage(dir, run, c, s)
 		uv := usageView{Server: s.Name, Missing: u.Missing}
 		if len(u.CPU) > 0 {
-			if uv.CPU, err = timeChart(u.CPU, u.Warmup, u.Window, cv.CPULimit, "server CPU, % of one core", "server CPU over time, "+s.Name); err != nil {
+			span := u.span()
+			if uv.CPU, err = timeChart(u.CPU, span, u.Warmup, u.Window, cv.CPULimit, "server CPU, % of one core", "server CPU over time, "+s.Name); err != nil {
 				return cv, err
 			}
-			if uv.Memory, err = timeChart(u.Memory, u.Warmup, u.Window, 0, "server memory, MiB", "server memory over time, "+s.Name); err != nil {
+			if uv.Memory, err = timeChart(u.Memory, span, u.Warmup, u.Window, 0, "server memory, MiB", "server memory over time, "+s.Name); err != nil {
 				return cv, err
 			}
 		}

@@ -104,6 +104,20 @@ func readUsage(dir string, run Run, c Cell, s Server) usageSeries {
 	return u
 }
 
+// span is the time axis of both charts: from the start of the load (or
+// an earlier sample) to the last sample or the end of the window.
+func (u usageSeries) span() [2]float64 {
+	lo, hi := 0.0, u.Window[1]
+	for _, series := range [][]plotter.XYs{u.CPU, u.Memory} {
+		for _, pts := range series {
+			for _, pt := range pts {
+				lo, hi = min(lo, pt.X), max(hi, pt.X)
+			}
+		}
+	}
+	return [2]float64{lo, hi}
+}
+
 // errNoStats says that a round has no stats file at all.
 var errNoStats = errors.New("no stats file")
 
