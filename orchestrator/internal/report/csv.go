@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,7 +34,9 @@ import (
 //	p50_ms … p999_ms     latency percentiles p50, p90, p95, p99, p99.9 in
 //	                     milliseconds, medians of the rounds (empty when
 //	                     the engine did not measure them)
-//	server_cpu_percent   the server's CPU in percent of one core
+//	server_cpu_percent   the server's CPU in percent of one core (this and
+//	                     the other figures of the server's stats are empty
+//	                     when no round had a stats reading of it)
 //	client_cpu_percent   the load client's CPU in percent of one core
 //	rps_per_server_core  req/s over the cores the server kept busy
 //	memory_mib           the server's memory in MiB
@@ -54,6 +57,14 @@ var CSVColumns = []string{
 	"server_throttled", "client_throttled", "client_bound", "failed_share",
 	"ranked", "failure", "capacity_rps_median",
 }
+
+// Columns of the server's own stats, left empty when no round had them.
+var (
+	colServerCPU       = slices.Index(CSVColumns, "server_cpu_percent")
+	colPerCore         = slices.Index(CSVColumns, "rps_per_server_core")
+	colMemory          = slices.Index(CSVColumns, "memory_mib")
+	colServerThrottled = slices.Index(CSVColumns, "server_throttled")
+)
 
 // WriteCSV writes results.csv: CSVColumns, then a row per server and cell.
 func WriteCSV(w io.Writer, run Run) error {
@@ -79,6 +90,12 @@ func WriteCSV(w io.Writer, run Run) error {
 				num(r.ServerCPU, 2), num(r.ClientCPU, 2), num(r.PerServerCore, 1), num(float64(r.MemoryBytes)/(1<<20), 2),
 				num(r.ServerThrottled, 4), num(r.ClientThrottled, 4), strconv.FormatBool(r.ClientBound), num(r.ErrorShare(), 4),
 				"true", "", "")
+			if r.ServerStats == 0 {
+				// No reading of the server: not a measured zero.
+				for _, col := range []int{colServerCPU, colPerCore, colMemory, colServerThrottled} {
+					rec[col] = ""
+				}
+			}
 			if v, ok := capacity[r.Name]; ok {
 				rec[len(rec)-1] = num(v, 1)
 			}

@@ -100,9 +100,10 @@ func cellViewOf(run Run, c Cell, i int, dir string) (cellView, error) {
 		if cv.Latency, err = latencyChart(latencyOf(c, rows)); err != nil {
 			return cv, err
 		}
-		if cv.PerCore, err = barChart(perCoreBars(rows), "req/s per server core (req/s over the server's CPU)",
-			"req/s per server core, "+c.Name()); err != nil {
-			return cv, err
+		if bars := perCoreBars(rows); len(bars) > 0 {
+			if cv.PerCore, err = barChart(bars, "req/s per server core (req/s over the server's CPU)", "req/s per server core, "+c.Name()); err != nil {
+				return cv, err
+			}
 		}
 	}
 	if capacity := CapacityRanking(c); len(capacity) > 0 {
@@ -145,9 +146,9 @@ func rowViews(rows []Row) []rowView {
 	for i, r := range rows {
 		v := rowView{Rank: i + 1, Name: r.Name, Engines: strings.Join(r.Engines, "+"),
 			RPS: fmt.Sprintf("%.0f", r.RPS.Median), Interval: fmt.Sprintf("%.0f–%.0f", r.RPS.Lo, r.RPS.Hi), CV: fmt.Sprintf("%.1f%%", 100*r.RPS.CV),
-			CPU: fmt.Sprintf("%.1f%%", r.ServerCPU), PerCore: fmt.Sprintf("%.0f", r.PerServerCore),
-			P50: ms(r.P50), P99: ms(r.P99), P999: ms(r.P999), Memory: mebibytes(r.MemoryBytes), Flags: flags(r),
+			P50: ms(r.P50), P99: ms(r.P99), P999: ms(r.P999), Flags: flags(r),
 			ClientBound: r.ClientBound, Failing: r.ErrorShare() > errorShareMark, Noisy: r.Noisy()}
+		v.CPU, v.PerCore, v.Memory = serverFigures(r)
 		switch classOf(r) {
 		case classFailing:
 			v.Class = "failing"
@@ -168,9 +169,10 @@ func rpsBars(rows []Row) []bar {
 	return bars
 }
 
-// perCoreBars ranks the rows by req/s per server core.
+// perCoreBars ranks the rows by req/s per server core; a row without a
+// reading of the server's CPU has no figure and no bar.
 func perCoreBars(rows []Row) []bar {
-	rows = slices.Clone(rows)
+	rows = slices.DeleteFunc(slices.Clone(rows), func(r Row) bool { return r.ServerStats == 0 })
 	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(b.PerServerCore, a.PerServerCore) })
 	var bars []bar
 	for _, r := range rows {

@@ -52,9 +52,10 @@ func markdownTable(b *strings.Builder, rows []Row) {
 	b.WriteString("| # | server | engine | req/s | interval | CV | server CPU | req/s per core | p50 | p99 | p99.9 | memory | flags |\n")
 	b.WriteString("|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for i, r := range rows {
-		fmt.Fprintf(b, "| %d | %s | %s | %.0f | %.0f–%.0f | %.1f%% | %.1f%% | %.0f | %s | %s | %s | %s | %s |\n",
-			i+1, markdownText(r.Name), strings.Join(r.Engines, "+"), r.RPS.Median, r.RPS.Lo, r.RPS.Hi, 100*r.RPS.CV, r.ServerCPU, r.PerServerCore,
-			ms(r.P50), ms(r.P99), ms(r.P999), mebibytes(r.MemoryBytes), flags(r))
+		cpu, perCore, mem := serverFigures(r)
+		fmt.Fprintf(b, "| %d | %s | %s | %.0f | %.0f–%.0f | %.1f%% | %s | %s | %s | %s | %s | %s | %s |\n",
+			i+1, markdownText(r.Name), strings.Join(r.Engines, "+"), r.RPS.Median, r.RPS.Lo, r.RPS.Hi, 100*r.RPS.CV, cpu, perCore,
+			ms(r.P50), ms(r.P99), ms(r.P999), mem, flags(r))
 	}
 	if len(rows) == 0 {
 		b.WriteString("| | no server ranked | | | | | | | | | | | |\n")
@@ -67,3 +68,12 @@ func markdownText(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // msOf is a duration in milliseconds.
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// serverFigures are a row's CPU, req/s per core and memory as text, n/a
+// when no round had a stats reading of the server: not a measured zero.
+func serverFigures(r Row) (cpu, perCore, mem string) {
+	if r.ServerStats == 0 {
+		return "n/a", "n/a", "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", r.ServerCPU), fmt.Sprintf("%.0f", r.PerServerCore), mebibytes(r.MemoryBytes)
+}

@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
 func TestLoadLegacyLayout(t *testing.T) {
@@ -140,5 +142,51 @@ func TestWriteHTMLMatrix(t *testing.T) {
 	}
 	if n := strings.Count(page, `data-chart="rps"`); n != 2 {
 		t.Errorf("%d req/s charts, want one per cell", n)
+	}
+}
+
+func TestServerWithoutStats(t *testing.T) {
+	run, err := report.Load(filepath.Join("testdata", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range run.Cells[0].Servers {
+		if s.Name == "python_grpc" {
+			for j := range s.Rounds {
+				run.Cells[0].Servers[i].Rounds[j].Server = usage.Summary{}
+			}
+		}
+	}
+	var csvOut, md, page bytes.Buffer
+	if err := report.WriteCSV(&csvOut, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteMarkdown(&md, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteHTML(&page, run, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	records, err := csv.NewReader(&csvOut).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range records[1:] {
+		if r[slices.Index(report.CSVColumns, "server")] != "python_grpc" {
+			continue
+		}
+		for _, col := range []string{"server_cpu_percent", "rps_per_server_core", "memory_mib", "server_throttled"} {
+			if v := r[slices.Index(report.CSVColumns, col)]; v != "" {
+				t.Errorf("python_grpc had no server stats, yet %s = %q", col, v)
+			}
+		}
+	}
+	if !strings.Contains(md.String(), "| python_grpc | ghz | 3120 | 3088–3161 | 1.2% | n/a | n/a |") {
+		t.Errorf("results.md does not show python_grpc's CPU as n/a:\n%s", md.String())
+	}
+	perCore := page.String()[strings.Index(page.String(), `data-chart="per-core"`):]
+	perCore = perCore[:strings.Index(perCore, "</figure>")]
+	if strings.Contains(perCore, "python_grpc") {
+		t.Error("the req/s per core chart has a bar for python_grpc, which had no CPU reading")
 	}
 }
