@@ -322,7 +322,9 @@ func openInChromium(t *testing.T, path string) (pageState, []string, []string) {
 					requested = append(requested, ev.Request.URL)
 				}
 			case "Page.loadEventFired":
-				loaded = true
+				// The new tab's about:blank may fire its own load event
+				// after Page.enable: only the report's counts.
+				loaded = pageIs(t, d, s, u)
 			}
 		case <-deadline:
 			t.Fatal("the page did not load in 60 s")
@@ -377,4 +379,23 @@ func copyDir(t *testing.T, from, to string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// pageIs says whether the tab has loaded url completely.
+func pageIs(t *testing.T, d *devtools, session, url string) bool {
+	t.Helper()
+	var res struct {
+		Result struct {
+			Value bool `json:"value"`
+		} `json:"result"`
+	}
+	js, err := json.Marshal(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expr := "location.href === " + string(js) + " && document.readyState === 'complete'"
+	if err := d.call(session, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res.Result.Value
 }
