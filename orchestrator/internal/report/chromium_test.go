@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -198,21 +199,42 @@ func (d *devtools) call(session, method string, params, out any) error {
 // every request sent through the proxy, and connects to it.
 func startChromium(t *testing.T, bin string, px *proxy) *devtools {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	// The profile's folder is made first so that it is removed last, once
+	// Chromium has closed it.
 	args := append(append([]string(nil), chromiumFlags...), "--user-data-dir="+t.TempDir(),
 		"--remote-debugging-port=0", "--remote-allow-origins=http://127.0.0.1",
 		"--proxy-server=http://"+px.ln.Addr().String(), "--proxy-bypass-list=<-loopback>",
 		"--window-size=1200,900", "about:blank")
-	cmd := exec.CommandContext(ctx, bin, args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cmd := exec.Command(bin, args...)
+	// Chromium's helper processes stay in its process group, so that the
+	// test can end them all.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, logTo := io.Pipe()
+	cmd.Stderr = logTo
 	if err := cmd.Start(); err != nil {
-		cancel()
 		t.Skipf("Chromium cannot be started: %v", err)
 	}
-	t.Cleanup(func() { cancel(); cmd.Wait() })
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		logTo.Close()
+		close(exited)
+	}()
+	var d *devtools
+	t.Cleanup(func() {
+		// Closing the browser lets it write its profile out before the
+		// folder is removed; its group goes if it does not close in time.
+		if d != nil {
+			d.call("", "Browser.close", map[string]any{}, nil)
+			d.ws.Close()
+		}
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+		}
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	})
 	found := make(chan string, 1)
 	var log strings.Builder
 	var logMu sync.Mutex
@@ -224,17 +246,19 @@ func startChromium(t *testing.T, bin string, px *proxy) *devtools {
 			log.WriteString(sc.Text() + "\n")
 			logMu.Unlock()
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
+				select {
+				case found <- m[1]:
+				default:
+				}
 			}
 		}
 	}()
 	select {
 	case ws := <-found:
-		d, err := dialDevtools(ws)
-		if err != nil {
+		var err error
+		if d, err = dialDevtools(ws); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { d.ws.Close() })
 		return d
 	case <-time.After(90 * time.Second):
 		logMu.Lock()
