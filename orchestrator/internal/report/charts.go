@@ -129,7 +129,14 @@ func newPlot() *plot.Plot {
 // svgOf draws a plot on an SVG canvas and returns the SVG element, ready
 // to sit inside the page: without its XML prolog, with a role and a label
 // for screen readers.
-func svgOf(p *plot.Plot, w, h vg.Length, label string) (template.HTML, error) {
+func svgOf(p *plot.Plot, w, h vg.Length, label string) (_ template.HTML, err error) {
+	// The library panics on data it cannot draw (a log axis over zero,
+	// say): that is one chart's failure, not the page's.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("draw the chart %q: %v", label, r)
+		}
+	}()
 	c := vgsvg.New(w, h)
 	p.Draw(draw.New(c))
 	var b bytes.Buffer

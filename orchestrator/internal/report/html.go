@@ -27,11 +27,7 @@ func WriteHTML(w io.Writer, run Run, dir string) error {
 		pg.Took = run.Finished.Sub(run.Started).Round(time.Second).String()
 	}
 	for i, c := range run.Cells {
-		cv, err := cellViewOf(run, c, i, dir)
-		if err != nil {
-			return err
-		}
-		pg.Cells = append(pg.Cells, cv)
+		pg.Cells = append(pg.Cells, cellViewOf(run, c, i, dir))
 	}
 	if err := pageTemplate.Execute(w, pg); err != nil {
 		return fmt.Errorf("write report.html: %w", err)
@@ -56,8 +52,10 @@ type cellView struct {
 	Rows             []rowView
 	CapacityRows     []rowView
 	Notes            []string
-	NotRanked        []notRanked
-	Usage            []usageView
+	// Problems are the charts that could not be drawn, and why.
+	Problems  []string
+	NotRanked []notRanked
+	Usage     []usageView
 	// CPULimit is the server's CPU limit in percent of one core.
 	CPULimit  float64
 	Settings  []config.Setting
@@ -80,10 +78,18 @@ type usageView struct {
 	Missing     []string
 }
 
-// cellViewOf draws a cell's charts and lays out its tables.
-func cellViewOf(run Run, c Cell, i int, dir string) (cellView, error) {
+// cellViewOf draws a cell's charts and lays out its tables. A chart that
+// cannot be drawn does not stop the page, nor the run that saves it: the
+// page says which and why instead.
+func cellViewOf(run Run, c Cell, i int, dir string) cellView {
 	cv := cellView{Anchor: fmt.Sprintf("cell-%d", i+1), Name: c.Name(), Engine: engineOf(c), Rounds: roundsText(c),
 		Settings: c.Settings, Placement: c.Placement, CPULimit: 100 * float64(c.ServerCPUs)}
+	chart := func(svg template.HTML, err error) template.HTML {
+		if err != nil {
+			cv.Problems = append(cv.Problems, err.Error())
+		}
+		return svg
+	}
 	rows := Ranking(c)
 	cv.Rows = rowViews(rows)
 	cv.Notes = notes(run, c, rows)
@@ -92,26 +98,16 @@ func cellViewOf(run Run, c Cell, i int, dir string) (cellView, error) {
 			cv.NotRanked = append(cv.NotRanked, notRanked{s.Name, failureText(s)})
 		}
 	}
-	var err error
 	if len(rows) > 0 {
-		if cv.RPS, err = barChart(rpsBars(rows), "OK requests per second"+spread(rows), "req/s per server, "+c.Name()); err != nil {
-			return cv, err
-		}
-		if cv.Latency, err = latencyChart(latencyOf(c, rows)); err != nil {
-			return cv, err
-		}
+		cv.RPS = chart(barChart(rpsBars(rows), "OK requests per second"+spread(rows), "req/s per server, "+c.Name()))
+		cv.Latency = chart(latencyChart(latencyOf(c, rows)))
 		if bars := perCoreBars(rows); len(bars) > 0 {
-			if cv.PerCore, err = barChart(bars, "req/s per server core (req/s over the server's CPU)", "req/s per server core, "+c.Name()); err != nil {
-				return cv, err
-			}
+			cv.PerCore = chart(barChart(bars, "req/s per server core (req/s over the server's CPU)", "req/s per server core, "+c.Name()))
 		}
 	}
 	if capacity := CapacityRanking(c); len(capacity) > 0 {
 		cv.CapacityRows = rowViews(capacity)
-		if cv.Capacity, err = barChart(rpsBars(capacity), "OK requests per second, server capacity"+spread(capacity),
-			"server capacity, "+c.Name()); err != nil {
-			return cv, err
-		}
+		cv.Capacity = chart(barChart(rpsBars(capacity), "OK requests per second, server capacity"+spread(capacity), "server capacity, "+c.Name()))
 	}
 	for _, s := range c.Servers {
 		if len(s.Rounds) == 0 {
@@ -121,16 +117,12 @@ func cellViewOf(run Run, c Cell, i int, dir string) (cellView, error) {
 		uv := usageView{Server: s.Name, Missing: u.Missing}
 		if len(u.CPU) > 0 {
 			span := u.span()
-			if uv.CPU, err = timeChart(u.CPU, span, u.Warmup, u.Window, cv.CPULimit, "server CPU, % of one core", "server CPU over time, "+s.Name); err != nil {
-				return cv, err
-			}
-			if uv.Memory, err = timeChart(u.Memory, span, u.Warmup, u.Window, 0, "server memory, MiB", "server memory over time, "+s.Name); err != nil {
-				return cv, err
-			}
+			uv.CPU = chart(timeChart(u.CPU, span, u.Warmup, u.Window, cv.CPULimit, "server CPU, % of one core", "server CPU over time, "+s.Name))
+			uv.Memory = chart(timeChart(u.Memory, span, u.Warmup, u.Window, 0, "server memory, MiB", "server memory over time, "+s.Name))
 		}
 		cv.Usage = append(cv.Usage, uv)
 	}
-	return cv, nil
+	return cv
 }
 
 // spread says what the bars and whiskers of req/s show.
