@@ -67,7 +67,6 @@ type rowView struct {
 	Name, Engines, Class            string
 	RPS, Interval, CV, CPU, PerCore string
 	P50, P99, P999, Memory, Flags   string
-	ClientBound, Failing, Noisy     bool
 }
 
 type notRanked struct{ Name, Why string }
@@ -138,8 +137,7 @@ func rowViews(rows []Row) []rowView {
 	for i, r := range rows {
 		v := rowView{Rank: i + 1, Name: r.Name, Engines: strings.Join(r.Engines, "+"),
 			RPS: fmt.Sprintf("%.0f", r.RPS.Median), Interval: fmt.Sprintf("%.0f–%.0f", r.RPS.Lo, r.RPS.Hi), CV: fmt.Sprintf("%.1f%%", 100*r.RPS.CV),
-			P50: ms(r.P50), P99: ms(r.P99), P999: ms(r.P999), Flags: flags(r),
-			ClientBound: r.ClientBound, Failing: r.ErrorShare() > errorShareMark, Noisy: r.Noisy()}
+			P50: ms(r.P50), P99: ms(r.P99), P999: ms(r.P999), Flags: flags(r)}
 		v.CPU, v.PerCore, v.Memory = serverFigures(r)
 		switch classOf(r) {
 		case classFailing:
