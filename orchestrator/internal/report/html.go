@@ -22,9 +22,19 @@ var pageTemplate = template.Must(template.New("report.html").Funcs(template.Func
 // with the charts as inline SVG, for every cell of the run. dir is the
 // run's folder, where the rounds' stats streams are read from.
 func WriteHTML(w io.Writer, run Run, dir string) error {
-	pg := page{Run: run, Legend: legendParagraphs(), Memory: fmt.Sprintf("%.1f GiB", float64(run.Hardware.MemoryBytes)/(1<<30))}
+	pg := page{Run: run, Legend: legendParagraphs()}
 	if !run.Finished.IsZero() && !run.Started.IsZero() {
 		pg.Took = run.Finished.Sub(run.Started).Round(time.Second).String()
+	}
+	if run.Hardware.CPUs > 0 {
+		pg.Machines = append(pg.Machines, machineOf("machine", run.Hardware))
+	}
+	if run.ClientHardware != nil {
+		pg.Machines[0].Role = "servers' machine"
+		pg.Machines = append(pg.Machines, machineOf("clients' machine", *run.ClientHardware))
+	}
+	if run.RoundTrip != nil {
+		pg.RoundTrip = run.RoundTrip.String()
 	}
 	for i, c := range run.Cells {
 		pg.Cells = append(pg.Cells, cellViewOf(run, c, i, dir))
@@ -37,11 +47,22 @@ func WriteHTML(w io.Writer, run Run, dir string) error {
 
 // page is what the template shows.
 type page struct {
-	Run    Run
-	Took   string
-	Memory string
-	Legend []string
-	Cells  []cellView
+	Run Run
+	// Machines are the run's machine, or its servers' and its clients'.
+	Machines  []machine
+	RoundTrip string
+	Took      string
+	Legend    []string
+	Cells     []cellView
+}
+
+type machine struct {
+	Role, Memory string
+	Hardware
+}
+
+func machineOf(role string, h Hardware) machine {
+	return machine{Role: role, Memory: fmt.Sprintf("%.1f GiB", float64(h.MemoryBytes)/(1<<30)), Hardware: h}
 }
 
 type cellView struct {

@@ -17,8 +17,11 @@ func WriteMarkdown(w io.Writer, run Run) error {
 	if run.Commit != "" {
 		fmt.Fprintf(&b, "Commit: `%s`  \n", run.Commit)
 	}
-	if h := run.Hardware; h.CPUs > 0 {
-		fmt.Fprintf(&b, "Machine: %s, %d cores, %.1f GiB, Docker %s\n", h.CPUModel, h.CPUs, float64(h.MemoryBytes)/(1<<30), h.DockerVersion)
+	switch h := run.Hardware; {
+	case run.ClientHardware != nil:
+		fmt.Fprintf(&b, "Servers' machine: %s  \nClients' machine: %s\n", machineText(h), machineText(*run.ClientHardware))
+	case h.CPUs > 0:
+		fmt.Fprintf(&b, "Machine: %s\n", machineText(h))
 	}
 	for _, c := range run.Cells {
 		fmt.Fprintf(&b, "\n### %s\n\n", c.Name())
@@ -76,4 +79,8 @@ func serverFigures(r Row) (cpu, perCore, mem string) {
 		return "n/a", "n/a", "n/a"
 	}
 	return fmt.Sprintf("%.1f%%", r.ServerCPU), fmt.Sprintf("%.0f", r.PerServerCore), mebibytes(r.MemoryBytes)
+}
+
+func machineText(h Hardware) string {
+	return fmt.Sprintf("%s, %d cores, %.1f GiB, Docker %s", h.CPUModel, h.CPUs, float64(h.MemoryBytes)/(1<<30), h.DockerVersion)
 }

@@ -190,3 +190,27 @@ func TestServerWithoutStats(t *testing.T) {
 		t.Error("the req/s per core chart has a bar for python_grpc, which had no CPU reading")
 	}
 }
+
+func TestWriteHTMLTwoMachines(t *testing.T) {
+	run := recorded(t)
+	client := run.Hardware
+	client.CPUModel, client.CPUs = "AMD EPYC 9654", 96
+	rtt := 180 * time.Microsecond
+	run.ClientHardware, run.RoundTrip = &client, &rtt
+	var md bytes.Buffer
+	if err := report.WriteMarkdown(&md, run); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Servers' machine: AMD EPYC 7B13, 2 cores, 24.0 GiB, Docker 20.10.24+dfsg1  \nClients' machine: AMD EPYC 9654, 96 cores"; !strings.Contains(md.String(), want) {
+		t.Errorf("results.md does not name both machines:\n%s", md.String())
+	}
+	var b bytes.Buffer
+	if err := report.WriteHTML(&b, run, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"servers&#39; machine", "AMD EPYC 7B13, 2 cores", "clients&#39; machine", "AMD EPYC 9654, 96 cores", "round trip between the clients' machine and the servers': 180µs"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("the page of a run on two machines lacks %q", s)
+		}
+	}
+}
