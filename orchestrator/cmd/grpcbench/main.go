@@ -42,6 +42,7 @@ type cli struct {
 	Engines  enginesCmd  `cmd:"" help:"Load one server with each load engine (h2, ghz, h2load) and compare their cost per call."`
 	Accuracy accuracyCmd `cmd:"" help:"Compare the h2 engine with h2load on every server under several load shapes: req/s and mean latency, medians of alternating rounds."`
 	Compare  compareCmd  `cmd:"" help:"Compare two runs: per server, both medians of req/s, the change, and whether it is significant."`
+	Report   reportCmd   `cmd:"" help:"Rewrite bench.txt, summary.txt, results.csv, results.md and report.html of a run folder from its results.json."`
 	Env      envCmd      `cmd:"" help:"Print every setting with its default and meaning, as .env.example holds them."`
 	Loadgen  loadgenCmd  `cmd:"" hidden:"" help:"Load one server as a spec file says and print the result as JSON (runs in the client container)."`
 	Probe    probeCmd    `cmd:"" hidden:"" help:"Wait until a server answers SayHello (runs in the client container)."`

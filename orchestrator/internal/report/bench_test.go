@@ -436,7 +436,7 @@ func TestSave(t *testing.T) {
 	for _, e := range entries {
 		files = append(files, e.Name())
 	}
-	if want := []string{"bench.txt", "results.json", "summary.txt"}; !slices.Equal(files, want) {
+	if want := []string{"bench.txt", "report.html", "results.csv", "results.json", "results.md", "summary.txt"}; !slices.Equal(files, want) {
 		t.Errorf("Save left %v in the folder, want %v", files, want)
 	}
 	bench, err := os.ReadFile(filepath.Join(dir, "bench.txt"))

@@ -131,15 +131,24 @@ func syncDir(dir string) error {
 
 // Save writes the run's record and what is made from it: results.json
 // first, so that a file made from it never shows more than the record
-// beside it, then summary.txt and bench.txt.
+// beside it, then summary.txt, bench.txt, results.csv, results.md and
+// report.html.
 func Save(f Folder, run Run) error {
 	if err := f.WriteJSON("results.json", run); err != nil {
 		return err
 	}
+	return Render(f, run)
+}
+
+// Render writes every file made from the run's record: summary.txt,
+// bench.txt, results.csv, results.md and report.html (which reads the
+// rounds' stats streams from the folder).
+func Render(f Folder, run Run) error {
+	html := func(w io.Writer, run Run) error { return WriteHTML(w, run, f.Dir) }
 	for _, out := range []struct {
 		name  string
 		write func(io.Writer, Run) error
-	}{{"summary.txt", WriteSummary}, {"bench.txt", WriteBench}} {
+	}{{"summary.txt", WriteSummary}, {"bench.txt", WriteBench}, {"results.csv", WriteCSV}, {"results.md", WriteMarkdown}, {"report.html", html}} {
 		var b bytes.Buffer
 		if err := out.write(&b, run); err != nil {
 			return err
@@ -151,14 +160,21 @@ func Save(f Folder, run Run) error {
 	return nil
 }
 
-// Load reads the record of the run in dir.
+// Load reads the record of the run in dir. A results.json of the older
+// layout (servers at the top level, one measurement each) is read as one
+// cell with one round per server.
 func Load(dir string) (Run, error) {
 	var run Run
 	js, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if err != nil {
 		return run, fmt.Errorf("read the run in %s: %w", dir, err)
 	}
-	if err := json.Unmarshal(js, &run); err != nil {
+	if isLegacy(js) {
+		run, err = fromLegacy(js)
+	} else {
+		err = json.Unmarshal(js, &run)
+	}
+	if err != nil {
 		return run, fmt.Errorf("read the run in %s: results.json: %w", dir, err)
 	}
 	if run.ID == "" {

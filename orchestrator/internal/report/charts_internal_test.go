@@ -1,0 +1,36 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+func TestSVGOfTurnsAPanicIntoAnError(t *testing.T) {
+	p := newPlot()
+	line, err := plotter.NewLine(plotter.XYs{{X: 1, Y: 1}, {X: 10, Y: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Add(line)
+	// A log axis from 0 is what the library panics on.
+	p.X.Scale, p.X.Min = plot.LogScale{}, 0
+	svg, err := svgOf(p, 4*vg.Inch, 3*vg.Inch, "broken")
+	if err == nil || !strings.Contains(err.Error(), `draw the chart "broken"`) || svg != "" {
+		t.Errorf("svgOf = %q, %v; want no SVG and an error naming the chart", svg, err)
+	}
+}
+
+func TestPageSaysWhichChartFailed(t *testing.T) {
+	var b strings.Builder
+	pg := page{Cells: []cellView{{Name: "cell", Problems: []string{`draw the chart "req/s per server": boom`}}}}
+	if err := pageTemplate.Execute(&b, pg); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `A chart could not be drawn: draw the chart &#34;req/s per server&#34;: boom`) {
+		t.Errorf("the page does not name the chart that failed:\n%s", b.String())
+	}
+}

@@ -1,0 +1,143 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// CSVColumns are the columns of results.csv, in order. The file has one
+// row per server and cell: the cell's ranked servers fastest first, then
+// the servers not ranked, in catalog order. Figures are medians over the
+// rounds, as in bench.txt; a server not ranked has its figures empty.
+//
+//	run                  the run id (its folder's name)
+//	scenario             the cell's request scenario
+//	server_cpus          the server's CPU limit in cores
+//	client_cpus          the load client's CPU limit in cores
+//	profile              the load profile (1a … 3b), empty when the shape
+//	                     came from connections and concurrency
+//	connections          HTTP/2 connections of the load client
+//	concurrency          calls in flight over all connections
+//	server               the server's name (a folder of servers/)
+//	engines              load engines the figures come from, joined by "+"
+//	rounds               rounds the server was run in
+//	rps_median           OK calls per second, median of the rounds
+//	rps_lo, rps_hi       its interval: see rps_interval
+//	rps_interval         "min–max" (the rounds' range, below 6 rounds) or
+//	                     "95% CI" (the median's confidence interval)
+//	rps_cv               the rounds' standard deviation over their mean
+//	p50_ms … p999_ms     latency percentiles p50, p90, p95, p99, p99.9 in
+//	                     milliseconds, medians of the rounds (empty when
+//	                     the engine did not measure them)
+//	server_cpu_percent   the server's CPU in percent of one core (this and
+//	                     the other figures of the server's stats are empty
+//	                     when no round had a stats reading of it)
+//	client_cpu_percent   the load client's CPU in percent of one core
+//	rps_per_server_core  req/s over the cores the server kept busy
+//	memory_mib           the server's memory in MiB
+//	server_throttled     share of CFS periods the server's quota stopped it
+//	client_throttled     the same for the load client
+//	client_bound         true when the client set the pace in some round
+//	failed_share         share of calls that failed (not OK)
+//	ranked               true when every round was measured
+//	failure              why the server is not ranked, empty when it is
+//	capacity_rps_median  req/s of the "server capacity" ranking, where the
+//	                     run has one and the server is in it
+var CSVColumns = []string{
+	"run", "scenario", "server_cpus", "client_cpus", "profile", "connections", "concurrency",
+	"server", "engines", "rounds",
+	"rps_median", "rps_lo", "rps_hi", "rps_interval", "rps_cv",
+	"p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms",
+	"server_cpu_percent", "client_cpu_percent", "rps_per_server_core", "memory_mib",
+	"server_throttled", "client_throttled", "client_bound", "failed_share",
+	"ranked", "failure", "capacity_rps_median",
+}
+
+// Columns of the server's own stats, left empty when no round had them.
+var (
+	colServerCPU       = slices.Index(CSVColumns, "server_cpu_percent")
+	colPerCore         = slices.Index(CSVColumns, "rps_per_server_core")
+	colMemory          = slices.Index(CSVColumns, "memory_mib")
+	colServerThrottled = slices.Index(CSVColumns, "server_throttled")
+)
+
+// WriteCSV writes results.csv: CSVColumns, then a row per server and cell.
+func WriteCSV(w io.Writer, run Run) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVColumns); err != nil {
+		return fmt.Errorf("write results.csv: %w", err)
+	}
+	for _, c := range run.Cells {
+		cell := []string{run.ID, c.Scenario, c.ServerCPUs.String(), c.ClientCPUs.String(), c.Profile,
+			strconv.Itoa(c.Connections), strconv.Itoa(c.Concurrency)}
+		capacity := map[string]float64{}
+		for _, r := range CapacityRanking(c) {
+			capacity[r.Name] = r.RPS.Median
+		}
+		rounds := map[string]int{}
+		for _, s := range c.Servers {
+			rounds[s.Name] = len(s.Rounds)
+		}
+		for _, r := range Ranking(c) {
+			rec := append(cell[:len(cell):len(cell)], r.Name, strings.Join(r.Engines, "+"), strconv.Itoa(rounds[r.Name]),
+				num(r.RPS.Median, 1), num(r.RPS.Lo, 1), num(r.RPS.Hi, 1), r.RPS.Interval, num(r.RPS.CV, 4),
+				msField(r.P50), msField(r.P90), msField(r.P95), msField(r.P99), msField(r.P999),
+				num(r.ServerCPU, 2), num(r.ClientCPU, 2), num(r.PerServerCore, 1), num(float64(r.MemoryBytes)/(1<<20), 2),
+				num(r.ServerThrottled, 4), num(r.ClientThrottled, 4), strconv.FormatBool(r.ClientBound), num(r.ErrorShare(), 4),
+				"true", "", "")
+			if r.ServerStats == 0 {
+				// No reading of the server: not a measured zero.
+				for _, col := range []int{colServerCPU, colPerCore, colMemory, colServerThrottled} {
+					rec[col] = ""
+				}
+			}
+			if v, ok := capacity[r.Name]; ok {
+				rec[len(rec)-1] = num(v, 1)
+			}
+			if err := cw.Write(rec); err != nil {
+				return fmt.Errorf("write results.csv: %w", err)
+			}
+		}
+		for _, s := range c.Servers {
+			if s.Ranked() {
+				continue
+			}
+			rec := append(cell[:len(cell):len(cell)], s.Name, "", strconv.Itoa(len(s.Rounds)))
+			rec = append(rec, make([]string, len(CSVColumns)-len(rec))...)
+			rec[len(rec)-3] = "false"
+			rec[len(rec)-2] = failureText(s)
+			if err := cw.Write(rec); err != nil {
+				return fmt.Errorf("write results.csv: %w", err)
+			}
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write results.csv: %w", err)
+	}
+	return nil
+}
+
+// failureText says why a server is not ranked, as bench.txt does.
+func failureText(s Server) string {
+	if f := failureOf(s); f != nil {
+		return fmt.Sprintf("%s failed: %s", f.where(), f.Reason)
+	}
+	return "not measured"
+}
+
+func num(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+
+// msField writes a latency in ms, and one that was not measured (0) as
+// an empty field rather than 0.
+func msField(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return num(msOf(d), 3)
+}

@@ -1,0 +1,224 @@
+package report
+
+import (
+	"cmp"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+)
+
+//go:embed html.tmpl
+var htmlTemplate string
+
+var pageTemplate = template.Must(template.New("report.html").Funcs(template.FuncMap{"join": strings.Join}).Parse(htmlTemplate))
+
+// WriteHTML writes report.html: one page that needs nothing beside it,
+// with the charts as inline SVG, for every cell of the run. dir is the
+// run's folder, where the rounds' stats streams are read from.
+func WriteHTML(w io.Writer, run Run, dir string) error {
+	pg := page{Run: run, Legend: legendParagraphs()}
+	if !run.Finished.IsZero() && !run.Started.IsZero() {
+		pg.Took = run.Finished.Sub(run.Started).Round(time.Second).String()
+	}
+	if run.Hardware.CPUs > 0 {
+		pg.Machines = append(pg.Machines, machineOf("machine", run.Hardware))
+	}
+	if run.ClientHardware != nil {
+		pg.Machines[0].Role = "servers' machine"
+		pg.Machines = append(pg.Machines, machineOf("clients' machine", *run.ClientHardware))
+	}
+	if run.RoundTrip != nil {
+		pg.RoundTrip = run.RoundTrip.String()
+	}
+	for i, c := range run.Cells {
+		pg.Cells = append(pg.Cells, cellViewOf(run, c, i, dir))
+	}
+	if err := pageTemplate.Execute(w, pg); err != nil {
+		return fmt.Errorf("write report.html: %w", err)
+	}
+	return nil
+}
+
+// page is what the template shows.
+type page struct {
+	Run Run
+	// Machines are the run's machine, or its servers' and its clients'.
+	Machines  []machine
+	RoundTrip string
+	Took      string
+	Legend    []string
+	Cells     []cellView
+}
+
+type machine struct {
+	Role, Memory string
+	Hardware
+}
+
+func machineOf(role string, h Hardware) machine {
+	return machine{Role: role, Memory: fmt.Sprintf("%.1f GiB", float64(h.MemoryBytes)/(1<<30)), Hardware: h}
+}
+
+type cellView struct {
+	Anchor, Name     string
+	Engine, Rounds   string
+	RPS, Capacity    template.HTML
+	Latency, PerCore template.HTML
+	Rows             []rowView
+	CapacityRows     []rowView
+	Notes            []string
+	// Problems are the charts that could not be drawn, and why.
+	Problems  []string
+	NotRanked []notRanked
+	Usage     []usageView
+	// CPULimit is the server's CPU limit in percent of one core.
+	CPULimit  float64
+	Settings  []config.Setting
+	Placement Placement
+}
+
+type rowView struct {
+	Rank                            int
+	Name, Engines, Class            string
+	RPS, Interval, CV, CPU, PerCore string
+	P50, P99, P999, Memory, Flags   string
+}
+
+type notRanked struct{ Name, Why string }
+
+type usageView struct {
+	Server      string
+	CPU, Memory template.HTML
+	Missing     []string
+}
+
+// cellViewOf draws a cell's charts and lays out its tables. A chart that
+// cannot be drawn does not stop the page, nor the run that saves it: the
+// page says which and why instead.
+func cellViewOf(run Run, c Cell, i int, dir string) cellView {
+	cv := cellView{Anchor: fmt.Sprintf("cell-%d", i+1), Name: c.Name(), Engine: engineOf(c), Rounds: roundsText(c),
+		Settings: c.Settings, Placement: c.Placement, CPULimit: 100 * float64(c.ServerCPUs)}
+	chart := func(svg template.HTML, err error) template.HTML {
+		if err != nil {
+			cv.Problems = append(cv.Problems, err.Error())
+		}
+		return svg
+	}
+	rows := Ranking(c)
+	cv.Rows = rowViews(rows)
+	cv.Notes = notes(run, c, rows)
+	for _, s := range c.Servers {
+		if !s.Ranked() {
+			cv.NotRanked = append(cv.NotRanked, notRanked{s.Name, failureText(s)})
+		}
+	}
+	if len(rows) > 0 {
+		cv.RPS = chart(barChart(rpsBars(rows), "OK requests per second"+spread(rows), "req/s per server, "+c.Name()))
+		cv.Latency = chart(latencyChart(latencyOf(c, rows)))
+		if bars := perCoreBars(rows); len(bars) > 0 {
+			cv.PerCore = chart(barChart(bars, "req/s per server core (req/s over the server's CPU)", "req/s per server core, "+c.Name()))
+		}
+	}
+	if capacity := CapacityRanking(c); len(capacity) > 0 {
+		cv.CapacityRows = rowViews(capacity)
+		cv.Capacity = chart(barChart(rpsBars(capacity), "OK requests per second, server capacity"+spread(capacity), "server capacity, "+c.Name()))
+	}
+	for _, s := range c.Servers {
+		if len(s.Rounds) == 0 {
+			continue
+		}
+		u := readUsage(dir, run, c, s)
+		uv := usageView{Server: s.Name, Missing: u.Missing}
+		if len(u.CPU) > 0 {
+			span := u.span()
+			uv.CPU = chart(timeChart(u.CPU, span, u.Warmup, u.Window, cv.CPULimit, "server CPU, % of one core", "server CPU over time, "+s.Name))
+			uv.Memory = chart(timeChart(u.Memory, span, u.Warmup, u.Window, 0, "server memory, MiB", "server memory over time, "+s.Name))
+		}
+		cv.Usage = append(cv.Usage, uv)
+	}
+	return cv
+}
+
+// spread says what the bars and whiskers of req/s show.
+func spread(rows []Row) string {
+	if rows[0].RPS.N < 2 {
+		return " (one round)"
+	}
+	return fmt.Sprintf(" (median; whiskers: %s over %d rounds)", rows[0].RPS.Interval, rows[0].RPS.N)
+}
+
+func rowViews(rows []Row) []rowView {
+	var out []rowView
+	for i, r := range rows {
+		v := rowView{Rank: i + 1, Name: r.Name, Engines: strings.Join(r.Engines, "+"),
+			RPS: fmt.Sprintf("%.0f", r.RPS.Median), Interval: fmt.Sprintf("%.0f–%.0f", r.RPS.Lo, r.RPS.Hi), CV: fmt.Sprintf("%.1f%%", 100*r.RPS.CV),
+			P50: ms(r.P50), P99: ms(r.P99), P999: ms(r.P999), Flags: flags(r)}
+		v.CPU, v.PerCore, v.Memory = serverFigures(r)
+		switch classOf(r) {
+		case classFailing:
+			v.Class = "failing"
+		case classClientBound:
+			v.Class = "client-bound"
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func rpsBars(rows []Row) []bar {
+	var bars []bar
+	for _, r := range rows {
+		bars = append(bars, bar{name: nameOf(r), value: r.RPS.Median, lo: r.RPS.Lo, hi: r.RPS.Hi, whisker: r.RPS.N > 1,
+			class: classOf(r), label: fmt.Sprintf("%.0f", r.RPS.Median)})
+	}
+	return bars
+}
+
+// perCoreBars ranks the rows by req/s per server core; a row without a
+// reading of the server's CPU has no figure and no bar.
+func perCoreBars(rows []Row) []bar {
+	rows = slices.DeleteFunc(slices.Clone(rows), func(r Row) bool { return r.ServerStats == 0 })
+	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(b.PerServerCore, a.PerServerCore) })
+	var bars []bar
+	for _, r := range rows {
+		bars = append(bars, bar{name: nameOf(r), value: r.PerServerCore, class: classOf(r),
+			label: fmt.Sprintf("%.0f at %.0f%% CPU", r.PerServerCore, r.ServerCPU)})
+	}
+	return bars
+}
+
+// latencyOf is the latency chart's arguments: each row's p50, p90, p99,
+// p99.9 (medians of the rounds) and the highest max of its rounds, in ms.
+func latencyOf(c Cell, rows []Row) (names []string, values [][]float64, aria string) {
+	worst := map[string]time.Duration{}
+	for _, s := range c.Servers {
+		for _, r := range s.Rounds {
+			if r.Load != nil {
+				worst[s.Name] = max(worst[s.Name], r.Load.Latency.Max)
+			}
+		}
+	}
+	for _, r := range rows {
+		names = append(names, nameOf(r))
+		values = append(values, []float64{msOf(r.P50), msOf(r.P90), msOf(r.P99), msOf(r.P999), msOf(worst[r.Name])})
+	}
+	return names, values, "latency percentiles per server, " + c.Name()
+}
+
+// legendParagraphs is summary.txt's legend as paragraphs.
+func legendParagraphs() []string {
+	var out []string
+	for _, p := range strings.Split(strings.TrimSpace(legend), "\nFlags:") {
+		if len(out) > 0 {
+			p = "Flags:" + p
+		}
+		out = append(out, strings.Join(strings.Fields(p), " "))
+	}
+	return out
+}

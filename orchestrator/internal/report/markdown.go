@@ -1,0 +1,86 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// WriteMarkdown writes results.md: for each cell, a heading, its ranking
+// as a Markdown table (and the server capacity ranking where there is
+// one), its notes as a list and its settings, ready to paste into an
+// issue.
+func WriteMarkdown(w io.Writer, run Run) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## grpcbench run %s\n\n", run.ID)
+	if run.Commit != "" {
+		fmt.Fprintf(&b, "Commit: `%s`  \n", run.Commit)
+	}
+	switch h := run.Hardware; {
+	case run.ClientHardware != nil:
+		fmt.Fprintf(&b, "Servers' machine: %s  \nClients' machine: %s\n", machineText(h), machineText(*run.ClientHardware))
+	case h.CPUs > 0:
+		fmt.Fprintf(&b, "Machine: %s\n", machineText(h))
+	}
+	for _, c := range run.Cells {
+		fmt.Fprintf(&b, "\n### %s\n\n", c.Name())
+		rows := Ranking(c)
+		fmt.Fprintf(&b, "Ranking by the load engine (%s), medians of %s:\n\n", engineOf(c), roundsText(c))
+		markdownTable(&b, rows)
+		if capacity := CapacityRanking(c); capacity != nil {
+			b.WriteString("\nServer capacity (the capacity engine's figures for the rounds where the load engine was client-bound):\n\n")
+			markdownTable(&b, capacity)
+		}
+		if n := notes(run, c, rows); len(n) > 0 {
+			b.WriteString("\nNotes:\n\n")
+			for _, line := range n {
+				b.WriteString("- " + markdownText(line) + "\n")
+			}
+		}
+		b.WriteString("\nSettings: ")
+		for i, s := range c.Settings {
+			if i > 0 {
+				b.WriteString(" ")
+			}
+			fmt.Fprintf(&b, "`%s=%s`", s.Name, s.Value)
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func markdownTable(b *strings.Builder, rows []Row) {
+	b.WriteString("| # | server | engine | req/s | interval | CV | server CPU | req/s per core | p50 | p99 | p99.9 | memory | flags |\n")
+	b.WriteString("|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	for i, r := range rows {
+		cpu, perCore, mem := serverFigures(r)
+		fmt.Fprintf(b, "| %d | %s | %s | %.0f | %.0f–%.0f | %.1f%% | %s | %s | %s | %s | %s | %s | %s |\n",
+			i+1, markdownText(r.Name), strings.Join(r.Engines, "+"), r.RPS.Median, r.RPS.Lo, r.RPS.Hi, 100*r.RPS.CV, cpu, perCore,
+			ms(r.P50), ms(r.P99), ms(r.P999), mem, flags(r))
+	}
+	if len(rows) == 0 {
+		b.WriteString("| | no server ranked | | | | | | | | | | | |\n")
+	}
+}
+
+// markdownText keeps a server's name or a note from breaking the table.
+// Underscores stay as they are: inside words they are not emphasis.
+func markdownText(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// msOf is a duration in milliseconds.
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// serverFigures are a row's CPU, req/s per core and memory as text, n/a
+// when no round had a stats reading of the server: not a measured zero.
+func serverFigures(r Row) (cpu, perCore, mem string) {
+	if r.ServerStats == 0 {
+		return "n/a", "n/a", "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", r.ServerCPU), fmt.Sprintf("%.0f", r.PerServerCore), mebibytes(r.MemoryBytes)
+}
+
+func machineText(h Hardware) string {
+	return fmt.Sprintf("%s, %d cores, %.1f GiB, Docker %s", h.CPUModel, h.CPUs, float64(h.MemoryBytes)/(1<<30), h.DockerVersion)
+}

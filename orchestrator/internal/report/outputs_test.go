@@ -1,0 +1,216 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
+)
+
+func TestLoadLegacyLayout(t *testing.T) {
+	run, err := report.Load(filepath.Join("testdata", "legacy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Cells) != 1 {
+		t.Fatalf("%d cells, want 1", len(run.Cells))
+	}
+	c := run.Cells[0]
+	want := config.Cell{Scenario: "complex_proto", ServerCPUs: 1, ClientCPUs: 1, Connections: 50, Concurrency: 1000}
+	if c.Cell != want {
+		t.Errorf("cell = %+v, want %+v", c.Cell, want)
+	}
+	if len(c.Settings) != 9 || c.Placement.Shared != true {
+		t.Errorf("settings %v, placement %+v: want the run's", c.Settings, c.Placement)
+	}
+	if got := names(report.Ranking(c)); !slices.Equal(got, []string{"go_grpc", "python_grpc"}) {
+		t.Errorf("ranking = %v", got)
+	}
+	g := c.Servers[0]
+	if len(g.Rounds) != 1 || g.Rounds[0].Round != 1 || !g.Rounds[0].ClientBound || len(g.Rounds[0].Phases) != 3 ||
+		g.Rounds[0].Load.RPS != 21560.1 || g.Rounds[0].Server.CPUAvgPercent != 61.2 {
+		t.Errorf("go_grpc = %+v, want one round with the old measurement", g)
+	}
+	if !g.Rounds[0].Start.Equal(time.Date(2026, 11, 28, 9, 14, 30, 0, time.UTC)) {
+		t.Errorf("round start = %v, want the first phase's", g.Rounds[0].Start)
+	}
+	if j := c.Servers[2]; j.Failure == nil || j.Failure.Phase != "build" || len(j.Rounds) != 0 {
+		t.Errorf("java_grpc = %+v, want its build failure and no round", j)
+	}
+	// An old folder still renders, saying which stats are missing.
+	var b bytes.Buffer
+	if err := report.WriteHTML(&b, run, filepath.Join("testdata", "legacy")); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"go_grpc", "python_grpc", "java_grpc", "No stats for round 1: no stats file", "build failed: exit status 1"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("report.html of the old run lacks %q", s)
+		}
+	}
+}
+
+func TestLoadRefuses(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		d := filepath.Join(dir, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "results.json"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, tc := range []struct{ name, dir string }{
+		{"missing folder", filepath.Join(dir, "nope")},
+		{"not JSON", write("garbled", "{\"id\": \"x\", \"cells\": [")},
+		{"no run", write("empty", "{}")},
+		{"old layout, wrong types", write("legacy", `{"id": "x", "servers": [{"name": 3}]}`)},
+	} {
+		if _, err := report.Load(tc.dir); err == nil {
+			t.Errorf("%s: Load returned no error", tc.name)
+		}
+	}
+}
+
+// svgSize reads the width and height, in points, of the SVG elements of a
+// page, in order.
+var svgSize = regexp.MustCompile(`<svg role="img" aria-label="([^"]*)" width="([0-9.]+)pt" height="([0-9.]+)pt"`)
+
+func TestWriteHTMLGrowsWithServers(t *testing.T) {
+	heights := map[int]float64{}
+	for _, n := range []int{4, 20} {
+		var servers []report.Server
+		for i := range n {
+			r := seedRows[i%len(seedRows)]
+			r.name = fmt.Sprintf("%s_with_a_rather_long_name_%02d", r.name, i)
+			servers = append(servers, r.server())
+		}
+		var b bytes.Buffer
+		if err := report.WriteHTML(&b, runOf(servers...), t.TempDir()); err != nil {
+			t.Fatal(err)
+		}
+		m := svgSize.FindStringSubmatch(b.String())
+		if m == nil || !strings.HasPrefix(m[1], "req/s per server") {
+			t.Fatalf("no req/s chart first in the page of %d servers", n)
+		}
+		heights[n], _ = strconv.ParseFloat(m[3], 64)
+		for _, s := range servers {
+			if !strings.Contains(b.String(), ">"+s.Name+"</text>") {
+				t.Errorf("%d servers: the name %s is not drawn whole in a chart", n, s.Name)
+			}
+		}
+	}
+	if heights[20] < heights[4]+16*12 {
+		t.Errorf("the req/s chart is %.0f pt high for 4 servers and %.0f pt for 20: it must grow by a row per server", heights[4], heights[20])
+	}
+}
+
+func TestWriteHTMLMatrix(t *testing.T) {
+	run, err := report.Load(filepath.Join("testdata", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := run.Cells[0]
+	second.ServerCPUs, second.Profile, second.Connections, second.Concurrency = 2, "3b", 100, 1000
+	run.Cells = append(run.Cells, second)
+	var b bytes.Buffer
+	if err := report.WriteHTML(&b, run, filepath.Join("testdata", "run")); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, s := range []string{
+		`<section class="cell" id="cell-1">`, `<section class="cell" id="cell-2">`, `<a href="#cell-2">`,
+		"complex_proto, server 2 CPU, client 1 CPU, shape 3b (100×1000)",
+		// A matrix run keeps each cell's rounds in a folder of its own.
+		"No stats for rounds 1, 2, 3: no stats file (go_grpc/complex_proto_cpu2_3b/round-N/load-server-stats.jsonl)",
+	} {
+		if !strings.Contains(page, s) {
+			t.Errorf("the page of two cells lacks %q", s)
+		}
+	}
+	if n := strings.Count(page, `data-chart="rps"`); n != 2 {
+		t.Errorf("%d req/s charts, want one per cell", n)
+	}
+}
+
+func TestServerWithoutStats(t *testing.T) {
+	run, err := report.Load(filepath.Join("testdata", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range run.Cells[0].Servers {
+		if s.Name == "python_grpc" {
+			for j := range s.Rounds {
+				run.Cells[0].Servers[i].Rounds[j].Server = usage.Summary{}
+			}
+		}
+	}
+	var csvOut, md, page bytes.Buffer
+	if err := report.WriteCSV(&csvOut, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteMarkdown(&md, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteHTML(&page, run, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	records, err := csv.NewReader(&csvOut).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range records[1:] {
+		if r[slices.Index(report.CSVColumns, "server")] != "python_grpc" {
+			continue
+		}
+		for _, col := range []string{"server_cpu_percent", "rps_per_server_core", "memory_mib", "server_throttled"} {
+			if v := r[slices.Index(report.CSVColumns, col)]; v != "" {
+				t.Errorf("python_grpc had no server stats, yet %s = %q", col, v)
+			}
+		}
+	}
+	if !strings.Contains(md.String(), "| python_grpc | ghz | 3120 | 3088–3161 | 1.2% | n/a | n/a |") {
+		t.Errorf("results.md does not show python_grpc's CPU as n/a:\n%s", md.String())
+	}
+	perCore := page.String()[strings.Index(page.String(), `data-chart="per-core"`):]
+	perCore = perCore[:strings.Index(perCore, "</figure>")]
+	if strings.Contains(perCore, "python_grpc") {
+		t.Error("the req/s per core chart has a bar for python_grpc, which had no CPU reading")
+	}
+}
+
+func TestWriteHTMLTwoMachines(t *testing.T) {
+	run := recorded(t)
+	client := run.Hardware
+	client.CPUModel, client.CPUs = "AMD EPYC 9654", 96
+	rtt := 180 * time.Microsecond
+	run.ClientHardware, run.RoundTrip = &client, &rtt
+	var md bytes.Buffer
+	if err := report.WriteMarkdown(&md, run); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Servers' machine: AMD EPYC 7B13, 2 cores, 24.0 GiB, Docker 20.10.24+dfsg1  \nClients' machine: AMD EPYC 9654, 96 cores"; !strings.Contains(md.String(), want) {
+		t.Errorf("results.md does not name both machines:\n%s", md.String())
+	}
+	var b bytes.Buffer
+	if err := report.WriteHTML(&b, run, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"servers&#39; machine", "AMD EPYC 7B13, 2 cores", "clients&#39; machine", "AMD EPYC 9654, 96 cores", "round trip between the clients' machine and the servers': 180µs"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("the page of a run on two machines lacks %q", s)
+		}
+	}
+}

@@ -1,0 +1,215 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/golden from the current output")
+
+// recorded is the run recorded in testdata/run: a real run's record, cut
+// down to a few servers, with the stats streams of some of their rounds.
+func recorded(t *testing.T) report.Run {
+	t.Helper()
+	run, err := report.Load(filepath.Join("testdata", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// golden compares got with testdata/golden/name, or rewrites it with
+// -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run the test with -update to write it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s:\n%s", path, lineDiff(string(want), got))
+	}
+}
+
+func TestWriteCSVGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := report.WriteCSV(&b, recorded(t)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "results.csv", b.String())
+	records, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatalf("results.csv does not read back: %v", err)
+	}
+	if !slices.Equal(records[0], report.CSVColumns) {
+		t.Errorf("header = %v, want CSVColumns", records[0])
+	}
+	for _, r := range records[1:] {
+		if len(r) != len(report.CSVColumns) {
+			t.Errorf("row %v has %d fields, want %d", r, len(r), len(report.CSVColumns))
+		}
+	}
+}
+
+func TestWriteMarkdownGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := report.WriteMarkdown(&b, recorded(t)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "results.md", b.String())
+}
+
+func TestWriteCSVMatrix(t *testing.T) {
+	run := recorded(t)
+	second := run.Cells[0]
+	second.ServerCPUs, second.Profile, second.Connections, second.Concurrency = 2, "3b", 100, 1000
+	run.Cells = append(run.Cells, second)
+	var b bytes.Buffer
+	if err := report.WriteCSV(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	records, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	perCell := len(run.Cells[0].Servers)
+	if len(records) != 1+2*perCell {
+		t.Fatalf("%d rows, want a header and %d per cell", len(records), perCell)
+	}
+	last := records[len(records)-1]
+	if last[2] != "2" || last[4] != "3b" || last[5] != "100" {
+		t.Errorf("a row of the second cell = %v, want server_cpus 2, profile 3b, 100 connections", last)
+	}
+}
+
+// TestReportOpensOffline renders the recorded run and opens it in headless
+// Chromium, whose every request goes to a proxy in the test: every chart
+// must be drawn, every server named, and the page must request nothing
+// but itself.
+func TestReportOpensOffline(t *testing.T) {
+	run := recorded(t)
+	dir := t.TempDir()
+	copyDir(t, filepath.Join("testdata", "run"), dir)
+	if err := report.Render(report.Folder{Dir: dir}, run); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, "report.html")
+	checkNoResources(t, page)
+
+	start := time.Now()
+	st, requested, proxied := openInChromium(t, page)
+	t.Logf("Chromium loaded and checked the page in %s", time.Since(start).Round(time.Millisecond))
+
+	for _, u := range requested {
+		if !strings.HasPrefix(u, "file:") {
+			t.Errorf("the page requested %s", u)
+		}
+	}
+	// The proxy also sees the browser's own background calls (its clock,
+	// its updater), which the page's session does not make: they are
+	// only logged, and never leave the machine.
+	if len(proxied) > 0 {
+		t.Logf("Chromium's own requests, sent to the test's proxy: %q", proxied)
+	}
+	for _, r := range st.Resources {
+		t.Errorf("the page loaded a resource: %s", r)
+	}
+	want := map[string]int{"rps": 1, "latency": 1, "per-core": 1}
+	withStats := map[string]bool{}
+	for _, c := range run.Cells {
+		for _, s := range c.Servers {
+			if _, err := os.Stat(filepath.Join(dir, s.Name, "round-1", "load-server-stats.jsonl")); err == nil {
+				withStats[s.Name] = true
+			}
+		}
+	}
+	if len(withStats) == 0 {
+		t.Fatal("testdata/run has no stats stream: the time charts go untested")
+	}
+	want["cpu"], want["memory"] = len(withStats), len(withStats)
+	got := map[string]int{}
+	for _, c := range st.Charts {
+		got[c.Chart]++
+		if c.Width < 300 || c.Height < 100 || c.Shapes < 10 {
+			t.Errorf("chart %q (%s) is drawn %.0f×%.0f px with %d shapes and texts: not rendered", c.Label, c.Chart, c.Width, c.Height, c.Shapes)
+		}
+		if (c.Chart == "cpu" || c.Chart == "memory") && !withStats[c.Server] {
+			t.Errorf("a %s chart for %s, which has no stats stream", c.Chart, c.Server)
+		}
+	}
+	for chart, n := range want {
+		if got[chart] != n {
+			t.Errorf("%d %s charts rendered, want %d", got[chart], chart, n)
+		}
+	}
+	for _, s := range run.Cells[0].Servers {
+		if !strings.Contains(st.Text, s.Name) {
+			t.Errorf("the page does not name %s", s.Name)
+		}
+	}
+}
+
+// checkNoResources parses the page and fails on anything that would make
+// a browser fetch: scripts, links, images, frames, a src or href that is
+// not a fragment, url() or @import in CSS, and any http(s) address in an
+// attribute but the SVG namespace names.
+func checkNoResources(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := html.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			switch n.Data {
+			case "script", "link", "img", "iframe", "object", "embed", "audio", "video", "source", "image", "use", "base":
+				t.Errorf("the page has a <%s> element", n.Data)
+			case "style":
+				for c := n.FirstChild; c != nil; c = c.NextSibling {
+					if strings.Contains(c.Data, "url(") || strings.Contains(c.Data, "@import") {
+						t.Errorf("the page's CSS refers to a resource: %s", c.Data)
+					}
+				}
+			}
+			for _, a := range n.Attr {
+				key := strings.ToLower(a.Key)
+				switch {
+				case a.Namespace == "xmlns" || key == "xmlns":
+					continue
+				case key == "src" || key == "srcset" || key == "action" || key == "poster" ||
+					(key == "href" && !strings.HasPrefix(a.Val, "#")):
+					t.Errorf("<%s %s=%q> refers to a resource", n.Data, a.Key, a.Val)
+				case strings.Contains(a.Val, "http://") || strings.Contains(a.Val, "https://") || strings.Contains(a.Val, "url("):
+					t.Errorf("<%s %s=%q> holds an address", n.Data, a.Key, a.Val)
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+}

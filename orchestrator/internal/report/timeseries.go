@@ -1,0 +1,157 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot/plotter"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
+)
+
+// cellDir is the folder of a cell's rounds inside a server's folder, as
+// the bench names it: none in a run of one cell.
+func cellDir(run Run, c Cell) string {
+	if len(run.Cells) == 1 {
+		return ""
+	}
+	name := fmt.Sprintf("%s_cpu%s", c.Scenario, c.ServerCPUs)
+	if c.Profile != "" {
+		name += "_" + c.Profile
+	}
+	return name
+}
+
+// statsFiles are where a round's server stats stream may be, the current
+// layout first; runs of one cell and one round from before rounds kept
+// the stream in the server's folder.
+func statsFiles(run Run, c Cell, server string, round int) []string {
+	files := []string{roundStats(run, c, server, strconv.Itoa(round))}
+	if len(run.Cells) == 1 && round == 1 {
+		files = append(files, filepath.Join(server, "load-server-stats.jsonl"), filepath.Join(server, "server-stats.jsonl"))
+	}
+	return files
+}
+
+// roundStats is the path of a round's server stats stream in the current
+// layout; round is its number, or N in a message.
+func roundStats(run Run, c Cell, server, round string) string {
+	return filepath.Join(server, cellDir(run, c), "round-"+round, "load-server-stats.jsonl")
+}
+
+// usageSeries is one server's CPU and memory over time, a line per round,
+// in seconds from the start of each round's load (its warm-up).
+type usageSeries struct {
+	CPU, Memory []plotter.XYs
+	// Warmup and Window are the warm-up and the measured window of the
+	// first round measured, on the same time axis.
+	Warmup, Window [2]float64
+	// Missing says which rounds have no stats stream to read, and why.
+	Missing []string
+}
+
+// readUsage reads the server stats streams of a server's rounds from the
+// run's folder dir. A missing or unreadable stream is named in Missing,
+// not an error: the page says so and shows the rest.
+func readUsage(dir string, run Run, c Cell, s Server) usageSeries {
+	var u usageSeries
+	var absent []string // rounds without a stats file
+	windowSet := false
+	for _, r := range s.Rounds {
+		start := loadStart(r)
+		if start.IsZero() {
+			u.Missing = append(u.Missing, fmt.Sprintf("round %d: no load phase", r.Round))
+			continue
+		}
+		samples, err := readSamples(dir, statsFiles(run, c, s.Name, r.Round))
+		if errors.Is(err, errNoStats) {
+			absent = append(absent, strconv.Itoa(r.Round))
+			continue
+		}
+		if err != nil {
+			u.Missing = append(u.Missing, fmt.Sprintf("round %d: %v", r.Round, err))
+			continue
+		}
+		var cpu, mem plotter.XYs
+		for _, sm := range samples {
+			// CPU is the share over the interval between two readings,
+			// so it belongs to the interval's middle; memory to the
+			// reading.
+			mid := sm.PreRead.Add(sm.Read.Sub(sm.PreRead) / 2)
+			cpu = append(cpu, plotter.XY{X: mid.Sub(start).Seconds(), Y: sm.CPUPercent})
+			mem = append(mem, plotter.XY{X: sm.Read.Sub(start).Seconds(), Y: float64(sm.MemoryBytes) / (1 << 20)})
+		}
+		u.CPU, u.Memory = append(u.CPU, cpu), append(u.Memory, mem)
+		if !windowSet && r.Load != nil && !r.Load.Start.IsZero() {
+			u.Warmup = [2]float64{0, r.Load.Start.Sub(start).Seconds()}
+			u.Window = [2]float64{r.Load.Start.Sub(start).Seconds(), r.Load.End.Sub(start).Seconds()}
+			windowSet = true
+		}
+	}
+	if len(absent) > 0 {
+		word := "round"
+		if len(absent) > 1 {
+			word = "rounds"
+		}
+		u.Missing = append(u.Missing, fmt.Sprintf("%s %s: no stats file (%s)", word, strings.Join(absent, ", "), roundStats(run, c, s.Name, "N")))
+	}
+	return u
+}
+
+// span is the time axis of both charts: from the start of the load (or
+// an earlier sample) to the last sample or the end of the window.
+func (u usageSeries) span() [2]float64 {
+	lo, hi := 0.0, u.Window[1]
+	for _, series := range [][]plotter.XYs{u.CPU, u.Memory} {
+		for _, pts := range series {
+			for _, pt := range pts {
+				lo, hi = min(lo, pt.X), max(hi, pt.X)
+			}
+		}
+	}
+	return [2]float64{lo, hi}
+}
+
+// errNoStats says that a round has no stats file at all.
+var errNoStats = errors.New("no stats file")
+
+// loadStart is when a round's load client started: the start of its
+// "load" phase.
+func loadStart(r Round) time.Time {
+	for _, p := range r.Phases {
+		if p.Name == "load" {
+			return p.Start
+		}
+	}
+	return time.Time{}
+}
+
+// readSamples reads the first of files that exists under dir.
+func readSamples(dir string, files []string) ([]usage.Sample, error) {
+	for _, name := range files {
+		f, err := os.Open(filepath.Join(dir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		var samples []usage.Sample
+		err = usage.Read(f, func(s usage.Sample) { samples = append(samples, s) })
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		if len(samples) == 0 {
+			return nil, fmt.Errorf("%s holds no stats sample", name)
+		}
+		return samples, nil
+	}
+	return nil, errNoStats
+}
