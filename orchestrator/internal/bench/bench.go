@@ -218,7 +218,7 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 // it down.
 func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server, r int, engine, capacity load.Engine) report.Round {
 	round := report.Round{Round: r, Start: time.Now()}
-	folder, err := b.Folder.Sub(srv.Name, b.cellDir(cell), fmt.Sprintf("round-%d", r))
+	folder, err := b.Folder.Sub(srv.Name, report.CellDir(*b.Run, cell), fmt.Sprintf("round-%d", r))
 	if err != nil {
 		return b.fail(srv.Name, round, err)
 	}
@@ -243,7 +243,11 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 		}
 		if err == nil {
 			round.ClientBound = round.ClientSaturated(float64(cell.ClientCPUs))
-			if round.ClientBound && capacity != nil {
+			// Once client-bound, a server is measured by the capacity engine
+			// in every later round too: its capacity row then comes from one
+			// engine.
+			wasBound := slices.ContainsFunc(srv.Rounds, func(r report.Round) bool { return r.ClientBound })
+			if (round.ClientBound || wasBound) && capacity != nil {
 				capSpec := loadSpec
 				capSpec.Warmup = min(capacityWarmup, loadSpec.Warmup)
 				m, cerr := up.Measure(ctx, capacity, capSpec, "capacity")
@@ -293,18 +297,6 @@ func roundText(r report.Round) string {
 	return text
 }
 
-// cellDir is the folder of a cell's rounds under a server's folder: none
-// in a run of one cell.
-func (b *Bench) cellDir(cell report.Cell) string {
-	if len(b.Run.Cells) == 1 {
-		return ""
-	}
-	name := fmt.Sprintf("%s_cpu%s", cell.Scenario, cell.ServerCPUs)
-	if cell.Profile != "" {
-		name += "_" + cell.Profile
-	}
-	return name
-}
 
 func (b *Bench) cellText(cell report.Cell) string {
 	if len(b.Run.Cells) == 1 {

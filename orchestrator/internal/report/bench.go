@@ -88,8 +88,9 @@ func notes(run Run, c Cell, rows []Row) []string {
 			out = append(out, fmt.Sprintf("%s: %.1f%% of calls failed (%s); req/s counts OK calls only", r.Name, 100*r.ErrorShare(), r.Failures))
 		}
 		if r.ClientBound {
-			out = append(out, fmt.Sprintf("%s: client-bound: the load client used %.0f%% CPU, at its GRPC_CLIENT_CPUS limit; "+
-				"this row measures the client, not the server (see summary.txt for the server's capacity)", r.Name, r.ClientCPU))
+			out = append(out, fmt.Sprintf("%s: client-bound: the load client used %.0f%% CPU and its quota throttled it in %.0f%% of its periods, "+
+				"at its GRPC_CLIENT_CPUS limit; this row measures the client, not the server (see summary.txt for the server's capacity)",
+				r.Name, r.ClientCPU, 100*r.ClientThrottled))
 		}
 		for _, n := range r.Notes {
 			out = append(out, r.Name+": "+n)

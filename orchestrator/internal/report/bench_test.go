@@ -284,8 +284,8 @@ func TestWriteBenchClientBound(t *testing.T) {
 	if got := tableNames(bench); !slices.Equal(got, []string{"go_grpc"}) {
 		t.Errorf("a client-bound row is still a row: table rows = %v", got)
 	}
-	want := []string{"! go_grpc: client-bound: the load client used 787% CPU, at its GRPC_CLIENT_CPUS limit; " +
-		"this row measures the client, not the server (see summary.txt for the server's capacity)"}
+	want := []string{"! go_grpc: client-bound: the load client used 787% CPU and its quota throttled it in 0% of its periods, " +
+		"at its GRPC_CLIENT_CPUS limit; this row measures the client, not the server (see summary.txt for the server's capacity)"}
 	if got := notes(t, bench); !slices.Equal(got, want) {
 		t.Errorf("notes = %q, want %q", got, want)
 	}

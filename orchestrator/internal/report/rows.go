@@ -92,37 +92,33 @@ func Ranking(c Cell) []Row {
 	return sorted(rows)
 }
 
-// CapacityRanking is the "server capacity" ranking: for each round, the
-// capacity engine's figures where the load engine was client-bound, else
-// the load engine's own. A server with a client-bound round that has no
-// capacity measurement has no honest figure and is left out. It is nil when
-// no round was measured by the capacity engine.
+// CapacityRanking is the "server capacity" ranking: a server's figures
+// from the capacity engine, in the rounds it measured them (the load engine
+// was client-bound in that round or an earlier one), else, when its load
+// engine was never client-bound, the load engine's own. A server whose load
+// engine was client-bound without a capacity measurement has no honest
+// figure and is left out. It is nil when no round was measured by the
+// capacity engine.
 func CapacityRanking(c Cell) []Row {
 	var rows []Row
 	measured := false
 	for _, s := range c.Servers {
-		if !s.Ranked() || slices.ContainsFunc(s.Rounds, func(r Round) bool { return capacityOf(r) == nil }) {
+		if !s.Ranked() {
 			continue
 		}
-		measured = measured || slices.ContainsFunc(s.Rounds, func(r Round) bool { return r.Capacity != nil })
-		rows = append(rows, rowOf(s.Name, s.Rounds, capacityOf, float64(c.ClientCPUs)))
+		capacity := slices.DeleteFunc(slices.Clone(s.Rounds), func(r Round) bool { return r.Capacity == nil || r.Capacity.Load == nil })
+		switch {
+		case len(capacity) > 0:
+			measured = true
+			rows = append(rows, rowOf(s.Name, capacity, func(r Round) *Measurement { return r.Capacity }, float64(c.ClientCPUs)))
+		case !slices.ContainsFunc(s.Rounds, func(r Round) bool { return r.ClientBound }):
+			rows = append(rows, rowOf(s.Name, s.Rounds, func(r Round) *Measurement { return &r.Measurement }, float64(c.ClientCPUs)))
+		}
 	}
 	if !measured {
 		return nil
 	}
 	return sorted(rows)
-}
-
-// capacityOf is a round's figure of the server's capacity: the capacity
-// engine's, else the load engine's when it was not client-bound.
-func capacityOf(r Round) *Measurement {
-	switch {
-	case r.Capacity != nil && r.Capacity.Load != nil:
-		return r.Capacity
-	case !r.ClientBound:
-		return &r.Measurement
-	}
-	return nil
 }
 
 func sorted(rows []Row) []Row {

@@ -73,16 +73,20 @@ func TestCapacityRanking(t *testing.T) {
 	cell := runOf(
 		capacity(rounds(seedRows[0], "bound", 30000, 31000, 32000), 90000, 95000, 91000),
 		rounds(seedRows[1], "slow_enough", 20000, 21000, 22000),
-		capacity(rounds(seedRows[2], "unmeasured", 30000, 30500, 31000), 80000), // two rounds lack the capacity figure
+		capacity(rounds(seedRows[2], "once", 30000, 30500, 31000), 80000), // the capacity engine's only round counts alone
+		capacity(rounds(seedRows[3], "capacity_off", 30000, 30500, 31000)), // client-bound, never measured otherwise
 	).Cells[0]
 	rows := report.CapacityRanking(cell)
-	if got := names(rows); !slices.Equal(got, []string{"bound", "slow_enough"}) {
-		t.Fatalf("capacity ranking = %v, want bound then slow_enough", got)
+	if got := names(rows); !slices.Equal(got, []string{"bound", "once", "slow_enough"}) {
+		t.Fatalf("capacity ranking = %v, want bound, once, slow_enough", got)
 	}
-	if rows[0].RPS.Median != 91000 || !slices.Equal(rows[0].Engines, []string{"h2"}) || rows[1].Engines[0] != "ghz" {
+	if rows[0].RPS.Median != 91000 || !slices.Equal(rows[0].Engines, []string{"h2"}) || rows[2].Engines[0] != "ghz" {
 		t.Errorf("rows = %+v", rows)
 	}
-	if got := names(report.Ranking(cell)); !slices.Equal(got, []string{"bound", "unmeasured", "slow_enough"}) {
+	if rows[1].RPS.N != 1 || !slices.Equal(rows[1].Engines, []string{"h2"}) {
+		t.Errorf("a server measured once by the capacity engine mixes engines: %+v", rows[1])
+	}
+	if got := names(report.Ranking(cell)); !slices.Equal(got, []string{"bound", "once", "capacity_off", "slow_enough"}) {
 		t.Errorf("the load engine's ranking = %v", got)
 	}
 	if report.CapacityRanking(runOf(rounds(seedRows[0], "x", 1)).Cells[0]) != nil {

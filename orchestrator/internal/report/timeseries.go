@@ -15,9 +15,9 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
-// cellDir is the folder of a cell's rounds inside a server's folder, as
-// the bench names it: none in a run of one cell.
-func cellDir(run Run, c Cell) string {
+// CellDir is the folder of a cell's rounds inside a server's folder, where
+// the bench puts them: none in a run of one cell.
+func CellDir(run Run, c Cell) string {
 	if len(run.Cells) == 1 {
 		return ""
 	}
@@ -42,7 +42,7 @@ func statsFiles(run Run, c Cell, server string, round int) []string {
 // roundStats is the path of a round's server stats stream in the current
 // layout; round is its number, or N in a message.
 func roundStats(run Run, c Cell, server, round string) string {
-	return filepath.Join(server, cellDir(run, c), "round-"+round, "load-server-stats.jsonl")
+	return filepath.Join(server, CellDir(run, c), "round-"+round, "load-server-stats.jsonl")
 }
 
 // usageSeries is one server's CPU and memory over time, a line per round,

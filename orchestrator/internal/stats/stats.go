@@ -91,8 +91,12 @@ type Difference struct {
 	TooFew bool `json:"too_few"`
 }
 
-// Compare tests whether b differs from a.
+// Compare tests whether b differs from a. A sample with a NaN (no figure
+// can be one) is not compared: the U test would not end.
 func Compare(a, b []float64) Difference {
+	if slices.ContainsFunc(a, math.IsNaN) || slices.ContainsFunc(b, math.IsNaN) {
+		return Difference{P: 1, TooFew: true}
+	}
 	sa := benchmath.NewSample(a, &benchmath.DefaultThresholds)
 	sb := benchmath.NewSample(b, &benchmath.DefaultThresholds)
 	c := benchmath.AssumeNothing.Compare(sa, sb)
