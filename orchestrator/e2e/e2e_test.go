@@ -423,7 +423,11 @@ func TestBenchGoGRPC(t *testing.T) {
 	if s.Overhead <= 0 || s.Overhead > 5 {
 		t.Errorf("round overhead %.2f s", s.Overhead)
 	}
-	for _, f := range []string{"hardware.txt", "summary.txt", "grpcbench-build.log", "go_grpc/build-complex_proto.log", "go_grpc/round-1/server.log",
+	if !strings.Contains(res.stdout, "the report with its charts: "+filepath.Join(dir, "report.html")) {
+		t.Errorf("the run does not say where report.html is:\n%s", res.stdout)
+	}
+	for _, f := range []string{"hardware.txt", "summary.txt", "report.html", "results.csv", "results.md", "grpcbench-build.log",
+		"go_grpc/build-complex_proto.log", "go_grpc/round-1/server.log",
 		"go_grpc/round-1/load.json", "go_grpc/round-1/load-server-stats.jsonl", "go_grpc/round-1/load-client-stats.jsonl"} {
 		if info, err := os.Stat(filepath.Join(dir, f)); err != nil || info.Size() == 0 {
 			t.Errorf("%s missing or empty (%v)", f, err)
@@ -578,7 +582,8 @@ func TestComposeUp(t *testing.T) {
 		return runProgram(t, root, "docker", append([]string{"compose", "--project-name", project}, args...)...)
 	}
 	t.Cleanup(func() { compose("down", "--remove-orphans") })
-	if res := compose("up"); res.code != 0 {
+	res := compose("up")
+	if res.code != 0 {
 		t.Fatalf("docker compose up: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	entries, err := os.ReadDir(filepath.Join(root, "results"))
@@ -591,6 +596,11 @@ func TestComposeUp(t *testing.T) {
 	}
 	if !strings.Contains(bench, "- GRPC_BENCHMARK_DURATION=3s\n") {
 		t.Errorf(".env was not read:\n%s", bench)
+	}
+	// The compose log ends by saying where the report is, as the container
+	// sees it: the results folder is the host's ./results.
+	if !strings.Contains(res.stdout, "the report with its charts: results/"+entries[0].Name()+"/report.html") {
+		t.Errorf("the compose log does not say where report.html is:\n%s", res.stdout)
 	}
 	assertNoContainersLeft(t, api)
 }

@@ -38,6 +38,7 @@ func (c *benchCmd) Run(ctx context.Context, std streams) error {
 	out.Close()
 	if table, readErr := os.ReadFile(s.Folder.Path("bench.txt")); readErr == nil {
 		fmt.Fprint(std.Stdout, "\n", string(table))
+		fmt.Fprintf(std.Stdout, "\nthe report with its charts: %s\n", s.Folder.Path("report.html"))
 	}
 	if err != nil {
 		return err
