@@ -1,0 +1,110 @@
+package io.grpcbench.helloworld
+
+import helloworld.GreeterGrpcKt
+import helloworld.Helloworld.HelloReply
+import helloworld.Helloworld.HelloRequest
+import io.grpc.Server
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup
+import io.grpc.netty.shaded.io.netty.channel.ServerChannel
+import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerSocketChannel
+import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel
+import java.net.InetSocketAddress
+import java.util.concurrent.ExecutorService
+import java.util.concurrent.Executors
+import java.util.concurrent.TimeUnit
+import java.util.logging.Logger
+import kotlin.coroutines.CoroutineContext
+import kotlin.math.ceil
+import kotlinx.coroutines.asCoroutineDispatcher
+
+private const val PORT = 50051
+private const val GRACE_SECONDS = 5L
+private val logger = Logger.getLogger("io.grpcbench.helloworld.HelloWorldServer")
+
+/** GRPC_SERVER_CPUS rounded up, at least 1; the JVM's processor count when unset or invalid. */
+fun threads(): Int {
+  val s = System.getenv("GRPC_SERVER_CPUS")
+  if (s.isNullOrBlank()) return Runtime.getRuntime().availableProcessors()
+  val cpus = s.trim().toDoubleOrNull()
+  if (cpus != null && cpus > 0 && cpus.isFinite()) return maxOf(1, ceil(cpus).toInt())
+  logger.warning("ignoring invalid GRPC_SERVER_CPUS=$s")
+  return Runtime.getRuntime().availableProcessors()
+}
+
+/** Implements the SayHello RPC as a suspending function: the inner message, unchanged. */
+class GreeterService(context: CoroutineContext) : GreeterGrpcKt.GreeterCoroutineImplBase(context) {
+  override suspend fun sayHello(request: HelloRequest): HelloReply =
+      HelloReply.newBuilder().setResponse(request.request).build()
+}
+
+/** The grpc-kotlin server of the benchmark, after grpc-kotlin's HelloWorldServer example. */
+class HelloWorldServer(private val threads: Int) {
+  // One fixed pool of the CPU quota runs both grpc-java's call callbacks and the coroutines
+  // (without a context the stubs would run them on Dispatchers.Default, sized by the JVM).
+  private val executor: ExecutorService = Executors.newFixedThreadPool(threads)
+  private val bossGroup: EventLoopGroup
+  private val workerGroup: EventLoopGroup
+  private val server: Server
+
+  init {
+    // Netty worker event loops sized to the CPU quota too; one boss loop accepts connections.
+    // Epoll (bundled in grpc-netty-shaded) when available.
+    val channelType: Class<out ServerChannel>
+    if (Epoll.isAvailable()) {
+      bossGroup = EpollEventLoopGroup(1)
+      workerGroup = EpollEventLoopGroup(threads)
+      channelType = EpollServerSocketChannel::class.java
+    } else {
+      bossGroup = NioEventLoopGroup(1)
+      workerGroup = NioEventLoopGroup(threads)
+      channelType = NioServerSocketChannel::class.java
+    }
+    server =
+        NettyServerBuilder.forAddress(InetSocketAddress("0.0.0.0", PORT))
+            .bossEventLoopGroup(bossGroup)
+            .workerEventLoopGroup(workerGroup)
+            .channelType(channelType)
+            .executor(executor)
+            .addService(GreeterService(executor.asCoroutineDispatcher()))
+            .build()
+  }
+
+  fun start() {
+    server.start()
+    logger.info(
+        "Server started, listening on 0.0.0.0:$PORT (executor, coroutine dispatcher and worker event loop threads: $threads)")
+    Runtime.getRuntime()
+        .addShutdownHook(
+            Thread {
+              // stderr: the logger may already have been reset by its own shutdown hook.
+              System.err.println("*** shutting down gRPC server since JVM is shutting down")
+              stop()
+              System.err.println("*** server shut down")
+            })
+  }
+
+  private fun stop() {
+    // Drain in-flight RPCs, but do not let a stuck client hold the exit.
+    if (!server.shutdown().awaitTermination(GRACE_SECONDS, TimeUnit.SECONDS)) {
+      server.shutdownNow().awaitTermination(GRACE_SECONDS, TimeUnit.SECONDS)
+    }
+    executor.shutdown()
+    bossGroup.shutdownGracefully(0, GRACE_SECONDS, TimeUnit.SECONDS)
+    workerGroup.shutdownGracefully(0, GRACE_SECONDS, TimeUnit.SECONDS).await(GRACE_SECONDS, TimeUnit.SECONDS)
+  }
+
+  /** grpc-java's threads are daemons: the main thread waits for the server. */
+  fun blockUntilShutdown() {
+    server.awaitTermination()
+  }
+}
+
+fun main() {
+  val server = HelloWorldServer(threads())
+  server.start()
+  server.blockUntilShutdown()
+}
