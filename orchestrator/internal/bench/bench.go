@@ -297,7 +297,6 @@ func roundText(r report.Round) string {
 	return text
 }
 
-
 func (b *Bench) cellText(cell report.Cell) string {
 	if len(b.Run.Cells) == 1 {
 		return ""

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"time"
 
 	"github.com/moby/patternmatcher"
 	"github.com/moby/patternmatcher/ignorefile"
@@ -17,13 +18,18 @@ import (
 
 // Archive is a tar stream put together from folders and files of several
 // places: a build context, or files to copy into a container. Headers carry
-// no times or owners, so the same files make the same build context and the
-// builder's layer cache holds.
+// one fixed time and no owners, so the same files make the same build
+// context and the builder's layer cache holds.
 type Archive struct {
 	buf bytes.Buffer
 	tw  *tar.Writer
 	err error
 }
+
+// fileTime is the time of every file: fixed, for the layer cache, and not
+// 0, which Java's File.lastModified reports for a missing file, so that
+// Maven's resources plugins take a file of 1970 for none and skip it.
+var fileTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // NewArchive starts an empty archive.
 func NewArchive() *Archive {
@@ -91,7 +97,7 @@ func (c *Archive) AddBytes(dst string, content []byte, mode int64) *Archive {
 	if c.err != nil {
 		return c
 	}
-	if err := c.tw.WriteHeader(&tar.Header{Name: dst, Mode: mode, Size: int64(len(content)), Typeflag: tar.TypeReg, Format: tar.FormatPAX}); err != nil {
+	if err := c.tw.WriteHeader(&tar.Header{Name: dst, Mode: mode, Size: int64(len(content)), Typeflag: tar.TypeReg, ModTime: fileTime, Format: tar.FormatPAX}); err != nil {
 		c.err = err
 		return c
 	}
@@ -115,7 +121,7 @@ func (c *Archive) addPath(src, dst string, d fs.DirEntry) error {
 	if err != nil {
 		return err
 	}
-	h := &tar.Header{Name: dst, Mode: int64(info.Mode().Perm()), Format: tar.FormatPAX}
+	h := &tar.Header{Name: dst, Mode: int64(info.Mode().Perm()), ModTime: fileTime, Format: tar.FormatPAX}
 	switch {
 	case info.IsDir():
 		h.Typeflag, h.Name = tar.TypeDir, dst+"/"

@@ -73,7 +73,7 @@ func TestCapacityRanking(t *testing.T) {
 	cell := runOf(
 		capacity(rounds(seedRows[0], "bound", 30000, 31000, 32000), 90000, 95000, 91000),
 		rounds(seedRows[1], "slow_enough", 20000, 21000, 22000),
-		capacity(rounds(seedRows[2], "once", 30000, 30500, 31000), 80000), // the capacity engine's only round counts alone
+		capacity(rounds(seedRows[2], "once", 30000, 30500, 31000), 80000),  // the capacity engine's only round counts alone
 		capacity(rounds(seedRows[3], "capacity_off", 30000, 30500, 31000)), // client-bound, never measured otherwise
 	).Cells[0]
 	rows := report.CapacityRanking(cell)
