@@ -568,6 +568,50 @@ func TestConformanceGateCatchesBrokenServers(t *testing.T) {
 	assertNoContainersLeft(t, api)
 }
 
+// TestVariantRunsItsBasesImageWithItsSettings declares a variant of
+// go_grpc that turns grpc-go's logging on: it is built once with its base,
+// ranked under its own name, and only its server sees its environment.
+func TestVariantRunsItsBasesImageWithItsSettings(t *testing.T) {
+	api := engine(t)
+	root := copyRepo(t, nil)
+	variants := `{"go_grpc_logged": {"GRPC_GO_LOG_SEVERITY_LEVEL": "info", "GRPC_GO_LOG_VERBOSITY_LEVEL": "2"}}`
+	if err := os.WriteFile(filepath.Join(root, "servers", "go_grpc", "variants.json"), []byte(variants), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "go_grpc go_grpc_logged"})
+	res := runBinary(t, root, env, "bench")
+	if res.code != 0 {
+		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	dir := runFolder(t, env)
+	bench, run := readRun(t, dir)
+	rows := parseRows(t, bench)
+	for _, name := range []string{"go_grpc", "go_grpc_logged"} {
+		if _, ok := rows[name]; !ok {
+			t.Errorf("%s is not ranked:\n%s", name, bench)
+		}
+	}
+	srvs := servers(t, run)
+	if len(srvs) != 2 || srvs[0].ImageID == "" || srvs[0].ImageID != srvs[1].ImageID {
+		t.Errorf("the variant does not run its base's image: %+v", srvs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go_grpc_logged", "build-complex_proto.log")); err == nil {
+		t.Error("the variant was built on its own")
+	}
+	logged := map[string]bool{}
+	for _, name := range []string{"go_grpc", "go_grpc_logged"} {
+		out, err := os.ReadFile(filepath.Join(dir, name, "round-1", "server.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		logged[name] = strings.Contains(string(out), "[core]")
+	}
+	if !logged["go_grpc_logged"] || logged["go_grpc"] {
+		t.Errorf("grpc-go logged in the variant: %v, in the base: %v; want only the variant", logged["go_grpc_logged"], logged["go_grpc"])
+	}
+	assertNoContainersLeft(t, api)
+}
+
 // TestComposeUp runs the suite as a user of `docker compose up` does, from
 // the orchestrator's image, with the settings in .env.
 func TestComposeUp(t *testing.T) {

@@ -188,23 +188,27 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				folder, err := b.Folder.Sub(name)
+				base := b.Builder.Catalog.Base(name) // variants share their base's image
+				if _, done := byScenario[cell.Scenario][base]; done {
+					continue
+				}
+				folder, err := b.Folder.Sub(base)
 				if err != nil {
 					return err
 				}
-				img, _, err := BuildServer(ctx, b.Builder, name, b.Scenarios[cell.Scenario], folder, "build-"+cell.Scenario+".log", b.Progress)
-				byScenario[cell.Scenario][name] = built{img, err}
+				img, _, err := BuildServer(ctx, b.Builder, base, b.Scenarios[cell.Scenario], folder, "build-"+cell.Scenario+".log", b.Progress)
+				byScenario[cell.Scenario][base] = built{img, err}
 			}
 		}
 		for _, name := range servers {
-			bi := byScenario[cell.Scenario][name]
+			bi := byScenario[cell.Scenario][b.Builder.Catalog.Base(name)]
 			i := slices.IndexFunc(cell.Servers, func(s report.Server) bool { return s.Name == name })
 			if i < 0 { // a resumed run has its servers already
 				cell.Servers = append(cell.Servers, report.Server{Name: name})
 				i = len(cell.Servers) - 1
 			}
 			srv := &cell.Servers[i]
-			srv.Image, srv.ImageID = b.Builder.ServerTag(name, cell.Scenario), bi.image.ID
+			srv.Image, srv.ImageID = b.Builder.ServerTag(b.Builder.Catalog.Base(name), cell.Scenario), bi.image.ID
 			if bi.err != nil {
 				f := suite.FailureOf(bi.err)
 				srv.Failure = &f
@@ -222,7 +226,7 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 	if err != nil {
 		return b.fail(srv.Name, round, err)
 	}
-	spec := ServerSpec(b.Config, cell, srv.Name, srv.Image, b.Scenarios[cell.Scenario], folder)
+	spec := ServerSpec(b.Config, cell, srv.Name, srv.Image, b.Builder.Catalog.Env(srv.Name), b.Scenarios[cell.Scenario], folder)
 	up, err := b.Suite.Up(ctx, spec)
 	defer up.Down(ctx)
 	if up.Conformance != nil && srv.Conformance == nil {
@@ -373,9 +377,10 @@ func BuildImages(ctx context.Context, b, client images.Builder, servers []string
 	return nil
 }
 
-// ServerSpec is how a server runs in a cell.
-func ServerSpec(cfg config.Config, cell report.Cell, name, image string, sc *scenario.Scenario, folder report.Folder) suite.ServerSpec {
-	return suite.ServerSpec{Name: name, Image: image, Scenario: sc, CPUs: cell.ServerCPUs, RAM: cfg.ServerRAM,
+// ServerSpec is how a server runs in a cell; env is what a variant adds to
+// its environment.
+func ServerSpec(cfg config.Config, cell report.Cell, name, image string, env []string, sc *scenario.Scenario, folder report.Folder) suite.ServerSpec {
+	return suite.ServerSpec{Name: name, Image: image, Env: env, Scenario: sc, CPUs: cell.ServerCPUs, RAM: cfg.ServerRAM,
 		ReadyTimeout: cfg.ReadyTimeout, Placement: cell.Placement, Folder: folder}
 }
 

@@ -5,11 +5,16 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
@@ -17,24 +22,94 @@ import (
 
 // Catalog lists what the repository at Root holds.
 type Catalog struct {
-	Root      string
-	Servers   []string // folders of servers/ with a Dockerfile
+	Root string
+	// Servers are the folders of servers/ with a Dockerfile, each followed
+	// by its variants.
+	Servers   []string
 	Scenarios []string // folders of scenarios/ with a proto
+	// variants are the servers that run another's image with settings of
+	// their own, by name.
+	variants map[string]Variant
+}
+
+// VariantsFile declares a server's variants: JSON, an object whose keys
+// name the variants and whose values are the environment each adds.
+const VariantsFile = "variants.json"
+
+// Variant is a server run from another's image with its own environment:
+// a JVM with another garbage collector, say. It is built once, with its
+// base, and ranked under its own name.
+type Variant struct {
+	Base string
+	Env  map[string]string
 }
 
 // Open lists the servers and scenarios of the repository at root.
 func Open(root string) (Catalog, error) {
-	c := Catalog{Root: root}
-	var err error
-	if c.Servers, err = subdirs(filepath.Join(root, "servers"), "Dockerfile"); err != nil {
+	c := Catalog{Root: root, variants: map[string]Variant{}}
+	folders, err := subdirs(filepath.Join(root, "servers"), "Dockerfile")
+	if err != nil {
 		return c, err
+	}
+	for _, base := range folders {
+		c.Servers = append(c.Servers, base)
+		names, err := c.readVariants(base)
+		if err != nil {
+			return c, err
+		}
+		c.Servers = append(c.Servers, names...)
 	}
 	c.Scenarios, err = subdirs(filepath.Join(root, "scenarios"), scenario.ProtoFile)
 	return c, err
 }
 
-// ServerDir is the build context of a server.
-func (c Catalog) ServerDir(name string) string { return filepath.Join(c.Root, "servers", name) }
+// readVariants reads a server's variants, in name order.
+func (c Catalog) readVariants(base string) ([]string, error) {
+	js, err := os.ReadFile(filepath.Join(c.Root, "servers", base, VariantsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var decl map[string]map[string]string
+	if err := json.Unmarshal(js, &decl); err != nil {
+		return nil, fmt.Errorf("servers/%s/%s: %w", base, VariantsFile, err)
+	}
+	names := slices.Sorted(maps.Keys(decl))
+	for _, name := range names {
+		if _, err := os.Stat(filepath.Join(c.Root, "servers", name)); err == nil {
+			return nil, fmt.Errorf("servers/%s/%s: the variant %s has the name of a server folder", base, VariantsFile, name)
+		}
+		c.variants[name] = Variant{Base: base, Env: decl[name]}
+	}
+	return names, nil
+}
+
+// Base is the server whose folder and image a server runs: itself, or a
+// variant's base.
+func (c Catalog) Base(name string) string {
+	if v, ok := c.variants[name]; ok {
+		return v.Base
+	}
+	return name
+}
+
+// Env is the environment a server adds to its base's: a variant's, as
+// NAME=value in name order; none for the others.
+func (c Catalog) Env(name string) []string {
+	v := c.variants[name]
+	var env []string
+	for _, k := range slices.Sorted(maps.Keys(v.Env)) {
+		env = append(env, k+"="+v.Env[k])
+	}
+	return env
+}
+
+// ServerDir is the build context of a server, or of a variant's base.
+func (c Catalog) ServerDir(name string) string {
+	return filepath.Join(c.Root, "servers", c.Base(name))
+}
 
 // ToolDir is the build context of a tool image (tools/<name>).
 func (c Catalog) ToolDir(name string) string { return filepath.Join(c.Root, "tools", name) }

@@ -3,6 +3,9 @@ package catalog
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -24,5 +27,117 @@ func TestEveryServerFolderIsComplete(t *testing.T) {
 				t.Errorf("%s: %v", name, err)
 			}
 		}
+	}
+}
+
+// TestEveryServerPinsItsVersions keeps a server from building against
+// whatever is newest on the day: a lock file, exact versions, commits, or
+// Debian packages of a fixed version.
+func TestEveryServerPinsItsVersions(t *testing.T) {
+	cat, err := Open(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range cat.Servers {
+		dir := cat.ServerDir(name)
+		pins := 0
+		for _, lock := range []string{"go.sum", "Cargo.lock", "package-lock.json"} {
+			if _, err := os.Stat(filepath.Join(dir, lock)); err == nil {
+				pins++
+			}
+		}
+		reqs, _ := filepath.Glob(filepath.Join(dir, "requirements*.txt"))
+		for _, r := range reqs {
+			pins++
+			for _, line := range lines(t, r) {
+				if !strings.Contains(line, "==") && !strings.HasPrefix(line, "-r ") { // -r includes another file, itself checked
+					t.Errorf("%s: %s: %q is not an exact version", name, filepath.Base(r), line)
+				}
+			}
+		}
+		if pom, err := os.ReadFile(filepath.Join(dir, "pom.xml")); err == nil {
+			pins++
+			if m := loosePom.Find(pom); m != nil {
+				t.Errorf("%s: pom.xml has a version that is not exact: %s", name, m)
+			}
+		}
+		if js, err := os.ReadFile(filepath.Join(dir, "sources.json")); err == nil {
+			pins++
+			for _, c := range sourceCommit.FindAllSubmatch(js, -1) {
+				if !fullCommit.Match(c[1]) {
+					t.Errorf("%s: sources.json pins %q, not a full commit", name, c[1])
+				}
+			}
+		}
+		dockerfile, err := os.ReadFile(filepath.Join(dir, "Dockerfile"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pinnedPackage.Match(dockerfile) {
+			pins++
+		}
+		if pins == 0 {
+			t.Errorf("%s pins no version: no lock file, exact requirements, pom.xml, sources.json or Debian package=version", name)
+		}
+	}
+}
+
+var (
+	// A range, or a version that moves: [1.0,2.0), 1.0-SNAPSHOT, LATEST.
+	loosePom      = regexp.MustCompile(`<version>\s*([\[(][^<]*|[^<]*SNAPSHOT|LATEST|RELEASE)\s*</version>`)
+	sourceCommit  = regexp.MustCompile(`"commit"\s*:\s*"([^"]*)"`)
+	fullCommit    = regexp.MustCompile(`^[0-9a-f]{40}$`)
+	pinnedPackage = regexp.MustCompile(`apt-get install[^&]*\s[a-z0-9.+-]+=[0-9]`)
+)
+
+// lines are a file's lines that are not blank or comments.
+func lines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func TestVariantsRunTheirBase(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"servers/jvm/Dockerfile", "servers/other/Dockerfile", "scenarios/s/helloworld.proto"} {
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	variants := `{"jvm_zgc": {"JAVA_TOOL_OPTIONS": "-XX:+UseZGC", "A": "1"}, "jvm_g1gc": {"JAVA_TOOL_OPTIONS": "-XX:+UseG1GC"}}`
+	if err := os.WriteFile(filepath.Join(root, "servers", "jvm", VariantsFile), []byte(variants), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"jvm", "jvm_g1gc", "jvm_zgc", "other"}; !slices.Equal(cat.Servers, want) {
+		t.Errorf("servers %v, want %v", cat.Servers, want)
+	}
+	if cat.Base("jvm_zgc") != "jvm" || cat.Base("other") != "other" || cat.ServerDir("jvm_zgc") != filepath.Join(root, "servers", "jvm") {
+		t.Errorf("bases: %s %s %s", cat.Base("jvm_zgc"), cat.Base("other"), cat.ServerDir("jvm_zgc"))
+	}
+	if env := cat.Env("jvm_zgc"); !slices.Equal(env, []string{"A=1", "JAVA_TOOL_OPTIONS=-XX:+UseZGC"}) || cat.Env("jvm") != nil {
+		t.Errorf("env %v, base env %v", env, cat.Env("jvm"))
+	}
+	// A variant may not take a folder's name.
+	if err := os.WriteFile(filepath.Join(root, "servers", "jvm", VariantsFile), []byte(`{"other": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(root); err == nil {
+		t.Error("a variant named as a server folder was taken")
 	}
 }

@@ -87,7 +87,7 @@ func (c *Check) bringUp(ctx context.Context, name string, sc *scenario.Scenario)
 	}
 	cell := c.Cell
 	cell.Scenario = sc.Name
-	srv, err := c.Suite.Up(ctx, bench.ServerSpec(c.Config, cell, name, img.Tag, sc, folder))
+	srv, err := c.Suite.Up(ctx, bench.ServerSpec(c.Config, cell, name, img.Tag, c.Builder.Catalog.Env(name), sc, folder))
 	srv.Down(ctx)
 	if srv.Conformance == nil {
 		return nil, err

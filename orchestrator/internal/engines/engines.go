@@ -83,7 +83,7 @@ func (c *Comparison) up(ctx context.Context, name string) (*suite.Server, error)
 	if err != nil {
 		return nil, err
 	}
-	return c.Suite.Up(ctx, bench.ServerSpec(c.Config, c.Cell, name, img.Tag, c.Scenario, folder))
+	return c.Suite.Up(ctx, bench.ServerSpec(c.Config, c.Cell, name, img.Tag, c.Builder.Catalog.Env(name), c.Scenario, folder))
 }
 
 // SideBySide starts one server and loads it with each engine in turn, all

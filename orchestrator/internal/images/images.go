@@ -131,6 +131,8 @@ func (b Builder) Server(ctx context.Context, server string, sc *scenario.Scenari
 			return Image{}, fmt.Errorf("server %s: %w", server, err)
 		}
 	}
+	// A variant runs its base's image: built once, under the base's name.
+	server = b.Catalog.Base(server)
 	tag := b.ServerTag(server, sc.Name)
 	labels := map[string]string{"io.grpcbench.server": server, "io.grpcbench.scenario": sc.Name}
 	id, err := b.build(ctx, dir, func(a *docker.Archive) {

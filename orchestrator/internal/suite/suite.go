@@ -96,6 +96,9 @@ type ServerSpec struct {
 	CPUs         config.CPUs
 	RAM          config.Bytes
 	ReadyTimeout time.Duration
+	// Env is what the server's environment adds to GRPC_SERVER_CPUS and
+	// GRPC_SERVER_RAM: a variant's settings.
+	Env []string
 	// Placement pins the server and its clients to cores.
 	Placement report.Placement
 	// Folder receives the server's log and what its clients printed.
@@ -173,10 +176,10 @@ func (s *Suite) Up(ctx context.Context, spec ServerSpec) (*Server, error) {
 func (s *Suite) serverContainer(spec ServerSpec) docker.ContainerSpec {
 	c := contained(docker.ContainerSpec{
 		Image: spec.Image,
-		Env: []string{
+		Env: append([]string{
 			"GRPC_SERVER_CPUS=" + spec.CPUs.String(),
 			"GRPC_SERVER_RAM=" + spec.RAM.String(),
-		},
+		}, spec.Env...),
 		Labels:    map[string]string{},
 		NanoCPUs:  spec.CPUs.NanoCPUs(),
 		CPUSet:    spec.Placement.ServerCPUSet,
