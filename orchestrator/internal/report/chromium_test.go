@@ -38,7 +38,7 @@ func chromium(t *testing.T) string {
 		}
 	}
 	if _, err := exec.LookPath("apt-get"); err != nil || os.Geteuid() != 0 {
-		t.Skip("Chromium is not installed and cannot be installed here (needs root and apt-get): apt-get install chromium")
+		t.Fatal("Chromium is not installed and cannot be installed here (needs root and apt-get): apt-get install chromium")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -51,16 +51,16 @@ func chromium(t *testing.T) string {
 	if err != nil {
 		// A fresh machine has no package lists yet.
 		if upd, uerr := exec.CommandContext(ctx, "apt-get", "update").CombinedOutput(); uerr != nil {
-			t.Skipf("Chromium is not installed and apt-get update failed: %v\n%s", uerr, tail(upd))
+			t.Fatalf("Chromium is not installed and apt-get update failed: %v\n%s", uerr, tail(upd))
 		}
 		out, err = install()
 	}
 	if err != nil {
-		t.Skipf("Chromium is not installed and apt-get install chromium failed: %v\n%s", err, tail(out))
+		t.Fatalf("Chromium is not installed and apt-get install chromium failed: %v\n%s", err, tail(out))
 	}
 	path, err := exec.LookPath("chromium")
 	if err != nil {
-		t.Skipf("apt-get installed chromium but it is not on PATH: %v", err)
+		t.Fatalf("apt-get installed chromium but it is not on PATH: %v", err)
 	}
 	return path
 }
@@ -212,7 +212,7 @@ func startChromium(t *testing.T, bin string, px *proxy) *devtools {
 	stderr, logTo := io.Pipe()
 	cmd.Stderr = logTo
 	if err := cmd.Start(); err != nil {
-		t.Skipf("Chromium cannot be started: %v", err)
+		t.Fatalf("Chromium cannot be started: %v", err)
 	}
 	exited := make(chan struct{})
 	go func() {
@@ -263,7 +263,7 @@ func startChromium(t *testing.T, bin string, px *proxy) *devtools {
 	case <-time.After(90 * time.Second):
 		logMu.Lock()
 		defer logMu.Unlock()
-		t.Skipf("Chromium cannot be started: no DevTools endpoint in 90 s; its log:\n%s", log.String())
+		t.Fatalf("Chromium cannot be started: no DevTools endpoint in 90 s; its log:\n%s", log.String())
 	}
 	return nil
 }
