@@ -240,7 +240,7 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 		before, hostOK := usage.ReadHostCPU(b.HostStat)
 		loadSpec := LoadSpec(b.Config, cell, b.Config.RoundDuration())
 		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s", srv.Name, loadSpec.Warmup, loadSpec.Duration, engine.Name())
-		round.Measurement, err = up.Measure(ctx, engine, loadSpec, "load")
+		round.Measurement, err = b.measure(ctx, up, engine, loadSpec, "load")
 		spent += loadSpec.Warmup + loadSpec.Duration
 		if err == nil && round.Load.OK == 0 {
 			err = &suite.PhaseError{Phase: "load", Err: fmt.Errorf("no call succeeded (%s)", round.Load.Failures())}
@@ -254,7 +254,7 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 			if (round.ClientBound || wasBound) && capacity != nil {
 				capSpec := loadSpec
 				capSpec.Warmup = min(capacityWarmup, loadSpec.Warmup)
-				m, cerr := up.Measure(ctx, capacity, capSpec, "capacity")
+				m, cerr := b.measure(ctx, up, capacity, capSpec, "capacity")
 				spent += capSpec.Warmup + capSpec.Duration
 				if cerr != nil {
 					round.CapacityFailure = cerr.Error()
@@ -277,6 +277,29 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 	b.Progress.Printf("%s: %s", srv.Name, roundText(round))
 	return round
 }
+
+// measure loads the server and, when the engine runs on this machine,
+// reads how much other work the host did over the measurement window.
+func (b *Bench) measure(ctx context.Context, up *suite.Server, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
+	if b.HostStat == "" {
+		return up.Measure(ctx, engine, spec, name)
+	}
+	host := usage.SampleHost(ctx, b.HostStat, hostPeriod)
+	m, err := up.Measure(ctx, engine, spec, name)
+	host.Stop()
+	if err != nil || m.Load == nil || m.Server.Samples == 0 || m.Client.Samples == 0 {
+		return m, err
+	}
+	if busy, ok := host.BusyCores(m.Load.Start, m.Load.End, b.Run.Hardware.CPUs); ok {
+		other := max(0, busy-(m.Server.CPUAvgPercent+m.Client.CPUAvgPercent)/100)
+		m.OtherCores = &other
+	}
+	return m, nil
+}
+
+// hostPeriod is how often the host's counters are read during a
+// measurement: the window's ends are known to within it.
+const hostPeriod = 250 * time.Millisecond
 
 // phaseTime is the time the phases took in all.
 func phaseTime(phases []report.Phase) float64 {

@@ -107,6 +107,9 @@ func notes(run Run, c Cell, rows []Row) []string {
 		if r.StealRounds > 0 {
 			out = append(out, fmt.Sprintf("%s: the host's hypervisor took more than %.0f%% of its CPU time in %d of %d rounds", r.Name, 100*HighSteal, r.StealRounds, r.RPS.N))
 		}
+		if r.BusyHostRounds > 0 {
+			out = append(out, fmt.Sprintf("%s: busy host: other work than the server and its client kept more than %.1f cores busy in %d of %d rounds (up to %.2f); its figures may be disturbed", r.Name, BusyHostCores, r.BusyHostRounds, r.RPS.N, r.MaxOtherCores))
+		}
 	}
 	for _, group := range Ties(rows) {
 		out = append(out, fmt.Sprintf("%s: cannot be told apart (%s)", strings.Join(group, ", "), tieReason(rows)))

@@ -291,6 +291,19 @@ func TestWriteBenchClientBound(t *testing.T) {
 	}
 }
 
+func TestWriteBenchBusyHost(t *testing.T) {
+	s := seedRows[4].server()
+	quiet, busy := 0.12, 0.85
+	s.Rounds[0].OtherCores = &busy
+	s.Rounds = append(s.Rounds, s.Rounds[0])
+	s.Rounds[1].OtherCores = &quiet
+	bench := writeBench(t, runOf(s))
+	want := []string{"! go_grpc: busy host: other work than the server and its client kept more than 0.3 cores busy in 1 of 2 rounds (up to 0.85); its figures may be disturbed"}
+	if got := notes(t, bench); !slices.Equal(got, want) {
+		t.Errorf("notes = %q, want %q", got, want)
+	}
+}
+
 func TestWriteBenchConformanceWarning(t *testing.T) {
 	s := seedRows[4].server()
 	s.Conformance = &probe.Verdict{Passed: true, Warnings: []string{"unknown method answered promptly with grpc-status NotFound (5)"}}

@@ -48,6 +48,8 @@ import (
 //	failure              why the server is not ranked, empty when it is
 //	capacity_rps_median  req/s of the "server capacity" ranking, where the
 //	                     run has one and the server is in it
+//	busy_host_rounds     rounds in which other work on the host kept more
+//	                     than 0.3 cores busy beside the server and its client
 var CSVColumns = []string{
 	"run", "scenario", "server_cpus", "client_cpus", "profile", "connections", "concurrency",
 	"server", "engines", "rounds",
@@ -55,7 +57,7 @@ var CSVColumns = []string{
 	"p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms",
 	"server_cpu_percent", "client_cpu_percent", "rps_per_server_core", "memory_mib",
 	"server_throttled", "client_throttled", "client_bound", "failed_share",
-	"ranked", "failure", "capacity_rps_median",
+	"ranked", "failure", "capacity_rps_median", "busy_host_rounds",
 }
 
 // Columns of the server's own stats, left empty when no round had them.
@@ -64,6 +66,9 @@ var (
 	colPerCore         = slices.Index(CSVColumns, "rps_per_server_core")
 	colMemory          = slices.Index(CSVColumns, "memory_mib")
 	colServerThrottled = slices.Index(CSVColumns, "server_throttled")
+	colRanked          = slices.Index(CSVColumns, "ranked")
+	colFailure         = slices.Index(CSVColumns, "failure")
+	colCapacity        = slices.Index(CSVColumns, "capacity_rps_median")
 )
 
 // WriteCSV writes results.csv: CSVColumns, then a row per server and cell.
@@ -89,7 +94,7 @@ func WriteCSV(w io.Writer, run Run) error {
 				msField(r.P50), msField(r.P90), msField(r.P95), msField(r.P99), msField(r.P999),
 				num(r.ServerCPU, 2), num(r.ClientCPU, 2), num(r.PerServerCore, 1), num(float64(r.MemoryBytes)/(1<<20), 2),
 				num(r.ServerThrottled, 4), num(r.ClientThrottled, 4), strconv.FormatBool(r.ClientBound), num(r.ErrorShare(), 4),
-				"true", "", "")
+				"true", "", "", strconv.Itoa(r.BusyHostRounds))
 			if r.ServerStats == 0 {
 				// No reading of the server: not a measured zero.
 				for _, col := range []int{colServerCPU, colPerCore, colMemory, colServerThrottled} {
@@ -97,7 +102,7 @@ func WriteCSV(w io.Writer, run Run) error {
 				}
 			}
 			if v, ok := capacity[r.Name]; ok {
-				rec[len(rec)-1] = num(v, 1)
+				rec[colCapacity] = num(v, 1)
 			}
 			if err := cw.Write(rec); err != nil {
 				return fmt.Errorf("write results.csv: %w", err)
@@ -109,8 +114,8 @@ func WriteCSV(w io.Writer, run Run) error {
 			}
 			rec := append(cell[:len(cell):len(cell)], s.Name, "", strconv.Itoa(len(s.Rounds)))
 			rec = append(rec, make([]string, len(CSVColumns)-len(rec))...)
-			rec[len(rec)-3] = "false"
-			rec[len(rec)-2] = failureText(s)
+			rec[colRanked] = "false"
+			rec[colFailure] = failureText(s)
 			if err := cw.Write(rec); err != nil {
 				return fmt.Errorf("write results.csv: %w", err)
 			}

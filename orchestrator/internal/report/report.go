@@ -119,6 +119,11 @@ type Measurement struct {
 	Load   *load.Result  `json:"load,omitempty"`
 	Server usage.Summary `json:"server_stats"`
 	Client usage.Summary `json:"client_stats"`
+	// OtherCores is how many of the host's cores, on average over the
+	// window, did work other than the server's and its load client's: the
+	// engine, the orchestrator, and whatever else runs on the machine. Not
+	// known when the engine runs elsewhere.
+	OtherCores *float64 `json:"host_other_cores,omitempty"`
 }
 
 // Client-bound thresholds: a client that used this share of its CPU limit,

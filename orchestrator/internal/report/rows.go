@@ -20,6 +20,10 @@ const (
 	// HighSteal is the share of the host's CPU time taken by its
 	// hypervisor above which a round is flagged.
 	HighSteal = 0.05
+	// BusyHostCores is how many cores of other work on the host, beside
+	// the server and its load client, flag a round: the engine's stats
+	// streams and the orchestrator take about 0.1 here.
+	BusyHostCores = 0.3
 	// errorShareMark is the share of failed calls above which a row is
 	// marked.
 	errorShareMark = 0.01
@@ -59,6 +63,10 @@ type Row struct {
 	Failures string `json:"failures,omitempty"`
 	// StealRounds counts rounds whose host steal was above HighSteal.
 	StealRounds int `json:"steal_rounds"`
+	// BusyHostRounds counts rounds in which other work on the host took
+	// more than BusyHostCores; MaxOtherCores is the most it took.
+	BusyHostRounds int     `json:"busy_host_rounds"`
+	MaxOtherCores  float64 `json:"max_other_cores"`
 	// OOMKills counts the server's processes killed for memory.
 	OOMKills int `json:"oom_kills"`
 	// StatsMissing counts rounds without a stats reading of the server or
@@ -174,6 +182,12 @@ func rowOf(name string, rounds []Round, pick func(Round) *Measurement, clientCPU
 		row.ClientBound = row.ClientBound || m.ClientSaturated(clientCPUs)
 		if st := r.HostSteal; st != nil && *st > HighSteal {
 			row.StealRounds++
+		}
+		if o := m.OtherCores; o != nil {
+			row.MaxOtherCores = max(row.MaxOtherCores, *o)
+			if *o > BusyHostCores {
+				row.BusyHostRounds++
+			}
 		}
 	}
 	row.RPS = stats.Of(row.Values)

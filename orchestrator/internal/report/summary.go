@@ -78,6 +78,9 @@ func flags(r Row) string {
 	if r.StealRounds > 0 {
 		f = append(f, "steal")
 	}
+	if r.BusyHostRounds > 0 {
+		f = append(f, "busy-host")
+	}
 	if len(f) == 0 {
 		return "-"
 	}

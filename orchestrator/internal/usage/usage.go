@@ -10,9 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -168,49 +165,4 @@ func overlapping(samples []Sample, from, to time.Time) []Sample {
 		}
 	}
 	return out
-}
-
-// HostCPU is the host's CPU time counters from /proc/stat (in jiffies),
-// for the share its hypervisor took (steal).
-type HostCPU struct {
-	total, steal uint64
-}
-
-// ReadHostCPU reads the host's counters; ok is false where /proc/stat has
-// no such line (not Linux) or cannot be read.
-func ReadHostCPU(path string) (HostCPU, bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return HostCPU{}, false
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	// cpu user nice system idle iowait irq softirq steal ...
-	if len(f) < 9 || f[0] != "cpu" {
-		return HostCPU{}, false
-	}
-	var h HostCPU
-	for i, v := range f[1:] {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			return HostCPU{}, false
-		}
-		// guest and guest_nice (fields 9 and 10) are inside user and nice.
-		if i < 8 {
-			h.total += n
-		}
-		if i == 7 {
-			h.steal = n
-		}
-	}
-	return h, true
-}
-
-// StealSince is the share of the host's CPU time stolen between two
-// readings.
-func (h HostCPU) StealSince(before HostCPU) float64 {
-	if h.total <= before.total {
-		return 0
-	}
-	return float64(h.steal-before.steal) / float64(h.total-before.total)
 }

@@ -505,6 +505,10 @@ func TestHostSteal(t *testing.T) {
 	if got := after.StealSince(before); !closeTo(got, 0.1) {
 		t.Errorf("steal = %v, want 0.1", got)
 	}
+	// user +400 and system +100 of 1000 jiffies on 2 cpus: one core busy.
+	if got := after.BusyCoresSince(before, 2); !closeTo(got, 1) {
+		t.Errorf("busy cores = %v, want 1", got)
+	}
 	if _, ok := ReadHostCPU(filepath.Join(dir, "nope")); ok {
 		t.Error("a missing /proc/stat read as ok")
 	}
