@@ -1,11 +1,9 @@
 package io.grpcbench.helloworld;
 
-import helloworld.Helloworld;
+import helloworld.GreeterGrpc;
 import helloworld.Helloworld.HelloReply;
 import helloworld.Helloworld.HelloRequest;
-import io.grpc.MethodDescriptor;
 import io.grpc.Server;
-import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.ServerChannel;
@@ -14,8 +12,6 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.grpc.protobuf.ProtoUtils;
-import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -76,7 +72,7 @@ public class HelloWorldServer {
             .workerEventLoopGroup(workerGroup)
             .channelType(channelType)
             .executor(executor)
-            .addService(greeterService())
+            .addService(new GreeterImpl())
             .build()
             .start();
     logger.info(
@@ -122,29 +118,14 @@ public class HelloWorldServer {
     server.blockUntilShutdown();
   }
 
-  /** Implements the SayHello RPC method: the inner message, unchanged. */
-  static void sayHello(HelloRequest req, StreamObserver<HelloReply> responseObserver) {
-    HelloReply reply = HelloReply.newBuilder().setResponse(req.getRequest()).build();
-    responseObserver.onNext(reply);
-    responseObserver.onCompleted();
-  }
-
-  /**
-   * helloworld.Greeter bound as protoc-gen-grpc-java's GreeterGrpc binds it (that plugin is not
-   * served here): a unary method descriptor with protobuf marshallers, and a server call handler.
-   */
-  static ServerServiceDefinition greeterService() {
-    String service = Helloworld.getDescriptor().findServiceByName("Greeter").getFullName();
-    MethodDescriptor<HelloRequest, HelloReply> sayHello =
-        MethodDescriptor.<HelloRequest, HelloReply>newBuilder()
-            .setType(MethodDescriptor.MethodType.UNARY)
-            .setFullMethodName(MethodDescriptor.generateFullMethodName(service, "SayHello"))
-            .setSampledToLocalTracing(true)
-            .setRequestMarshaller(ProtoUtils.marshaller(HelloRequest.getDefaultInstance()))
-            .setResponseMarshaller(ProtoUtils.marshaller(HelloReply.getDefaultInstance()))
-            .build();
-    return ServerServiceDefinition.builder(service)
-        .addMethod(sayHello, ServerCalls.asyncUnaryCall(HelloWorldServer::sayHello))
-        .build();
+  /** helloworld.Greeter on the generated base class. */
+  static class GreeterImpl extends GreeterGrpc.GreeterImplBase {
+    /** The inner message, unchanged. */
+    @Override
+    public void sayHello(HelloRequest req, StreamObserver<HelloReply> responseObserver) {
+      HelloReply reply = HelloReply.newBuilder().setResponse(req.getRequest()).build();
+      responseObserver.onNext(reply);
+      responseObserver.onCompleted();
+    }
   }
 }
