@@ -233,6 +233,15 @@ func TestBadInputIsRefusedBeforeAnyContainer(t *testing.T) {
 		{"unknown capacity engine", "GRPC_CAPACITY_ENGINE", "wrk"},
 		{"a second engine without the server's address", "GRPC_CLIENT_DOCKER_HOST", "unix:///nonexistent/docker.sock"},
 		{"an engine address that does not parse", "GRPC_SERVER_DOCKER_HOST", "docker-box:2375"},
+		{"a rate no engine can schedule", "GRPC_CLIENT_QPS", "2000000000"},
+		{"a duration below the stats period", "GRPC_BENCHMARK_DURATION", "1ns"},
+		{"a duration beyond the bound", "GRPC_BENCHMARK_DURATION", "1000h"},
+		{"RAM that overflows", "GRPC_SERVER_RAM", "99999999999g"},
+		{"RAM beyond the engine host's", "GRPC_SERVER_RAM", "4096g"},
+		{"a server listed twice", "GRPC_BENCHMARKS", "go_grpc go_grpc"},
+		{"an image name too long", "GRPC_IMAGE_NAME", strings.Repeat("a", 300)},
+		{"a results folder that is a file", "GRPC_RESULTS_DIR", "/etc/hostname"},
+		{"a misspelled setting", "GRPC_BENCHMARK_DURATON", "3s"},
 	}
 	before := containerIDs(t, api, "")
 	for _, tc := range cases {
@@ -261,6 +270,7 @@ func TestBadInputIsRefusedBeforeAnyContainer(t *testing.T) {
 		{"zero accuracy rounds", []string{"accuracy", "--rounds", "0"}, []string{"--rounds", `"0"`, "from 1 to 20"}},
 		{"unknown accuracy profile", []string{"accuracy", "--profiles", "2b,4c"}, []string{"--profiles", `"4c"`, `"1a","1b","2a","2b","3a","3b"`}},
 		{"unknown command", []string{"benchmark"}, []string{"unexpected argument benchmark"}},
+		{"a server outside servers/", []string{"engines", "--server", "../../x"}, []string{"--server", `"../../x"`, "a folder of servers/"}},
 	}
 	for _, tc := range flags {
 		t.Run(tc.name, func(t *testing.T) {
@@ -278,6 +288,58 @@ func TestBadInputIsRefusedBeforeAnyContainer(t *testing.T) {
 				t.Errorf("a run folder was created: %v", entries)
 			}
 		})
+	}
+	if after := containerIDs(t, api, ""); len(after) != len(before) {
+		t.Errorf("containers before: %d, after: %d", len(before), len(after))
+	}
+}
+
+// TestBadFilesAreRefusedBeforeAnyContainer refuses what the repository's
+// files get wrong, all in one message: a .env line that does not parse
+// (with its line), a scenario whose request does not carry a message as
+// field 1, and a server folder whose name cannot be an image tag.
+func TestBadFilesAreRefusedBeforeAnyContainer(t *testing.T) {
+	api := engine(t)
+	root := copyRepo(t, nil)
+	write := func(name, content string) {
+		t.Helper()
+		path := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(".env", "GRPC_BENCHMARK_WARMUP=2s\nthis is not a setting\n")
+	proto, err := os.ReadFile(filepath.Join(root, "scenarios", "string_10B", "helloworld.proto"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("scenarios/flat/helloworld.proto", strings.Replace(string(proto), "Hello request = 1;", "string request = 1;", 1))
+	write("scenarios/flat/payload.json", `{"request": "x"}`)
+	write("servers/Go GRPC/Dockerfile", "FROM debian:bookworm-slim\n")
+
+	before := containerIDs(t, api, "")
+	env := benchEnv(t, map[string]string{"GRPC_REQUEST_SCENARIO": "flat", "GRPC_BENCHMARKS": ""})
+	res := runBinary(t, root, env, "bench")
+	if res.code != 2 {
+		t.Errorf("exit code %d, want 2; stderr:\n%s", res.code, res.stderr)
+	}
+	for _, want := range []string{
+		`.env:2="this is not a setting"`,
+		`GRPC_REQUEST_SCENARIO="flat": scenario flat: field 1 of helloworld.HelloRequest is not a message`,
+		`the server folder "Go GRPC" cannot name an image tag`,
+	} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("the message lacks %q:\n%s", want, res.stderr)
+		}
+	}
+	if strings.Count(res.stderr, "allowed:") != 3 {
+		t.Errorf("want exactly the three problems, each with what is allowed:\n%s", res.stderr)
+	}
+	if entries, _ := os.ReadDir(setting(env, "GRPC_RESULTS_DIR")); len(entries) > 0 {
+		t.Errorf("a run folder was created: %v", entries)
 	}
 	if after := containerIDs(t, api, ""); len(after) != len(before) {
 		t.Errorf("containers before: %d, after: %d", len(before), len(after))

@@ -65,7 +65,8 @@ func engineAt(t *testing.T, host string) *client.Client {
 // clients on another: the server publishes its port at its namespace's
 // address and the clients reach it over the veth pair. Both engines'
 // containers are in results.json, the round trip in the footer, and
-// neither engine keeps a container, after the run and after Ctrl-C.
+// neither engine keeps a container, after the run and after Ctrl-C. Then
+// the servers' engine goes away in the middle of a run.
 func TestServerAndClientOnTwoEngines(t *testing.T) {
 	settings := secondEngine(t)
 	serverEngine, clientEngine := engineAt(t, settings["GRPC_SERVER_DOCKER_HOST"]), engine(t)
@@ -121,6 +122,59 @@ func TestServerAndClientOnTwoEngines(t *testing.T) {
 		t.Errorf("interrupted run: %v", err)
 	}
 	assertNoContainersLeft(t, serverEngine)
+	assertNoContainersLeft(t, clientEngine)
+
+	engineGoesAway(t, settings, clientEngine)
+}
+
+// engineGoesAway stops the servers' engine after a run's first round: the
+// run stops with exit status 1, says the engine went away, keeps the round
+// it finished, and leaves nothing on the engine that is still there.
+func engineGoesAway(t *testing.T, settings map[string]string, clientEngine *client.Client) {
+	env := benchEnv(t, mergeSettings(settings, map[string]string{"GRPC_BENCHMARK_ROUNDS": "2", "GRPC_BENCHMARK_DURATION": "10s"}))
+	cmd := exec.Command(binary, "bench")
+	cmd.Dir, cmd.Env = repoRoot(t), env
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(os.TempDir(), "grpcbench-second-engine", "docker.pid")
+	stopped := false
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if !stopped && strings.HasPrefix(sc.Text(), "go_grpc: ") && strings.Contains(sc.Text(), " req/s, server CPU ") {
+			pid, err := os.ReadFile(pidFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command("kill", "-TERM", strings.TrimSpace(string(pid))).CombinedOutput(); err != nil {
+				t.Fatalf("stop the servers' engine: %v %s", err, out)
+			}
+			stopped = true
+		}
+	}
+	io.Copy(io.Discard, stdout)
+	err = cmd.Wait()
+	if !stopped {
+		t.Fatalf("the run ended (%v) before its first round finished\nstderr:\n%s", err, stderr.String())
+	}
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 1 {
+		t.Errorf("a run whose engine went away: %v, want exit status 1\nstderr:\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "the Docker engine went away during the run") {
+		t.Errorf("the run does not say its engine went away:\n%s", stderr.String())
+	}
+	_, run := readRun(t, runFolder(t, env))
+	rounds := servers(t, run)[0].Rounds
+	if len(rounds) == 0 || rounds[0].Failure != nil || rounds[0].Load == nil || rounds[0].Load.RPS <= 0 {
+		t.Errorf("the round finished before the engine went away is not in results.json: %+v", rounds)
+	}
 	assertNoContainersLeft(t, clientEngine)
 }
 

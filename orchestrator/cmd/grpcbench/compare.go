@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/engines"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
@@ -35,15 +36,20 @@ type enginesCmd struct {
 // Run loads one server with each engine in turn and prints what each
 // costs per call; engines.txt and engines.json go to the run folder.
 func (c *enginesCmd) Run(ctx context.Context, std streams) error {
+	// The server is checked before the engine is touched or a run folder made.
+	cat, err := catalog.Open(c.Root)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(cat.Servers, c.Server) {
+		return &config.Error{Var: "--server", Value: c.Server, Reason: "no such server",
+			Allowed: "a folder of servers/: " + strings.Join(cat.Servers, ", ")}
+	}
 	s, cmp, err := comparison(ctx, c.Root, std)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	if !slices.Contains(s.Catalog.Servers, c.Server) {
-		return &config.Error{Var: "--server", Value: c.Server, Reason: "no such server",
-			Allowed: "a folder of servers/: " + strings.Join(s.Catalog.Servers, ", ")}
-	}
 	rows, err := cmp.SideBySide(ctx, c.Server, c.Profiles)
 	if err != nil {
 		return err

@@ -5,6 +5,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/alecthomas/kong"
 )
 
 // TestExitStatuses runs the command line without an engine: what each kind
@@ -31,5 +33,30 @@ func TestExitStatuses(t *testing.T) {
 				t.Errorf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s", code, tc.code, stdout.String(), stderr.String())
 			}
 		})
+	}
+}
+
+type panicking struct{}
+
+func (panicking) Run() error { panic("index out of range [3] with length 3") }
+
+// TestPanicBecomesAReason turns a command's panic into an error that names
+// the command and what went wrong: inside a client container, the run
+// reports that line as the reason.
+func TestPanicBecomesAReason(t *testing.T) {
+	var c struct {
+		Loadgen panicking `cmd:""`
+	}
+	parser, err := kong.New(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kctx, err := parser.Parse([]string{"loadgen"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = runCommand(kctx)
+	if err == nil || err.Error() != "loadgen failed inside: index out of range [3] with length 3" {
+		t.Errorf("runCommand of a panicking command = %v", err)
 	}
 }

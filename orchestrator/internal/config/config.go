@@ -83,11 +83,14 @@ func (e *Error) Error() string {
 // Load reads the configuration from the process environment, over the values
 // of dotenvPath when that file exists (the environment wins).
 func Load(dotenvPath string) (Config, error) {
-	vars, err := Environment(dotenvPath)
-	if err != nil {
-		return Config{}, err
+	vars, fileErr := Environment(dotenvPath)
+	if fileErr != nil {
+		// The rest is still checked, from the environment and the defaults,
+		// so that one bad line does not bring errors about values never set.
+		vars, _ = Environment("")
 	}
-	return Parse(vars)
+	cfg, err := Parse(vars)
+	return cfg, errors.Join(fileErr, err)
 }
 
 // Environment merges the .env file (if present) with the process environment.
