@@ -111,10 +111,10 @@ func testEnv(resultsDir string, overrides map[string]string) []string {
 	return env
 }
 
-// setting returns the value of a variable of env.
-func setting(env []string, name string) string {
+// resultsDir returns the results folder env gives the binary.
+func resultsDir(env []string) string {
 	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+		if v, ok := strings.CutPrefix(kv, "GRPC_RESULTS_DIR="); ok {
 			return v
 		}
 	}
@@ -195,12 +195,12 @@ func run(t *testing.T, root string, env []string, name string, args ...string) r
 // runFolder returns the only run folder under the results directory.
 func runFolder(t *testing.T, env []string) string {
 	t.Helper()
-	resultsDir := setting(env, "GRPC_RESULTS_DIR")
-	entries, err := os.ReadDir(resultsDir)
+	dir := resultsDir(env)
+	entries, err := os.ReadDir(dir)
 	if err != nil || len(entries) != 1 {
-		t.Fatalf("want one run folder in %s, have %v (%v)", resultsDir, entries, err)
+		t.Fatalf("want one run folder in %s, have %v (%v)", dir, entries, err)
 	}
-	return filepath.Join(resultsDir, entries[0].Name())
+	return filepath.Join(dir, entries[0].Name())
 }
 
 func TestBadInputIsRefusedBeforeAnyContainer(t *testing.T) {
@@ -257,7 +257,7 @@ func TestBadInputIsRefusedBeforeAnyContainer(t *testing.T) {
 			if strings.Contains(res.stdout, "building") {
 				t.Errorf("something was built:\n%s", res.stdout)
 			}
-			if entries, _ := os.ReadDir(setting(env, "GRPC_RESULTS_DIR")); len(entries) > 0 {
+			if entries, _ := os.ReadDir(resultsDir(env)); len(entries) > 0 {
 				t.Errorf("a run folder was created: %v", entries)
 			}
 		})
@@ -284,7 +284,7 @@ func TestBadInputIsRefusedBeforeAnyContainer(t *testing.T) {
 					t.Errorf("message lacks %s:\n%s", want, res.stderr)
 				}
 			}
-			if entries, _ := os.ReadDir(setting(env, "GRPC_RESULTS_DIR")); len(entries) > 0 {
+			if entries, _ := os.ReadDir(resultsDir(env)); len(entries) > 0 {
 				t.Errorf("a run folder was created: %v", entries)
 			}
 		})
@@ -338,7 +338,7 @@ func TestBadFilesAreRefusedBeforeAnyContainer(t *testing.T) {
 	if strings.Count(res.stderr, "allowed:") != 3 {
 		t.Errorf("want exactly the three problems, each with what is allowed:\n%s", res.stderr)
 	}
-	if entries, _ := os.ReadDir(setting(env, "GRPC_RESULTS_DIR")); len(entries) > 0 {
+	if entries, _ := os.ReadDir(resultsDir(env)); len(entries) > 0 {
 		t.Errorf("a run folder was created: %v", entries)
 	}
 	if after := containerIDs(t, api, ""); len(after) != len(before) {
