@@ -66,7 +66,7 @@ func engineAt(t *testing.T, host string) *client.Client {
 // address and the clients reach it over the veth pair. Both engines'
 // containers are in results.json, the round trip in the footer, and
 // neither engine keeps a container, after the run and after Ctrl-C. Then
-// the servers' engine goes away in the middle of a run.
+// the servers' engine goes away in the middle of a run, and comes back.
 func TestServerAndClientOnTwoEngines(t *testing.T) {
 	settings := secondEngine(t)
 	serverEngine, clientEngine := engineAt(t, settings["GRPC_SERVER_DOCKER_HOST"]), engine(t)
@@ -125,6 +125,7 @@ func TestServerAndClientOnTwoEngines(t *testing.T) {
 	assertNoContainersLeft(t, clientEngine)
 
 	engineGoesAway(t, settings, clientEngine)
+	engineComesBack(t, settings, serverEngine)
 }
 
 // engineGoesAway stops the servers' engine after a run's first round: the
@@ -176,6 +177,26 @@ func engineGoesAway(t *testing.T, settings map[string]string, clientEngine *clie
 		t.Errorf("the round finished before the engine went away is not in results.json: %+v", rounds)
 	}
 	assertNoContainersLeft(t, clientEngine)
+}
+
+// engineComesBack starts the servers' engine again, on the data it kept
+// when it went away with a run's lock and containers in it: the next run
+// takes the dead run's lock over, runs, and leaves nothing behind.
+func engineComesBack(t *testing.T, settings map[string]string, serverEngine *client.Client) {
+	dir := filepath.Join(os.TempDir(), "grpcbench-second-engine")
+	if out, err := exec.Command(filepath.Join(repoRoot(t), "scripts", "second-engine"), "start", dir).CombinedOutput(); err != nil {
+		t.Fatalf("start the servers' engine again: %v\n%s", err, out)
+	}
+	env := benchEnv(t, settings)
+	res := runBinary(t, repoRoot(t), env, "bench")
+	if res.code != 0 {
+		t.Fatalf("a run on the engine that came back: exit code %d\nstderr:\n%s", res.code, res.stderr)
+	}
+	bench, _ := readRun(t, runFolder(t, env))
+	if r, ok := parseRows(t, bench)["go_grpc"]; !ok || r.rps <= 0 {
+		t.Errorf("no go_grpc row after the engine came back:\n%s", bench)
+	}
+	assertNoContainersLeft(t, serverEngine)
 }
 
 func mergeSettings(a, b map[string]string) map[string]string {

@@ -113,10 +113,13 @@ func (e *Engine) Local() bool {
 	return strings.HasPrefix(e.api.DaemonHost(), "unix://")
 }
 
-// Ping says whether the engine answers.
+// Ping says whether the engine answers, on a new connection: an engine
+// shutting down closes its socket at once but goes on serving the
+// connections it has open until it exits.
 func (e *Engine) Ping(ctx context.Context) error {
 	ctx, cancel := quick(ctx)
 	defer cancel()
+	e.api.HTTPClient().CloseIdleConnections()
 	_, err := e.api.Ping(ctx)
 	return err
 }

@@ -64,6 +64,15 @@ func (e *Engine) Lock(ctx context.Context, name string, owner Owner, alive func(
 		if err != nil {
 			return nil, fmt.Errorf("take the lock of GRPC_IMAGE_NAME=%s: %w", name, err)
 		}
+		if !maps.Equal(v.Labels, owner.labels()) {
+			// Docker 20.10 answers the first create of a volume it restored
+			// after a restart without the volume's labels; inspect has them.
+			if v, err = e.api.VolumeInspect(ctx, vol); IsMissing(err) {
+				continue // released in between
+			} else if err != nil {
+				return nil, fmt.Errorf("read the lock of GRPC_IMAGE_NAME=%s: %w", name, err)
+			}
+		}
 		holder := ownerOf(v.Labels)
 		if maps.Equal(v.Labels, owner.labels()) {
 			return func(ctx context.Context) error {
