@@ -856,6 +856,10 @@ func TestRoundsInterleaveAndCapacity(t *testing.T) {
 				if r.Capacity.Load.Engine != "h2" || r.Capacity.Load.RPS <= 0 {
 					t.Errorf("%s round %d capacity %+v", s.Name, r.Round, r.Capacity.Load)
 				}
+				// half the round's 2 s, but never under a second
+				if d := r.Capacity.Load.End.Sub(r.Capacity.Load.Start); d < 900*time.Millisecond || d > 2*time.Second {
+					t.Errorf("%s round %d: the capacity engine measured %v, want 1s", s.Name, r.Round, d)
+				}
 			}
 			if r.HostSteal == nil {
 				t.Errorf("%s round %d has no host steal", s.Name, r.Round)

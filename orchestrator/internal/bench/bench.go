@@ -30,6 +30,17 @@ import (
 // its connections and settle.
 const capacityWarmup = time.Second
 
+// capacitySpec is the capacity engine's load after the load engine's
+// spec: a short warm-up, and half the measurement (at least a second),
+// which keeps a client-bound server's rounds within twice a single
+// measurement's time; the engine that keeps up needs no more to rank it.
+func capacitySpec(loadSpec load.Spec) load.Spec {
+	spec := loadSpec
+	spec.Warmup = min(capacityWarmup, loadSpec.Warmup)
+	spec.Duration = max(loadSpec.Duration/2, time.Second)
+	return spec
+}
+
 // Bench is one benchmark run.
 type Bench struct {
 	Suite *suite.Suite
@@ -252,8 +263,7 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 			// engine.
 			wasBound := slices.ContainsFunc(srv.Rounds, func(r report.Round) bool { return r.ClientBound })
 			if (round.ClientBound || wasBound) && capacity != nil {
-				capSpec := loadSpec
-				capSpec.Warmup = min(capacityWarmup, loadSpec.Warmup)
+				capSpec := capacitySpec(loadSpec)
 				m, cerr := b.measure(ctx, up, capacity, capSpec, "capacity")
 				spent += capSpec.Warmup + capSpec.Duration
 				if cerr != nil {
@@ -426,7 +436,8 @@ func Planned(cells []report.Cell, servers, rounds int) int { return len(cells) *
 func PerRound(cfg config.Config) time.Duration {
 	each := cfg.Warmup + cfg.RoundDuration() + roundOverhead
 	if cfg.CapacityEngine != config.CapacityOff && cfg.CapacityEngine != cfg.LoadEngine {
-		each += (min(capacityWarmup, cfg.Warmup) + cfg.RoundDuration()) / 2
+		c := capacitySpec(load.Spec{Warmup: cfg.Warmup, Duration: cfg.RoundDuration()})
+		each += (c.Warmup + c.Duration) / 2
 	}
 	return each
 }

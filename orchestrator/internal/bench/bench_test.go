@@ -291,6 +291,20 @@ func TestRoundsAreInterleaved(t *testing.T) {
 	}
 }
 
+func TestCapacityRunsHalfTheMeasurement(t *testing.T) {
+	for _, c := range []struct{ warmup, duration, wantWarmup, wantDuration time.Duration }{
+		{5 * time.Second, 6666 * time.Millisecond, time.Second, 3333 * time.Millisecond},
+		{500 * time.Millisecond, 10 * time.Second, 500 * time.Millisecond, 5 * time.Second},
+		{5 * time.Second, time.Second, time.Second, time.Second}, // never under a second
+	} {
+		got := capacitySpec(load.Spec{Warmup: c.warmup, Duration: c.duration, Connections: 50})
+		if got.Warmup != c.wantWarmup || got.Duration != c.wantDuration || got.Connections != 50 {
+			t.Errorf("capacity after %v + %v: %v + %v (connections %d), want %v + %v", c.warmup, c.duration,
+				got.Warmup, got.Duration, got.Connections, c.wantWarmup, c.wantDuration)
+		}
+	}
+}
+
 func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
