@@ -1,6 +1,7 @@
 // Package compare sets two runs side by side: for each server measured in
-// both, under the same cell, the change of its median req/s and whether the
-// rounds say it is real (Mann–Whitney U at α = 0.05, as benchstat does).
+// both, under the same cell, the change of its median req/s and of its
+// median p99 latency, and whether the rounds say it is real (Mann–Whitney U
+// at α = 0.05, as benchstat does).
 package compare
 
 import (
@@ -8,21 +9,34 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
 
-// Change is one server's req/s in two runs.
+// Figure is one figure of a server in two runs: the estimates from each
+// run's rounds and their difference.
+type Figure struct {
+	A    stats.Estimate   `json:"a"`
+	B    stats.Estimate   `json:"b"`
+	Diff stats.Difference `json:"diff"`
+}
+
+func figure(a, b []float64) Figure {
+	return Figure{A: stats.Of(a), B: stats.Of(b), Diff: stats.Compare(a, b)}
+}
+
+// Change is one server's figures in two runs.
 type Change struct {
 	Cell config.Cell `json:"cell"`
 	// Differs names the settings the second run's cell had otherwise.
-	Differs string           `json:"differs,omitempty"`
-	Server  string           `json:"server"`
-	A       stats.Estimate   `json:"a"`
-	B       stats.Estimate   `json:"b"`
-	Diff    stats.Difference `json:"diff"`
+	Differs string `json:"differs,omitempty"`
+	Server  string `json:"server"`
+	RPS     Figure `json:"rps"`
+	// P99 is the p99 latency in nanoseconds.
+	P99 Figure `json:"p99"`
 }
 
 // Runs compares every server ranked in both runs under the same cell, in
@@ -49,13 +63,15 @@ func Runs(a, b report.Run) []Change {
 			if !ok {
 				continue
 			}
-			out = append(out, Change{Cell: ca.Cell, Differs: differs, Server: ra.Name, A: ra.RPS, B: rb.RPS, Diff: stats.Compare(ra.Values, rb.Values)})
+			out = append(out, Change{Cell: ca.Cell, Differs: differs, Server: ra.Name,
+				RPS: figure(ra.Values, rb.Values), P99: figure(ra.P99Values, rb.P99Values)})
 		}
 	}
 	return out
 }
 
-// difference lists the settings whose values differ, as NAME=a→b.
+// difference lists the settings whose values differ, as NAME=a→b; where
+// the results went changes no figure.
 func difference(a, b []config.Setting) string {
 	values := map[string]string{}
 	for _, s := range a {
@@ -63,7 +79,7 @@ func difference(a, b []config.Setting) string {
 	}
 	var parts []string
 	for _, s := range b {
-		if v, ok := values[s.Name]; ok && v != s.Value {
+		if v, ok := values[s.Name]; ok && v != s.Value && s.Name != "GRPC_RESULTS_DIR" {
 			parts = append(parts, fmt.Sprintf("%s=%s→%s", s.Name, v, s.Value))
 		}
 	}
@@ -80,52 +96,82 @@ func find(cells []report.Cell, c config.Cell) (report.Cell, bool) {
 	return report.Cell{}, false
 }
 
-// WriteTable prints the changes: per server both medians, the change, and
-// its p-value or `~` when the change is not significant; then why nothing
-// could be significant when the rounds are too few.
+// metric is a figure as the table prints it.
+type metric struct {
+	title  string
+	figure func(Change) Figure
+	format func(float64) string
+}
+
+var metrics = []metric{
+	{"req/s", func(c Change) Figure { return c.RPS }, func(v float64) string { return fmt.Sprintf("%.0f", v) }},
+	{"p99 latency", func(c Change) Figure { return c.P99 }, func(v float64) string {
+		return fmt.Sprintf("%.2f ms", float64(time.Duration(v))/float64(time.Millisecond))
+	}},
+}
+
+// WriteTable prints the changes, per cell (in a matrix) and per figure as
+// benchstat does: per server both medians with their spread, the change,
+// and `~` when it is not significant; then why nothing could be
+// significant when the rounds are too few.
 func WriteTable(w io.Writer, nameA, nameB string, changes []Change) error {
 	if len(changes) == 0 {
 		_, err := fmt.Fprintf(w, "no server was ranked in both %s and %s under the same settings\n", nameA, nameB)
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	multi := false
 	for _, c := range changes[1:] {
 		multi = multi || c.Cell != changes[0].Cell
 	}
-	header := "server\t" + nameA + " req/s\t" + nameB + " req/s\tchange\tsignificance\t\n"
-	var current config.Cell
 	tooFew := false
-	for i, c := range changes {
-		if i == 0 || (multi && c.Cell != current) {
-			if multi {
-				fmt.Fprintf(tw, "== %s\t\t\t\t\t\n", c.Cell.Name())
-			}
-			if c.Differs != "" {
-				fmt.Fprintf(tw, "settings that differ: %s\t\t\t\t\t\n", c.Differs)
-			}
-			fmt.Fprint(tw, header)
-			current = c.Cell
+	for start := 0; start < len(changes); {
+		end := start + 1
+		for end < len(changes) && changes[end].Cell == changes[start].Cell {
+			end++
 		}
-		var delta string
-		sig := fmt.Sprintf("p=%.3f n=%d+%d", c.Diff.P, c.A.N, c.B.N)
-		if c.Diff.Significant {
-			delta = fmt.Sprintf("%+.1f%%", 100*c.Diff.Change)
-		} else {
-			delta = fmt.Sprintf("~ (%+.1f%%)", 100*c.Diff.Change)
+		section := changes[start:end]
+		if multi {
+			fmt.Fprintf(w, "== %s\n", section[0].Cell.Name())
 		}
-		tooFew = tooFew || c.Diff.TooFew
-		fmt.Fprintf(tw, "%s\t%.0f ±%s\t%.0f ±%s\t%s\t%s\t\n", c.Server, c.A.Median, spread(c.A), c.B.Median, spread(c.B), delta, sig)
+		if section[0].Differs != "" {
+			fmt.Fprintf(w, "settings that differ: %s\n", section[0].Differs)
+		}
+		for _, m := range metrics {
+			if err := writeMetric(w, m, nameA, nameB, section); err != nil {
+				return err
+			}
+		}
+		for _, c := range section {
+			tooFew = tooFew || c.RPS.Diff.TooFew
+		}
+		start = end
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	var notes []string
-	notes = append(notes, "change: the second run's median req/s against the first's; ~ means the Mann–Whitney U test finds no significant difference at α = 0.05")
+	notes := []string{"change: the second run's median against the first's (more req/s and less latency are better); " +
+		"~ means the Mann–Whitney U test finds no significant difference at α = 0.05"}
 	if tooFew {
 		notes = append(notes, "with fewer than 4 rounds a side no difference can be significant (3 a side: p ≥ 0.1); run with GRPC_BENCHMARK_ROUNDS=6 or more")
 	}
 	_, err := fmt.Fprintln(w, strings.Join(notes, "\n"))
+	return err
+}
+
+// writeMetric prints one figure's table of a cell.
+func writeMetric(w io.Writer, m metric, nameA, nameB string, changes []Change) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\t%s\t%s\tchange\tsignificance\t\n", m.title, nameA, nameB)
+	for _, c := range changes {
+		f := m.figure(c)
+		delta := fmt.Sprintf("%+.1f%%", 100*f.Diff.Change)
+		if !f.Diff.Significant {
+			delta = "~ (" + delta + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s ±%s\t%s ±%s\t%s\tp=%.3f n=%d+%d\t\n", c.Server,
+			m.format(f.A.Median), spread(f.A), m.format(f.B.Median), spread(f.B), delta, f.Diff.P, f.A.N, f.B.N)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w)
 	return err
 }
 

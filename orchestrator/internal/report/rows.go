@@ -45,6 +45,8 @@ type Row struct {
 	P95  time.Duration `json:"p95"`
 	P99  time.Duration `json:"p99"`
 	P999 time.Duration `json:"p999"`
+	// P99Values are the rounds' own p99 latencies, in nanoseconds.
+	P99Values []float64 `json:"p99_rounds"`
 	// CPU in percent of one core, memory in bytes, medians.
 	ServerCPU   float64 `json:"server_cpu"`
 	ClientCPU   float64 `json:"client_cpu"`
@@ -194,6 +196,7 @@ func rowOf(name string, rounds []Round, pick func(Round) *Measurement, clientCPU
 	row.ServerStats = len(srvCPU)
 	d := func(v []float64) time.Duration { return time.Duration(stats.Median(v)) }
 	row.Mean, row.P50, row.P90, row.P95, row.P99, row.P999 = d(mean), d(p50), d(p90), d(p95), d(p99), d(p999)
+	row.P99Values = p99
 	row.ServerCPU, row.ClientCPU = stats.Median(srvCPU), stats.Median(cliCPU)
 	row.MemoryBytes = uint64(stats.Median(mem))
 	row.PerServerCore = stats.Median(perCore)
