@@ -119,7 +119,10 @@ func (e *Engine) Local() bool {
 func (e *Engine) Ping(ctx context.Context) error {
 	ctx, cancel := quick(ctx)
 	defer cancel()
-	e.api.HTTPClient().CloseIdleConnections()
+	// The client's Close closes its idle connections and nothing else (the
+	// transport's own CloseIdleConnections is hidden behind its tracing
+	// wrapper); the client stays usable.
+	e.api.Close()
 	_, err := e.api.Ping(ctx)
 	return err
 }
