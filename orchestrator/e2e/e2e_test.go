@@ -687,7 +687,7 @@ func TestComposeUp(t *testing.T) {
 	compose := func(args ...string) runResult {
 		return runProgram(t, root, "docker", append([]string{"compose", "--project-name", project}, args...)...)
 	}
-	t.Cleanup(func() { compose("down", "--remove-orphans") })
+	t.Cleanup(func() { compose("down", "--remove-orphans", "--volumes") }) // the project's own cache volume too
 	res := compose("up")
 	if res.code != 0 {
 		t.Fatalf("docker compose up: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
