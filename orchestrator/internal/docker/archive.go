@@ -143,6 +143,10 @@ func (c *Archive) addPath(src, dst string, d fs.DirEntry) error {
 			return err
 		}
 		defer f.Close()
+		// Room for the file and its padding at once: a large file (the
+		// client image's binary) would otherwise grow the buffer by
+		// doubling, through copies of itself.
+		c.buf.Grow(int(info.Size()) + 512)
 		_, err = io.Copy(c.tw, f)
 		return err
 	default:
