@@ -74,7 +74,7 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) error {
 		return err
 	}
 	if err := b.build(ctx, servers); err != nil {
-		return err
+		return b.stop(err) // an interrupted build leaves a run to resume
 	}
 	if err := report.Save(b.Folder, *b.Run); err != nil {
 		return err
@@ -89,7 +89,9 @@ rounds:
 					break rounds
 				}
 				srv := &cell.Servers[si]
-				if !measurable(*srv) || len(srv.Rounds) >= r { // a resumed run has some rounds already
+				// A server that failed once is not ranked, so the time goes
+				// to the others; a resumed run has some rounds already.
+				if srv.FirstFailure() != nil || len(srv.Rounds) >= r {
 					continue
 				}
 				b.Progress.Round(srv.Name)
@@ -152,7 +154,7 @@ func (b *Bench) engines() (load.Engine, load.Engine, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("no load engine %q", b.Config.LoadEngine)
 	}
-	if b.Config.CapacityEngine == config.CapacityOff || b.Config.CapacityEngine == b.Config.LoadEngine {
+	if !b.Config.CapacityOn() {
 		return engine, nil, nil
 	}
 	capacity, ok := load.Lookup(b.Config.CapacityEngine)
@@ -162,66 +164,50 @@ func (b *Bench) engines() (load.Engine, load.Engine, error) {
 	return engine, capacity, nil
 }
 
-// measurable says a server may run another round: it built, and no round
-// of it failed (a server that failed once is not ranked, so the time goes
-// to the others).
-func measurable(s report.Server) bool {
-	if s.Failure != nil {
-		return false
-	}
-	for _, r := range s.Rounds {
-		if r.Failure != nil {
-			return false
-		}
-	}
-	return true
-}
-
 // build builds the client image and each server's image once per scenario
 // before anything is measured, so that no build runs beside a measurement,
-// and sets up the servers of every cell.
+// and sets up the servers of every cell. A variant runs its base's image.
 func (b *Bench) build(ctx context.Context, servers []string) error {
 	client, err := BuildClient(ctx, b.ClientBuilder, b.Folder, b.Progress)
 	if err != nil {
 		return err
 	}
 	b.Suite.ClientImage = client
-	type built struct {
-		image images.Image
-		err   error
+	type key struct{ scenario, base string }
+	failed := map[key]error{}
+	ids := map[key]string{}
+	for _, sc := range ScenarioNames(b.Run.Cells) {
+		for _, base := range b.Builder.Catalog.Bases(servers) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			folder, err := b.Folder.Sub(base)
+			if err != nil {
+				return err
+			}
+			img, _, err := BuildServer(ctx, b.Builder, base, b.Scenarios[sc], folder, "build-"+sc+".log", b.Progress)
+			if err != nil {
+				f := suite.FailureOf(err)
+				if gone := b.engineGone(ctx, &f); gone != nil {
+					return gone
+				}
+			}
+			ids[key{sc, base}], failed[key{sc, base}] = img.ID, err
+		}
 	}
-	byScenario := map[string]map[string]built{}
 	for ci := range b.Run.Cells {
 		cell := &b.Run.Cells[ci]
-		if byScenario[cell.Scenario] == nil {
-			byScenario[cell.Scenario] = map[string]built{}
-			for _, name := range servers {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				base := b.Builder.Catalog.Base(name) // variants share their base's image
-				if _, done := byScenario[cell.Scenario][base]; done {
-					continue
-				}
-				folder, err := b.Folder.Sub(base)
-				if err != nil {
-					return err
-				}
-				img, _, err := BuildServer(ctx, b.Builder, base, b.Scenarios[cell.Scenario], folder, "build-"+cell.Scenario+".log", b.Progress)
-				byScenario[cell.Scenario][base] = built{img, err}
-			}
-		}
 		for _, name := range servers {
-			bi := byScenario[cell.Scenario][b.Builder.Catalog.Base(name)]
+			k := key{cell.Scenario, b.Builder.Catalog.Base(name)}
 			i := slices.IndexFunc(cell.Servers, func(s report.Server) bool { return s.Name == name })
 			if i < 0 { // a resumed run has its servers already
 				cell.Servers = append(cell.Servers, report.Server{Name: name})
 				i = len(cell.Servers) - 1
 			}
 			srv := &cell.Servers[i]
-			srv.Image, srv.ImageID = b.Builder.ServerTag(b.Builder.Catalog.Base(name), cell.Scenario), bi.image.ID
-			if bi.err != nil {
-				f := suite.FailureOf(bi.err)
+			srv.Image, srv.ImageID = b.Builder.ServerTag(k.base, k.scenario), ids[k]
+			if err := failed[k]; err != nil {
+				f := suite.FailureOf(err)
 				srv.Failure = &f
 			}
 		}
@@ -397,7 +383,7 @@ func BuildImages(ctx context.Context, b, client images.Builder, servers []string
 		return err
 	}
 	for _, sc := range scenarios {
-		for _, name := range servers {
+		for _, name := range b.Catalog.Bases(servers) {
 			sub, err := folder.Sub(name)
 			if err != nil {
 				return err
@@ -427,15 +413,31 @@ func LoadSpec(cfg config.Config, cell report.Cell, duration time.Duration) load.
 // started, readiness, the gate, stats.
 const roundOverhead = 1500 * time.Millisecond
 
-// Planned is the number of rounds a run of servers over cells plans.
-func Planned(cells []report.Cell, servers, rounds int) int { return len(cells) * servers * rounds }
+// Planned is the number of rounds a run of servers over cells has still to
+// measure: all of them, but for a resumed run the rounds it has and none of
+// a server that failed.
+func Planned(cells []report.Cell, servers []string, rounds int) int {
+	n := 0
+	for _, c := range cells {
+		for _, name := range servers {
+			i := slices.IndexFunc(c.Servers, func(s report.Server) bool { return s.Name == name })
+			switch {
+			case i < 0:
+				n += rounds
+			case c.Servers[i].FirstFailure() == nil:
+				n += max(0, rounds-len(c.Servers[i].Rounds))
+			}
+		}
+	}
+	return n
+}
 
 // PerRound estimates a round's time before any is measured: warm-up,
 // measurement and overhead, and the capacity engine's run for about half
 // the rounds (client-bound ones) when it is on.
 func PerRound(cfg config.Config) time.Duration {
 	each := cfg.Warmup + cfg.RoundDuration() + roundOverhead
-	if cfg.CapacityEngine != config.CapacityOff && cfg.CapacityEngine != cfg.LoadEngine {
+	if cfg.CapacityOn() {
 		c := capacitySpec(load.Spec{Warmup: cfg.Warmup, Duration: cfg.RoundDuration()})
 		each += (c.Warmup + c.Duration) / 2
 	}

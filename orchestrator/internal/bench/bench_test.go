@@ -41,8 +41,10 @@ type fakeEngine struct {
 	failBuild, failProbe, failConform, crashUnderLoad map[string]bool
 	// saturate names servers whose ghz client uses all its CPU.
 	saturate map[string]bool
-	// onLoad is called when a load client starts.
+	// onLoad is called when a load client starts, onBuild when an image
+	// is built.
 	onLoad  func(server string)
+	onBuild func(tag string)
 	started []*fakeContainer
 	loaded  map[string]bool
 	// loads lists the load clients started, as server/engine.
@@ -56,6 +58,9 @@ func (f *fakeEngine) Import(context.Context, io.Reader, string, []string) error 
 }
 
 func (f *fakeEngine) Build(_ context.Context, _ io.Reader, opts docker.BuildOptions, _ io.Writer) (string, error) {
+	if f.onBuild != nil {
+		f.onBuild(opts.Tag)
+	}
 	if name := strings.TrimSuffix(strings.TrimPrefix(opts.Tag, "test:"), "-complex_proto"); f.failBuild[name] {
 		return "", errors.New("compile error")
 	}
@@ -305,6 +310,29 @@ func TestCapacityRunsHalfTheMeasurement(t *testing.T) {
 	}
 }
 
+// TestInterruptedBuildLeavesARunToResume: Ctrl-C among the builds still
+// writes results.json, marked interrupted, which --resume reads.
+func TestInterruptedBuildLeavesARunToResume(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	eng := &fakeEngine{onBuild: func(tag string) {
+		if tag == "test:first-complex_proto" {
+			cancel()
+		}
+	}}
+	s := newTestBench(t, eng, "first", "second")
+	if err := s.Benchmark(ctx, []string{"first", "second"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Benchmark = %v, want context.Canceled", err)
+	}
+	saved, err := report.Load(s.Folder.Dir)
+	if err != nil || !saved.Interrupted {
+		t.Errorf("results.json after an interrupted build: interrupted %v, %v", saved.Interrupted, err)
+	}
+	if len(eng.loads) != 0 {
+		t.Errorf("loads after an interrupted build: %v", eng.loads)
+	}
+}
+
 func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -386,6 +414,13 @@ func TestResumeFinishesAnInterruptedRun(t *testing.T) {
 	first := saved.Cells[0].Servers[0]
 	if len(first.Rounds) != 1 {
 		t.Fatalf("the cut-short round was not dropped: %+v", first.Rounds)
+	}
+	// What is left: rounds 2 and 3 of both (second has round 1).
+	if n := Planned(saved.Cells, []string{"first", "second"}, 3); n != 4 {
+		t.Errorf("planned %d rounds to resume, want 4", n)
+	}
+	if n := Planned(nil, []string{"first", "second"}, 3); n != 0 {
+		t.Errorf("planned %d rounds without cells", n)
 	}
 	eng.onLoad, eng.loads = nil, nil
 	s.Run = &saved

@@ -81,6 +81,9 @@ func (c Catalog) readVariants(base string) ([]string, error) {
 		if _, err := os.Stat(filepath.Join(c.Root, "servers", name)); err == nil {
 			return nil, fmt.Errorf("servers/%s/%s: the variant %s has the name of a server folder", base, VariantsFile, name)
 		}
+		if v, dup := c.variants[name]; dup {
+			return nil, fmt.Errorf("servers/%s/%s: the variant %s is declared by servers/%s too", base, VariantsFile, name, v.Base)
+		}
 		c.variants[name] = Variant{Base: base, Env: decl[name]}
 	}
 	return names, nil
@@ -93,6 +96,18 @@ func (c Catalog) Base(name string) string {
 		return v.Base
 	}
 	return name
+}
+
+// Bases lists the images the servers run, once each, in order: a variant
+// runs its base's.
+func (c Catalog) Bases(servers []string) []string {
+	var bases []string
+	for _, name := range servers {
+		if base := c.Base(name); !slices.Contains(bases, base) {
+			bases = append(bases, base)
+		}
+	}
+	return bases
 }
 
 // Env is the environment a server adds to its base's: a variant's, as

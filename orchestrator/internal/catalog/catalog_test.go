@@ -133,6 +133,19 @@ func TestVariantsRunTheirBase(t *testing.T) {
 	if env := cat.Env("jvm_zgc"); !slices.Equal(env, []string{"A=1", "JAVA_TOOL_OPTIONS=-XX:+UseZGC"}) || cat.Env("jvm") != nil {
 		t.Errorf("env %v, base env %v", env, cat.Env("jvm"))
 	}
+	// Nor may two servers declare the same variant.
+	if err := os.WriteFile(filepath.Join(root, "servers", "other", VariantsFile), []byte(`{"jvm_zgc": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(root); err == nil || !strings.Contains(err.Error(), "the variant jvm_zgc is declared by servers/jvm too") {
+		t.Errorf("a variant declared twice: %v", err)
+	}
+	if err := os.Remove(filepath.Join(root, "servers", "other", VariantsFile)); err != nil {
+		t.Fatal(err)
+	}
+	if got := cat.Bases([]string{"jvm_zgc", "other", "jvm", "jvm_g1gc"}); !slices.Equal(got, []string{"jvm", "other"}) {
+		t.Errorf("bases %v", got)
+	}
 	// A variant may not take a folder's name.
 	if err := os.WriteFile(filepath.Join(root, "servers", "jvm", VariantsFile), []byte(`{"other": {}}`), 0o644); err != nil {
 		t.Fatal(err)

@@ -47,13 +47,13 @@ func Runs(a, b report.Run) []Change {
 	var out []Change
 	for _, ca := range a.Cells {
 		cb, ok := find(b.Cells, ca.Cell)
-		differs := ""
 		if !ok && len(a.Cells) == 1 && len(b.Cells) == 1 {
-			cb, ok, differs = b.Cells[0], true, difference(ca.Settings, b.Cells[0].Settings)
+			cb, ok = b.Cells[0], true
 		}
 		if !ok {
 			continue
 		}
+		differs := difference(ca.Settings, cb.Settings)
 		rowsB := map[string]report.Row{}
 		for _, r := range report.Ranking(cb) {
 			rowsB[r.Name] = r

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
-	"strings"
 )
 
 // Cell is one combination of the list-valued settings (scenario, server
@@ -98,15 +97,4 @@ func (c Config) Settings(cell Cell) []Setting {
 	}
 	c.given["GRPC_CLIENT_CPUS"] = client
 	return c.All()
-}
-
-// Lists says which settings vary between the cells of a run, as NAME=a,b.
-func (c Config) Lists() string {
-	var parts []string
-	for _, name := range []string{"GRPC_REQUEST_SCENARIO", "GRPC_SERVER_CPUS", "GRPC_LOAD_PROFILE"} {
-		if v := c.value(name); strings.Contains(v, ",") {
-			parts = append(parts, name+"="+v)
-		}
-	}
-	return strings.Join(parts, " ")
 }

@@ -242,6 +242,12 @@ func dockerHost(v string) string {
 // CapacityOff turns the capacity measurement off.
 const CapacityOff = "off"
 
+// CapacityOn says a client-bound server is measured again, by another
+// engine than the load engine.
+func (c Config) CapacityOn() bool {
+	return c.CapacityEngine != CapacityOff && c.CapacityEngine != c.LoadEngine
+}
+
 // Validate checks every setting against its rules and the facts, and
 // variables that look like misspelled settings, and returns every refusal
 // at once, as *Error values joined together.

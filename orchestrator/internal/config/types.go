@@ -46,9 +46,10 @@ func (b *Bytes) UnmarshalText(text []byte) error {
 	if err != nil {
 		return errors.New("not a size")
 	}
-	// RAMInBytes multiplies in float64 and converts, so a size past int64
-	// wraps around to nonsense rather than failing.
-	if number, err := strconv.ParseFloat(strings.TrimRight(s, "bBkKmMgGtTpPiI "), 64); err == nil && number > 0 && n <= 0 {
+	// RAMInBytes multiplies in float64 and converts, and refuses negative
+	// sizes: a size past int64 comes out as MinInt64 (amd64) or MaxInt64
+	// (arm64) rather than failing.
+	if n < 0 || n == math.MaxInt64 {
 		return errors.New("too large a size")
 	}
 	*b = Bytes(n)

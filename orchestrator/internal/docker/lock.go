@@ -78,24 +78,47 @@ func (e *Engine) Lock(ctx context.Context, name string, owner Owner, alive func(
 			return func(ctx context.Context) error {
 				ctx, cancel := quick(ctx)
 				defer cancel()
-				return e.api.VolumeRemove(ctx, vol, true)
+				return e.removeLock(ctx, vol, owner.labels())
 			}, nil
 		}
 		if alive(ctx, holder) {
 			return nil, &LockedError{Name: name, Holder: holder, Volume: vol}
 		}
-		if err := e.api.VolumeRemove(ctx, vol, true); err != nil && !IsMissing(err) {
+		if err := e.removeLock(ctx, vol, v.Labels); err != nil {
 			return nil, fmt.Errorf("remove the lock %s of a run that is gone: %w", vol, err)
 		}
 	}
 	return nil, fmt.Errorf("take the lock of GRPC_IMAGE_NAME=%s: another run took it at the same moment", name)
 }
 
+// removeLock removes the lock volume if it still carries labels: a run
+// that took a dead run's lock over in the meantime keeps its own.
+func (e *Engine) removeLock(ctx context.Context, vol string, labels map[string]string) error {
+	v, err := e.api.VolumeInspect(ctx, vol)
+	if IsMissing(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !maps.Equal(v.Labels, labels) {
+		return nil
+	}
+	if err := e.api.VolumeRemove(ctx, vol, false); err != nil && !IsMissing(err) {
+		return err
+	}
+	return nil
+}
+
 // Running says whether a container with the id (or a prefix of it, as a
-// container's hostname is) runs on the engine.
+// container's hostname is) runs on the engine. An engine that cannot tell
+// counts it as running: a live run's lock must not be taken.
 func (e *Engine) Running(ctx context.Context, id string) bool {
 	ctx, cancel := quick(ctx)
 	defer cancel()
 	info, err := e.api.ContainerInspect(ctx, id)
-	return err == nil && info.State != nil && info.State.Running
+	if err != nil {
+		return !IsMissing(err)
+	}
+	return info.State != nil && info.State.Running
 }

@@ -3,7 +3,6 @@ package load
 import (
 	"context"
 	"errors"
-	"maps"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -51,7 +50,7 @@ func H2(ctx context.Context, spec Spec) (Result, error) {
 	recs := make([]*recorder, spec.Connections)
 	var wg sync.WaitGroup
 	for i := range recs {
-		recs[i] = newRecorder(measureStart, end)
+		recs[i] = newRecorder(measureStart, end, spec.Answered != nil)
 		plan := &schedule{epoch: start}
 		if spec.QPS > 0 {
 			plan.rate = float64(spec.QPS) / float64(spec.Connections)
@@ -165,22 +164,24 @@ func keepConnected(addr string, c *call, slots int, rec *recorder, plan *schedul
 type recorder struct {
 	measureStart, end time.Time
 	hist              *hdrhistogram.Histogram
-	// ok counts OK calls, statuses the others: an OK call, nearly every
-	// call, then costs no map update.
-	ok       uint64
+	// statuses counts the calls that were not OK: an OK call, nearly every
+	// call, costs no map update; the histogram counts those.
 	statuses map[string]uint64
 	// live counts OK calls, warm-up included, for a live rate read by
-	// another goroutine.
+	// another goroutine, when counting (an atomic add a call otherwise
+	// saved).
 	live           atomic.Uint64
+	counting       bool
 	requests, warm uint64
 	sum            time.Duration
 	connErrors     map[string]uint64
 }
 
-func newRecorder(measureStart, end time.Time) *recorder {
+func newRecorder(measureStart, end time.Time, counting bool) *recorder {
 	return &recorder{
 		measureStart: measureStart,
 		end:          end,
+		counting:     counting,
 		hist:         hdrhistogram.New(histMin, histMax, histSigFigs),
 		statuses:     map[string]uint64{},
 		connErrors:   map[string]uint64{},
@@ -190,7 +191,8 @@ func newRecorder(measureStart, end time.Time) *recorder {
 // add counts a finished call: in the warm-up, in the window, or after it
 // (not counted). Latencies of OK calls go into the histogram.
 func (r *recorder) add(status string, latency time.Duration, now time.Time) {
-	if status == codeName(codes.OK) {
+	ok := status == codeName(codes.OK)
+	if ok && r.counting {
 		r.live.Add(1)
 	}
 	switch {
@@ -201,22 +203,12 @@ func (r *recorder) add(status string, latency time.Duration, now time.Time) {
 		return
 	}
 	r.requests++
-	if status != codeName(codes.OK) {
+	if !ok {
 		r.statuses[status]++
 		return
 	}
-	r.ok++
 	r.sum += latency
 	_ = r.hist.RecordValue(min(max(latency.Microseconds(), histMin), histMax)) // within the histogram's range: cannot fail
-}
-
-// counts is the calls of the window by status.
-func (r *recorder) counts() map[string]uint64 {
-	out := maps.Clone(r.statuses)
-	if r.ok > 0 {
-		out[codeName(codes.OK)] = r.ok
-	}
-	return out
 }
 
 // connError counts a connection failure under a message without addresses
@@ -238,8 +230,11 @@ func merge(recs []*recorder, measureStart, end time.Time) Result {
 		sum += r.sum
 		res.Requests += r.requests
 		res.WarmupRequests += r.warm
-		for s, n := range r.counts() {
+		for s, n := range r.statuses {
 			res.Statuses[s] += n
+		}
+		if n := r.hist.TotalCount(); n > 0 { // every OK call of the window, clamped into range
+			res.Statuses[codeName(codes.OK)] += uint64(n)
 		}
 		for e, n := range r.connErrors {
 			res.Errors["connection: "+e] += n

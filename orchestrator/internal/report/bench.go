@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
 
 // The layout of grpc_bench's bench.txt, column for column.
@@ -74,7 +75,7 @@ func writeCell(b *strings.Builder, run Run, c Cell) {
 func notes(run Run, c Cell, rows []Row) []string {
 	var out []string
 	for _, s := range c.Servers {
-		if f := failureOf(s); f != nil {
+		if f := s.FirstFailure(); f != nil {
 			out = append(out, fmt.Sprintf("%s: not ranked, %s failed: %s", s.Name, f.where(), f.Reason))
 		}
 	}
@@ -136,23 +137,7 @@ func tieReason(rows []Row) string {
 	if len(rows) > 0 && rows[0].RPS.N < 4 {
 		return fmt.Sprintf("req/s ranges overlap over %d rounds; fewer than 4 rounds a side cannot show a significant difference", rows[0].RPS.N)
 	}
-	return "Mann–Whitney U, p > 0.05"
-}
-
-// failureOf is why a server is not ranked: its own failure or its first
-// failed round's.
-func failureOf(s Server) *Failure {
-	if s.Failure != nil {
-		return s.Failure
-	}
-	for _, r := range s.Rounds {
-		if r.Failure != nil {
-			f := *r.Failure
-			f.Round = r.Round
-			return &f
-		}
-	}
-	return nil
+	return fmt.Sprintf("Mann–Whitney U, p > %.2f", stats.Alpha)
 }
 
 // where names the phase, and the round when there are rounds.

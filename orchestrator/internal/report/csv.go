@@ -130,7 +130,7 @@ func WriteCSV(w io.Writer, run Run) error {
 
 // failureText says why a server is not ranked, as bench.txt does.
 func failureText(s Server) string {
-	if f := failureOf(s); f != nil {
+	if f := s.FirstFailure(); f != nil {
 		return fmt.Sprintf("%s failed: %s", f.where(), f.Reason)
 	}
 	return "not measured"

@@ -22,16 +22,15 @@ var pageTemplate = template.Must(template.New("report.html").Funcs(template.Func
 // with the charts as inline SVG, for every cell of the run. dir is the
 // run's folder, where the rounds' stats streams are read from.
 func WriteHTML(w io.Writer, run Run, dir string) error {
-	pg := page{Run: run, Legend: legendParagraphs()}
+	pg := page{Run: run, Legend: legendParagraphs(), CapacityCaption: CapacityCaption}
 	if !run.Finished.IsZero() && !run.Started.IsZero() {
 		pg.Took = run.Finished.Sub(run.Started).Round(time.Second).String()
 	}
-	if run.Hardware.CPUs > 0 {
+	switch {
+	case run.ClientHardware != nil:
+		pg.Machines = append(pg.Machines, machineOf("servers' machine", run.Hardware), machineOf("clients' machine", *run.ClientHardware))
+	case run.Hardware.CPUs > 0:
 		pg.Machines = append(pg.Machines, machineOf("machine", run.Hardware))
-	}
-	if run.ClientHardware != nil {
-		pg.Machines[0].Role = "servers' machine"
-		pg.Machines = append(pg.Machines, machineOf("clients' machine", *run.ClientHardware))
 	}
 	if run.RoundTrip != nil {
 		pg.RoundTrip = run.RoundTrip.String()
@@ -54,6 +53,8 @@ type page struct {
 	Took      string
 	Legend    []string
 	Cells     []cellView
+	// CapacityCaption is CapacityCaption, for the template.
+	CapacityCaption string
 }
 
 type machine struct {

@@ -29,7 +29,7 @@ func WriteMarkdown(w io.Writer, run Run) error {
 		fmt.Fprintf(&b, "Ranking by the load engine (%s), medians of %s:\n\n", engineOf(c), roundsText(c))
 		markdownTable(&b, rows)
 		if capacity := CapacityRanking(c); capacity != nil {
-			b.WriteString("\nServer capacity (the capacity engine's figures for the rounds where the load engine was client-bound):\n\n")
+			b.WriteString("\nServer capacity (" + CapacityCaption + "):\n\n")
 			markdownTable(&b, capacity)
 		}
 		if n := notes(run, c, rows); len(n) > 0 {

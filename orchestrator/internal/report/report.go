@@ -161,13 +161,22 @@ type Phase struct {
 // Ranked reports whether the server belongs in the ranking: every round
 // measured.
 func (s Server) Ranked() bool {
-	if s.Failure != nil || len(s.Rounds) == 0 {
-		return false
+	return s.FirstFailure() == nil && len(s.Rounds) > 0 &&
+		!slices.ContainsFunc(s.Rounds, func(r Round) bool { return r.Load == nil })
+}
+
+// FirstFailure is why a server is not ranked, nil while it has not failed:
+// its own failure or its first failed round's.
+func (s Server) FirstFailure() *Failure {
+	if s.Failure != nil {
+		return s.Failure
 	}
 	for _, r := range s.Rounds {
-		if r.Failure != nil || r.Load == nil {
-			return false
+		if r.Failure != nil {
+			f := *r.Failure
+			f.Round = r.Round
+			return &f
 		}
 	}
-	return true
+	return nil
 }

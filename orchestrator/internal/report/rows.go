@@ -102,6 +102,10 @@ func Ranking(c Cell) []Row {
 	return sorted(rows)
 }
 
+// CapacityCaption says where the server capacity ranking's figures come
+// from, for every file that shows it.
+const CapacityCaption = "the capacity engine's figures for the rounds where the load engine was client-bound, the load engine's own for a server it never was"
+
 // CapacityRanking is the "server capacity" ranking: a server's figures
 // from the capacity engine, in the rounds it measured them (the load engine
 // was client-bound in that round or an earlier one), else, when its load

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -24,16 +25,15 @@ func WriteSummary(w io.Writer, run Run) error {
 		fmt.Fprintf(&b, "ranking by the load engine (%s), medians of %s:\n", engineOf(c), roundsText(c))
 		writeRows(&b, rows)
 		if capacity := CapacityRanking(c); capacity != nil {
-			b.WriteString("\nserver capacity: the capacity engine's figures for the rounds where the load engine was client-bound, its own elsewhere:\n")
+			b.WriteString("\nserver capacity: " + CapacityCaption + ":\n")
 			writeRows(&b, capacity)
 		}
 		for _, n := range notes(run, c, rows) {
 			b.WriteString("! " + n + "\n")
 		}
 		if o := overheads(c); len(o) > 0 {
-			e := stats.Of(o)
 			fmt.Fprintf(&b, "overhead per round beyond warm-up and measurement (start, readiness, gate, clients, stats): median %.2f s, max %.2f s over %d rounds\n",
-				e.Median, e.Hi, e.N)
+				stats.Median(o), slices.Max(o), len(o))
 		}
 	}
 	b.WriteString(legend)
@@ -50,16 +50,18 @@ divides req/s by the server's CPU. Latencies are medians of the rounds' percenti
 is the share of CFS periods in which the CPU quota stopped the server / the client.
 Flags: client-bound (the client used 90% of its CPU limit or was throttled in 10% of its periods:
 the row measures the client), failures (more than 1% of calls failed), noisy, steal (the host's
-hypervisor took more than 5% of its CPU time in a round).
+hypervisor took more than 5% of its CPU time in a round), busy-host (other work than the server
+and its client kept more than 0.3 of the host's cores busy in a round).
 `
 
 func writeRows(b *strings.Builder, rows []Row) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "server\tengine\treq/s\tinterval\tCV\tserver cpu\treq/s per core\tp50\tp99\tp99.9\tmemory\tthrottled\tflags\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f–%.0f\t%.1f%%\t%.1f%%\t%.0f\t%s\t%s\t%s\t%s\t%.0f%%/%.0f%%\t%s\t\n",
-			r.Name, strings.Join(r.Engines, "+"), r.RPS.Median, r.RPS.Lo, r.RPS.Hi, 100*r.RPS.CV, r.ServerCPU, r.PerServerCore,
-			ms(r.P50), ms(r.P99), ms(r.P999), mebibytes(r.MemoryBytes), 100*r.ServerThrottled, 100*r.ClientThrottled, flags(r))
+		cpu, perCore, mem := serverFigures(r)
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f–%.0f\t%.1f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%/%.0f%%\t%s\t\n",
+			r.Name, strings.Join(r.Engines, "+"), r.RPS.Median, r.RPS.Lo, r.RPS.Hi, 100*r.RPS.CV, cpu, perCore,
+			ms(r.P50), ms(r.P99), ms(r.P999), mem, 100*r.ServerThrottled, 100*r.ClientThrottled, flags(r))
 	}
 	tw.Flush()
 }

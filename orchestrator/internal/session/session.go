@@ -186,8 +186,12 @@ func (s *Session) check(ctx context.Context, parseErr error) error {
 // run's folder and record (or takes up prior's).
 func (s *Session) start(ctx context.Context, prior *report.Run, out io.Writer) error {
 	started := time.Now()
+	id := started.Format(runID)
+	if prior != nil {
+		id = prior.ID // the lock names the run that goes on
+	}
 	for _, eng := range s.Engines.each() {
-		release, err := eng.Lock(ctx, s.Config.ImageName, self(started.Format(runID)), alive(eng))
+		release, err := eng.Lock(ctx, s.Config.ImageName, self(id), alive(eng))
 		if err != nil {
 			return err
 		}
@@ -207,7 +211,7 @@ func (s *Session) start(ctx context.Context, prior *report.Run, out io.Writer) e
 		}
 		return nil
 	}
-	folder, err := report.NewFolder(s.Config.ResultsDir, started.Format(runID))
+	folder, err := report.NewFolder(s.Config.ResultsDir, id)
 	if err != nil {
 		return err
 	}

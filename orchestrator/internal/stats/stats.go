@@ -47,7 +47,8 @@ func Of(values []float64) Estimate {
 	if len(values) == 0 {
 		return Estimate{}
 	}
-	sample := benchmath.NewSample(values, &benchmath.DefaultThresholds)
+	// NewSample sorts what it is given: the caller's rounds keep their order.
+	sample := benchmath.NewSample(slices.Clone(values), &benchmath.DefaultThresholds)
 	sum := benchmath.AssumeNothing.Summary(sample, Confidence)
 	e := Estimate{N: len(values), Median: sum.Center, Lo: slices.Min(values), Hi: slices.Max(values), Interval: Range}
 	if len(values) >= MinRoundsForCI && !math.IsInf(sum.Lo, 0) && !math.IsInf(sum.Hi, 0) {
@@ -76,7 +77,16 @@ func meanSD(values []float64) (mean, sd float64) {
 }
 
 // Median is the median of values, 0 for none.
-func Median(values []float64) float64 { return Of(values).Median }
+func Median(values []float64) float64 {
+	if len(values) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(values))
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
 
 // Difference compares two samples of one figure.
 type Difference struct {
@@ -97,14 +107,26 @@ func Compare(a, b []float64) Difference {
 	if slices.ContainsFunc(a, math.IsNaN) || slices.ContainsFunc(b, math.IsNaN) {
 		return Difference{P: 1, TooFew: true}
 	}
-	sa := benchmath.NewSample(a, &benchmath.DefaultThresholds)
-	sb := benchmath.NewSample(b, &benchmath.DefaultThresholds)
+	thresholds := benchmath.Thresholds{CompareAlpha: Alpha}
+	sa := benchmath.NewSample(slices.Clone(a), &thresholds)
+	sb := benchmath.NewSample(slices.Clone(b), &thresholds)
 	c := benchmath.AssumeNothing.Compare(sa, sb)
-	d := Difference{P: c.P, Significant: c.P <= c.Alpha, TooFew: c.P > c.Alpha && len(c.Warnings) > 0}
+	d := Difference{P: c.P, Significant: c.P <= Alpha, TooFew: tooFew(len(a), len(b))}
 	if ma := Median(a); ma != 0 {
 		d.Change = Median(b)/ma - 1
 	}
 	return d
+}
+
+// tooFew says no difference between samples of n and m values can be
+// significant: the smallest two-sided p of the U test, when the samples do
+// not overlap at all, is 2/C(n+m, n).
+func tooFew(n, m int) bool {
+	ways := 1.0 // C(n+m, n)
+	for i := 1; i <= n; i++ {
+		ways = ways * float64(m+i) / float64(i)
+	}
+	return 2/ways > Alpha
 }
 
 // Apart says whether two samples can be told apart: by the U test where

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -26,7 +27,14 @@ func TestOf(t *testing.T) {
 		{"ten rounds", []float64{10, 9, 8, 7, 6, 5, 4, 3, 2, 1}, 5.5, 2, 9, CI, math.Sqrt(110.0/12) / 5.5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			given := slices.Clone(tc.values)
 			e := Of(tc.values)
+			if !slices.Equal(tc.values, given) {
+				t.Errorf("Of reordered the rounds: %v, were %v", tc.values, given)
+			}
+			if m := Median(tc.values); !near(m, tc.median) {
+				t.Errorf("Median(%v) = %v, want %v", tc.values, m, tc.median)
+			}
 			if e.N != len(tc.values) || !near(e.Median, tc.median) || !near(e.Lo, tc.lo) || !near(e.Hi, tc.hi) || e.Interval != tc.interval || !near(e.CV, tc.cv) {
 				t.Errorf("Of(%v) = %+v, want median %v in [%v, %v] (%s), CV %v", tc.values, e, tc.median, tc.lo, tc.hi, tc.interval, tc.cv)
 			}
@@ -54,6 +62,9 @@ func TestCompare(t *testing.T) {
 		// 5 against 5, separated: 2/C(10,5) = 2/252.
 		{"5 rounds a side, separated", []float64{1, 2, 3, 4, 5}, []float64{6, 7, 8, 9, 10}, 2.0 / 252, true, false, true, 8.0/3 - 1},
 		{"a sample against itself", []float64{1, 2, 3, 4, 5}, []float64{1, 2, 3, 4, 5}, 1, false, false, false, 0},
+		{"equal values, enough of them", []float64{7, 7, 7, 7, 7}, []float64{7, 7, 7, 7, 7}, 1, false, false, false, 0},
+		// 3 against 5, separated: 2/C(8,3) = 2/56, enough.
+		{"3 against 5, separated", []float64{1, 2, 3}, []float64{4, 5, 6, 7, 8}, 2.0 / 56, true, false, true, 6.0/2 - 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := Compare(tc.a, tc.b)

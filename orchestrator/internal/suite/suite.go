@@ -475,7 +475,7 @@ func (srv *Server) runToEnd(ctx context.Context, spec docker.ContainerSpec, limi
 	logErr := c.Logs(ctx, true, &out, live)
 	live.Close()
 	if code, err = c.Wait(ctx); err != nil {
-		return code, nil, nil, err
+		return code, out.Bytes(), errOut.Bytes(), err // what it wrote says why, when it hung
 	}
 	return code, out.Bytes(), errOut.Bytes(), logErr
 }
