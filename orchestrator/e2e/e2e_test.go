@@ -6,6 +6,7 @@ package e2e_test
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,8 +35,10 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 )
 
-// testImageName keeps the tests' images apart from a user's.
-const testImageName = "grpcbench-test"
+// testImageName keeps the tests' images apart from a user's, and
+// GRPCBENCH_TEST_IMAGE keeps two checkouts' tests apart on one engine (the
+// lock is per image name).
+var testImageName = cmp.Or(os.Getenv("GRPCBENCH_TEST_IMAGE"), "grpcbench-test")
 
 var binary string
 
