@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,7 @@ func writeCell(b *strings.Builder, run Run, c Cell) {
 	fmt.Fprintf(b, rowFormat, "name", "req/s", "avg. latency", "90 % in", "95 % in", "99 % in", "avg. cpu", "avg. memory")
 	b.WriteString(rule)
 	rows := Ranking(c)
+	analysis := Judge(run, rows)
 	for _, r := range rows {
 		cpu, mem := fmt.Sprintf("%.2f%%", r.ServerCPU), mebibytes(r.MemoryBytes)
 		if r.ServerStats == 0 {
@@ -55,7 +57,7 @@ func writeCell(b *strings.Builder, run Run, c Cell) {
 			millis(r.Mean), millis(r.P90), millis(r.P95), millis(r.P99), cpu, mem)
 	}
 	b.WriteString(rule)
-	for _, n := range notes(run, c, rows) {
+	for _, n := range notes(run, c, rows, analysis) {
 		b.WriteString("! " + n + "\n")
 	}
 	b.WriteString("Benchmark Execution Parameters:\n")
@@ -71,8 +73,8 @@ func writeCell(b *strings.Builder, run Run, c Cell) {
 
 // notes lists what a reader must know beside the numbers: servers that
 // failed, rows with failed calls, client-bound rows, notes of the engines,
-// rows that cannot be told apart, noisy rows, an interrupted run.
-func notes(run Run, c Cell, rows []Row) []string {
+// which rows can be told apart, an interrupted run.
+func notes(run Run, c Cell, rows []Row, a stats.Analysis) []string {
 	var out []string
 	for _, s := range c.Servers {
 		if f := s.FirstFailure(); f != nil {
@@ -96,9 +98,6 @@ func notes(run Run, c Cell, rows []Row) []string {
 		for _, n := range r.Notes {
 			out = append(out, r.Name+": "+n)
 		}
-		if r.Noisy() {
-			out = append(out, fmt.Sprintf("%s: noisy: req/s varied by %.0f%% (CV) over %d rounds", r.Name, 100*r.RPS.CV, r.RPS.N))
-		}
 		if r.OOMKills > 0 {
 			out = append(out, fmt.Sprintf("%s: the OOM killer killed %d of its processes over the rounds (GRPC_SERVER_RAM), yet it answered", r.Name, r.OOMKills))
 		}
@@ -112,9 +111,7 @@ func notes(run Run, c Cell, rows []Row) []string {
 			out = append(out, fmt.Sprintf("%s: busy host: other work than the server and its client kept more than %.1f cores busy in %d of %d rounds (up to %.2f); its figures may be disturbed", r.Name, BusyHostCores, r.BusyHostRounds, r.RPS.N, r.MaxOtherCores))
 		}
 	}
-	for _, group := range Ties(rows) {
-		out = append(out, fmt.Sprintf("%s: cannot be told apart (%s)", strings.Join(group, ", "), tieReason(rows)))
-	}
+	out = append(out, verdicts(run, rows, a)...)
 	if run.Interrupted {
 		out = append(out, "the run was interrupted: servers and rounds after the last one listed were not measured")
 	}
@@ -131,14 +128,100 @@ func conformanceOf(c Cell, name string) *probe.Verdict {
 	return nil
 }
 
-// tieReason says by what test rows are told apart, for the ranking's
-// number of rounds.
-func tieReason(rows []Row) string {
-	if len(rows) > 0 && rows[0].RPS.N < 4 {
-		return fmt.Sprintf("req/s ranges overlap over %d rounds; fewer than 4 rounds a side cannot show a significant difference", rows[0].RPS.N)
+// verdicts says which rows of a ranking can be told apart, by what test,
+// and what was claimed of no pair and why.
+func verdicts(run Run, rows []Row, a stats.Analysis) []string {
+	if len(rows) < 2 {
+		return nil
 	}
-	return fmt.Sprintf("Mann–Whitney U, p > %.2f", stats.Alpha)
+	var out []string
+	if n := count(a, stats.TooFewRounds); n == len(a.Pairs) {
+		out = append(out, fmt.Sprintf("no two rows are told apart: fewer than %d rounds; the order of the rows is not significant", stats.MinRounds))
+	} else {
+		out = append(out, "groups: rows that share a letter cannot be told apart: "+groupsText(rows)+"; "+testText(run, a))
+	}
+	for _, p := range a.Pairs {
+		switch {
+		case p.Verdict == stats.TooFewRounds && count(a, stats.TooFewRounds) < len(a.Pairs):
+			out = append(out, fmt.Sprintf("%s, %s: not compared, %d rounds (fewer than %d)", p.A, p.B, p.N, stats.MinRounds))
+		case p.Test == stats.MannWhitney:
+			out = append(out, fmt.Sprintf("%s, %s: fewer than %d rounds in common, compared by %s over the rounds of each (p = %.3f)", p.A, p.B, stats.MinRounds, stats.MannWhitney, p.P))
+		}
+		if p.Verdict == stats.Equivalent {
+			out = append(out, fmt.Sprintf("%s, %s: equivalent: %s/%s %.3f–%.3f, within ±%s", p.A, p.B, p.B, p.A, p.Lo, p.Hi, percent(run.design().Margin)))
+		}
+	}
+	if d := run.design(); !d.Fixed && len(run.Looks) > 0 {
+		out = append(out, fmt.Sprintf("GRPC_BENCHMARK_ROUNDS=auto: looks after rounds %s at level %.4f each (Pocock); %d pairs separated, %d equivalent, %d unresolved; %s",
+			intsText(lookRounds(run)), d.Levels[0], count(a, stats.Separated), count(a, stats.Equivalent), count(a, stats.Unresolved), run.StopReason))
+	}
+	return out
 }
+
+// testText says how pairs were tested.
+func testText(run Run, a stats.Analysis) string {
+	d := run.design()
+	level := fmt.Sprintf("at %.0f%%", 100*stats.Alpha)
+	if !d.Fixed {
+		level = "at each look's level"
+	}
+	pairs := fmt.Sprintf("the %d pairs", len(a.Pairs))
+	if len(a.Pairs) == 1 {
+		pairs = "the pair"
+	}
+	return fmt.Sprintf("%s, rounds as blocks; false discovery rate %s over %s (Benjamini–Hochberg)", stats.PairedT, level, pairs)
+}
+
+// groupsText lists each letter's rows: "a: x, y; b: z".
+func groupsText(rows []Row) string {
+	var letters []rune
+	for _, r := range rows {
+		for _, l := range r.Group {
+			if !slices.Contains(letters, l) {
+				letters = append(letters, l)
+			}
+		}
+	}
+	var parts []string
+	for _, l := range letters {
+		var names []string
+		for _, r := range rows {
+			if strings.ContainsRune(r.Group, l) {
+				names = append(names, r.Name)
+			}
+		}
+		parts = append(parts, string(l)+": "+strings.Join(names, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func count(a stats.Analysis, verdict string) int {
+	n := 0
+	for _, p := range a.Pairs {
+		if p.Verdict == verdict {
+			n++
+		}
+	}
+	return n
+}
+
+func lookRounds(run Run) []int {
+	var out []int
+	for _, l := range run.Looks {
+		out = append(out, l.Rounds)
+	}
+	return out
+}
+
+func intsText(v []int) string {
+	parts := make([]string, len(v))
+	for i, n := range v {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func percent(f float64) string { return strconv.FormatFloat(100*f, 'f', -1, 64) + "%" }
 
 // where names the phase, and the round when there are rounds.
 func (f Failure) where() string {

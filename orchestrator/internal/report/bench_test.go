@@ -255,7 +255,8 @@ func TestWriteBenchErrorShare(t *testing.T) {
 	if got := tableNames(bench); !slices.Equal(got, []string{"flaky", "go_connect"}) {
 		t.Errorf("table rows = %v, want flaky then go_connect", got)
 	}
-	want := []string{"! flaky: 5.0% of calls failed (DeadlineExceeded: 40, Unavailable: 60); req/s counts OK calls only"}
+	want := []string{"! flaky: 5.0% of calls failed (DeadlineExceeded: 40, Unavailable: 60); req/s counts OK calls only",
+		"! no two rows are told apart: fewer than 3 rounds; the order of the rows is not significant"}
 	if got := notes(t, bench); !slices.Equal(got, want) {
 		t.Errorf("notes = %q, want %q", got, want)
 	}

@@ -86,7 +86,7 @@ type cellView struct {
 
 type rowView struct {
 	Rank                            int
-	Name, Engines, Class            string
+	Group, Name, Engines, Class     string
 	RPS, Interval, CV, CPU, PerCore string
 	P50, P99, P999, Memory, Flags   string
 }
@@ -112,8 +112,9 @@ func cellViewOf(run Run, c Cell, i int, dir string) cellView {
 		return svg
 	}
 	rows := Ranking(c)
+	analysis := Judge(run, rows)
 	cv.Rows = rowViews(rows)
-	cv.Notes = notes(run, c, rows)
+	cv.Notes = notes(run, c, rows, analysis)
 	for _, s := range c.Servers {
 		if !s.Ranked() {
 			cv.NotRanked = append(cv.NotRanked, notRanked{s.Name, failureText(s)})
@@ -127,6 +128,9 @@ func cellViewOf(run Run, c Cell, i int, dir string) cellView {
 		}
 	}
 	if capacity := CapacityRanking(c); len(capacity) > 0 {
+		for _, n := range verdicts(run, capacity, Judge(run, capacity)) {
+			cv.Notes = append(cv.Notes, "server capacity: "+n)
+		}
 		cv.CapacityRows = rowViews(capacity)
 		cv.Capacity = chart(barChart(rpsBars(capacity), "OK requests per second, server capacity"+spread(capacity), "server capacity, "+c.Name()))
 	}
@@ -157,8 +161,8 @@ func spread(rows []Row) string {
 func rowViews(rows []Row) []rowView {
 	var out []rowView
 	for i, r := range rows {
-		v := rowView{Rank: i + 1, Name: r.Name, Engines: strings.Join(r.Engines, "+"),
-			RPS: fmt.Sprintf("%.0f", r.RPS.Median), Interval: fmt.Sprintf("%.0f–%.0f", r.RPS.Lo, r.RPS.Hi), CV: fmt.Sprintf("%.1f%%", 100*r.RPS.CV),
+		v := rowView{Rank: i + 1, Group: r.Group, Name: r.Name, Engines: strings.Join(r.Engines, "+"),
+			RPS: fmt.Sprintf("%.0f", r.RPS.Median), Interval: intervalText(r.RPS), CV: fmt.Sprintf("%.1f%%", 100*r.RPS.CV),
 			P50: ms(r.P50), P99: ms(r.P99), P999: ms(r.P999), Flags: flags(r)}
 		v.CPU, v.PerCore, v.Memory = serverFigures(r)
 		switch classOf(r) {

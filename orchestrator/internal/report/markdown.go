@@ -26,13 +26,17 @@ func WriteMarkdown(w io.Writer, run Run) error {
 	for _, c := range run.Cells {
 		fmt.Fprintf(&b, "\n### %s\n\n", c.Name())
 		rows := Ranking(c)
+		n := notes(run, c, rows, Judge(run, rows))
 		fmt.Fprintf(&b, "Ranking by the load engine (%s), medians of %s:\n\n", engineOf(c), roundsText(c))
 		markdownTable(&b, rows)
 		if capacity := CapacityRanking(c); capacity != nil {
+			for _, line := range verdicts(run, capacity, Judge(run, capacity)) {
+				n = append(n, "server capacity: "+line)
+			}
 			b.WriteString("\nServer capacity (" + CapacityCaption + "):\n\n")
 			markdownTable(&b, capacity)
 		}
-		if n := notes(run, c, rows); len(n) > 0 {
+		if len(n) > 0 {
 			b.WriteString("\nNotes:\n\n")
 			for _, line := range n {
 				b.WriteString("- " + markdownText(line) + "\n")
@@ -52,16 +56,16 @@ func WriteMarkdown(w io.Writer, run Run) error {
 }
 
 func markdownTable(b *strings.Builder, rows []Row) {
-	b.WriteString("| # | server | engine | req/s | interval | CV | server CPU | req/s per core | p50 | p99 | p99.9 | memory | flags |\n")
-	b.WriteString("|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	b.WriteString("| # | group | server | engine | req/s | interval | CV | server CPU | req/s per core | p50 | p99 | p99.9 | memory | flags |\n")
+	b.WriteString("|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for i, r := range rows {
 		cpu, perCore, mem := serverFigures(r)
-		fmt.Fprintf(b, "| %d | %s | %s | %.0f | %.0f–%.0f | %.1f%% | %s | %s | %s | %s | %s | %s | %s |\n",
-			i+1, markdownText(r.Name), strings.Join(r.Engines, "+"), r.RPS.Median, r.RPS.Lo, r.RPS.Hi, 100*r.RPS.CV, cpu, perCore,
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %.0f | %s | %.1f%% | %s | %s | %s | %s | %s | %s | %s |\n",
+			i+1, r.Group, markdownText(r.Name), strings.Join(r.Engines, "+"), r.RPS.Median, intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
 			ms(r.P50), ms(r.P99), ms(r.P999), mem, flags(r))
 	}
 	if len(rows) == 0 {
-		b.WriteString("| | no server ranked | | | | | | | | | | | |\n")
+		b.WriteString("| | | no server ranked | | | | | | | | | | | |\n")
 	}
 }
 

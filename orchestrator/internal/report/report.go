@@ -11,6 +11,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
@@ -34,8 +35,44 @@ type Run struct {
 	Cells []Cell `json:"cells"`
 	// Interrupted is set when the run was stopped before its last round.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Design is how the rankings' pairs are tested: one look at the end,
+	// or (GRPC_BENCHMARK_ROUNDS=auto) the looks of a sequential design.
+	Design *stats.Design `json:"design,omitempty"`
+	// Seed drew the order of the rounds (GRPC_BENCHMARK_SEED replays it);
+	// Order is each round's visits, in the order they ran.
+	Seed  uint64    `json:"seed"`
+	Order [][]Visit `json:"order,omitempty"`
+	// Looks are the sequential design's looks as they ran, and StopReason
+	// why the rounds ended: every pair decided, the last look, the budget.
+	Looks      []RunLook `json:"looks,omitempty"`
+	StopReason string    `json:"stop_reason,omitempty"`
 	// Dir is the run's folder, where it was read from.
 	Dir string `json:"-"`
+}
+
+// Visit is one server's round in one cell.
+type Visit struct {
+	Cell   int    `json:"cell"`
+	Server string `json:"server"`
+}
+
+// RunLook is one look of a sequential design: after which round, when,
+// and per cell the analysis it made (each pair's verdict so far).
+type RunLook struct {
+	Rounds  int              `json:"rounds"`
+	Elapsed float64          `json:"elapsed_seconds"`
+	Cells   []stats.Analysis `json:"cells"`
+	// Continuing are the servers of unresolved pairs, per cell, measured
+	// in the next look's rounds.
+	Continuing [][]string `json:"continuing"`
+}
+
+// design is the run's design; a record without one had fixed rounds.
+func (r Run) design() stats.Design {
+	if r.Design != nil {
+		return *r.Design
+	}
+	return stats.Fixed(0, 0)
 }
 
 // Resume prepares a record to go on after an interruption: rounds the

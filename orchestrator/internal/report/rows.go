@@ -13,10 +13,6 @@ import (
 
 // Thresholds of the flags a row can carry.
 const (
-	// NoisyCV is the coefficient of variation of req/s over the rounds
-	// above which a row is flagged noisy: on a quiet machine the rounds of
-	// one server differ by 1–5%, on a busy one by 10–35%.
-	NoisyCV = 0.10
 	// HighSteal is the share of the host's CPU time taken by its
 	// hypervisor above which a round is flagged.
 	HighSteal = 0.05
@@ -35,9 +31,14 @@ type Row struct {
 	Name string `json:"name"`
 	// Engines are the engines the figures come from.
 	Engines []string `json:"engines"`
-	// RPS sums up OK calls per second; Values are the rounds' own.
+	// RPS sums up OK calls per second; Values are the rounds' own, of the
+	// rounds numbered Rounds.
 	RPS    stats.Estimate `json:"rps"`
 	Values []float64      `json:"rps_rounds"`
+	Rounds []int          `json:"rounds"`
+	// Group is the row's letters: rows that share one cannot be told
+	// apart (Judge).
+	Group string `json:"group"`
 	// Latencies, medians over the rounds.
 	Mean time.Duration `json:"mean"`
 	P50  time.Duration `json:"p50"`
@@ -78,9 +79,6 @@ type Row struct {
 	ServerStats  int      `json:"server_stats_rounds"`
 	Notes        []string `json:"notes,omitempty"`
 }
-
-// Noisy says the rounds disagree more than NoisyCV.
-func (r Row) Noisy() bool { return r.RPS.CV > NoisyCV }
 
 // ErrorShare is the share of calls that failed.
 func (r Row) ErrorShare() float64 {
@@ -153,6 +151,7 @@ func rowOf(name string, rounds []Round, pick func(Round) *Measurement, clientCPU
 			row.Engines = append(row.Engines, l.Engine)
 		}
 		row.Values = append(row.Values, l.RPS)
+		row.Rounds = append(row.Rounds, r.Round)
 		mean = append(mean, float64(l.Latency.Mean))
 		p50 = append(p50, float64(l.Latency.P50))
 		p90 = append(p90, float64(l.Latency.P90))
@@ -214,19 +213,17 @@ func rowOf(name string, rounds []Round, pick func(Round) *Measurement, clientCPU
 	return row
 }
 
-// Ties groups neighbouring rows of a ranking that cannot be told apart
-// (stats.Apart): each group has two rows or more, in ranking order.
-func Ties(rows []Row) [][]string {
-	var groups [][]string
-	for i := 1; i < len(rows); i++ {
-		if stats.Apart(rows[i-1].Values, rows[i].Values) {
-			continue
-		}
-		if n := len(groups); n > 0 && groups[n-1][len(groups[n-1])-1] == rows[i-1].Name {
-			groups[n-1] = append(groups[n-1], rows[i].Name)
-			continue
-		}
-		groups = append(groups, []string{rows[i-1].Name, rows[i].Name})
+// Judge compares every pair of a ranking's rows by the run's design, the
+// rounds being blocks, and gives each row its group letters.
+func Judge(run Run, rows []Row) stats.Analysis {
+	samples := make([]stats.Sample, len(rows))
+	for i, r := range rows {
+		samples[i] = stats.Sample{Name: r.Name, Rounds: r.Rounds, Values: r.Values}
 	}
-	return groups
+	a := stats.Analyse(samples, run.design())
+	letters := stats.Letters(len(rows), func(i, j int) bool { return a.Separated(rows[i].Name, rows[j].Name) })
+	for i := range rows {
+		rows[i].Group = letters[i]
+	}
+	return a
 }

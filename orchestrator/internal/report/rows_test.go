@@ -10,6 +10,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
@@ -23,7 +24,7 @@ func rounds(r row, name string, rps ...float64) report.Server {
 	return s
 }
 
-func TestWriteBenchShowsMediansAndTies(t *testing.T) {
+func TestWriteBenchShowsMediansAndGroups(t *testing.T) {
 	run := runOf(
 		rounds(seedRows[0], "a", 100, 110, 105),
 		rounds(seedRows[1], "b", 104, 108, 112), // overlaps a
@@ -38,23 +39,45 @@ func TestWriteBenchShowsMediansAndTies(t *testing.T) {
 		t.Errorf("the table does not show the medians:\n%s", bench)
 	}
 	want := []string{
-		"! d: noisy: req/s varied by 33% (CV) over 3 rounds",
-		"! b, a: cannot be told apart (req/s ranges overlap over 3 rounds; fewer than 4 rounds a side cannot show a significant difference)",
-		"! c, d: cannot be told apart (req/s ranges overlap over 3 rounds; fewer than 4 rounds a side cannot show a significant difference)",
+		"! groups: rows that share a letter cannot be told apart: a: b, a, d; b: c, d; paired t-test on per-round log ratios, rounds as blocks; false discovery rate at 5% over the 6 pairs (Benjamini–Hochberg)",
 	}
 	if got := notes(t, bench); !slices.Equal(got, want) {
 		t.Errorf("notes =\n%q\nwant\n%q", got, want)
 	}
 }
 
-func TestTiesUseTheUTestWithEnoughRounds(t *testing.T) {
-	rows := report.Ranking(runOf(
-		rounds(seedRows[0], "a", 110, 111, 112, 113, 114),
-		rounds(seedRows[1], "b", 100, 101, 102, 103, 110.5), // overlaps a's range, yet the U test separates them (U = 1, p = 4/252)
-		rounds(seedRows[2], "c", 99, 100.5, 101.5, 102.5, 103.5),
-	).Cells[0])
-	if got := report.Ties(rows); len(got) != 1 || !slices.Equal(got[0], []string{"b", "c"}) {
-		t.Errorf("ties = %v, want [[b c]]", got)
+// Every pair is tested, not neighbours chained: c and a differ by 10% in
+// every round, b is too noisy to tell from either; and the rounds are
+// blocks, so the round-to-round swing all three share does not hide c's
+// lead, as it would from a test that ignores the rounds.
+func TestJudgeTestsEveryPairWithRoundsAsBlocks(t *testing.T) {
+	shared := []float64{1, 1.2, 0.9, 1.1, 0.95}
+	scaled := func(base float64, own ...float64) []float64 {
+		out := make([]float64, len(shared))
+		for i, e := range shared {
+			out[i] = base * e * own[i]
+		}
+		return out
+	}
+	run := runOf(
+		rounds(seedRows[0], "a", scaled(100, 1, 1, 1, 1, 1)...),
+		rounds(seedRows[1], "b", scaled(105, 1.08, 0.93, 1.06, 0.92, 1.03)...),
+		rounds(seedRows[2], "c", scaled(110, 1.002, 0.998, 1.001, 0.999, 1)...),
+	)
+	rows := report.Ranking(run.Cells[0])
+	a := report.Judge(run, rows)
+	if got := names(rows); !slices.Equal(got, []string{"c", "b", "a"}) {
+		t.Fatalf("ranking = %v", got)
+	}
+	var letters []string
+	for _, r := range rows {
+		letters = append(letters, r.Group)
+	}
+	if !slices.Equal(letters, []string{"a", "ab", "b"}) {
+		t.Errorf("groups = %v, want a, ab, b: c apart from a, b like both (pairs %+v)", letters, a.Pairs)
+	}
+	if d := stats.Compare(rows[2].Values, rows[0].Values); d.Significant {
+		t.Errorf("the unpaired U test separates a and c too (p = %.3f): the case shows nothing", d.P)
 	}
 }
 

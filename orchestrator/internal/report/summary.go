@@ -22,14 +22,20 @@ func WriteSummary(w io.Writer, run Run) error {
 		}
 		fmt.Fprintf(&b, "== %s\n\n", c.Name())
 		rows := Ranking(c)
+		analysis := Judge(run, rows)
 		fmt.Fprintf(&b, "ranking by the load engine (%s), medians of %s:\n", engineOf(c), roundsText(c))
 		writeRows(&b, rows)
+		var capacityNotes []string
 		if capacity := CapacityRanking(c); capacity != nil {
+			capacityNotes = verdicts(run, capacity, Judge(run, capacity))
 			b.WriteString("\nserver capacity: " + CapacityCaption + ":\n")
 			writeRows(&b, capacity)
 		}
-		for _, n := range notes(run, c, rows) {
+		for _, n := range notes(run, c, rows, analysis) {
 			b.WriteString("! " + n + "\n")
+		}
+		for _, n := range capacityNotes {
+			b.WriteString("! server capacity: " + n + "\n")
 		}
 		if o := overheads(c); len(o) > 0 {
 			fmt.Fprintf(&b, "overhead per round beyond warm-up and measurement (start, readiness, gate, clients, stats): median %.2f s, max %.2f s over %d rounds\n",
@@ -42,25 +48,27 @@ func WriteSummary(w io.Writer, run Run) error {
 }
 
 const legend = `
-Columns: req/s is the median of the rounds, with its interval: the range of the rounds (min–max)
-below 6 rounds, from 6 rounds on the 95% confidence interval of the median (benchstat's, no
-assumption on the distribution). CV is the rounds' standard deviation over their mean; a row is
-noisy above 10%. CPU is percent of one core (cgroup CPU time over wall time); req/s per core
+Columns: group: rows that share a letter cannot be told apart (every pair tested, see the notes).
+req/s is the median of the rounds, with its interval and that interval's confidence: the range
+of the rounds (min–max) below 6 rounds, which holds the median with confidence 1 − 2·0.5^n
+(75% at 3 rounds, 87.5% at 4), from 6 rounds on the 95% confidence interval of the median
+(benchstat's, no assumption on the distribution). CV is the rounds' standard deviation over
+their mean. CPU is percent of one core (cgroup CPU time over wall time); req/s per core
 divides req/s by the server's CPU. Latencies are medians of the rounds' percentiles. Throttled
 is the share of CFS periods in which the CPU quota stopped the server / the client.
 Flags: client-bound (the client used 90% of its CPU limit or was throttled in 10% of its periods:
-the row measures the client), failures (more than 1% of calls failed), noisy, steal (the host's
+the row measures the client), failures (more than 1% of calls failed), steal (the host's
 hypervisor took more than 5% of its CPU time in a round), busy-host (other work than the server
 and its client kept more than 0.3 of the host's cores busy in a round).
 `
 
 func writeRows(b *strings.Builder, rows []Row) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "server\tengine\treq/s\tinterval\tCV\tserver cpu\treq/s per core\tp50\tp99\tp99.9\tmemory\tthrottled\tflags\t")
+	fmt.Fprintln(tw, "group\tserver\tengine\treq/s\tinterval\tCV\tserver cpu\treq/s per core\tp50\tp99\tp99.9\tmemory\tthrottled\tflags\t")
 	for _, r := range rows {
 		cpu, perCore, mem := serverFigures(r)
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f–%.0f\t%.1f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%/%.0f%%\t%s\t\n",
-			r.Name, strings.Join(r.Engines, "+"), r.RPS.Median, r.RPS.Lo, r.RPS.Hi, 100*r.RPS.CV, cpu, perCore,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%s\t%.1f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%/%.0f%%\t%s\t\n",
+			r.Group, r.Name, strings.Join(r.Engines, "+"), r.RPS.Median, intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
 			ms(r.P50), ms(r.P99), ms(r.P999), mem, 100*r.ServerThrottled, 100*r.ClientThrottled, flags(r))
 	}
 	tw.Flush()
@@ -74,9 +82,6 @@ func flags(r Row) string {
 	if r.ErrorShare() > errorShareMark {
 		f = append(f, "failures")
 	}
-	if r.Noisy() {
-		f = append(f, "noisy")
-	}
 	if r.StealRounds > 0 {
 		f = append(f, "steal")
 	}
@@ -87,6 +92,14 @@ func flags(r Row) string {
 		return "-"
 	}
 	return strings.Join(f, ",")
+}
+
+// intervalText is an interval with its confidence: "980–1020 (min–max, 75%)".
+func intervalText(e stats.Estimate) string {
+	if e.N < 2 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f–%.0f (%s)", e.Lo, e.Hi, e.Interval)
 }
 
 func ms(d time.Duration) string {

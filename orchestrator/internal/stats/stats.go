@@ -7,6 +7,7 @@ package stats
 import (
 	"math"
 	"slices"
+	"strconv"
 
 	"golang.org/x/perf/benchmath"
 )
@@ -19,24 +20,36 @@ const Alpha = 0.05
 
 // MinRoundsForCI is the number of rounds from which a median has a 95%
 // confidence interval without assumptions; with fewer, the interval shown
-// is the range of the rounds.
+// is the range of the rounds, at its own, lower confidence.
 const MinRoundsForCI = 6
 
-// Interval kinds.
-const (
-	Range = "min–max"
-	CI    = "95% CI"
-)
+// CI names benchstat's interval of the median.
+const CI = "95% CI"
+
+// RangeConfidence is the confidence of the range of n rounds as an
+// interval for their median: the median lies outside it only when every
+// round falls on one side, 2·0.5^n (75% at 3 rounds, 87.5% at 4).
+func RangeConfidence(n int) float64 { return 1 - 2*math.Pow(0.5, float64(n)) }
+
+// rangeName names the range of n rounds with its confidence.
+func rangeName(n int) string {
+	if n < 2 {
+		return "one round, no interval"
+	}
+	return "min–max, " + strconv.FormatFloat(100*RangeConfidence(n), 'f', -1, 64) + "%"
+}
 
 // Estimate sums up one figure over rounds.
 type Estimate struct {
 	N      int     `json:"n"`
 	Median float64 `json:"median"`
 	// Lo and Hi bound the interval: the range of the rounds, or from
-	// MinRoundsForCI rounds on the median's confidence interval.
-	Lo       float64 `json:"lo"`
-	Hi       float64 `json:"hi"`
-	Interval string  `json:"interval"`
+	// MinRoundsForCI rounds on the median's confidence interval; Interval
+	// names it with its confidence, Confidence is that confidence.
+	Lo         float64 `json:"lo"`
+	Hi         float64 `json:"hi"`
+	Interval   string  `json:"interval"`
+	Confidence float64 `json:"confidence"`
 	// CV is the coefficient of variation: the rounds' standard deviation
 	// over their mean (0 for a single round).
 	CV float64 `json:"cv"`
@@ -50,9 +63,10 @@ func Of(values []float64) Estimate {
 	// NewSample sorts what it is given: the caller's rounds keep their order.
 	sample := benchmath.NewSample(slices.Clone(values), &benchmath.DefaultThresholds)
 	sum := benchmath.AssumeNothing.Summary(sample, Confidence)
-	e := Estimate{N: len(values), Median: sum.Center, Lo: slices.Min(values), Hi: slices.Max(values), Interval: Range}
+	e := Estimate{N: len(values), Median: sum.Center, Lo: slices.Min(values), Hi: slices.Max(values),
+		Interval: rangeName(len(values)), Confidence: RangeConfidence(len(values))}
 	if len(values) >= MinRoundsForCI && !math.IsInf(sum.Lo, 0) && !math.IsInf(sum.Hi, 0) {
-		e.Lo, e.Hi, e.Interval = sum.Lo, sum.Hi, CI
+		e.Lo, e.Hi, e.Interval, e.Confidence = sum.Lo, sum.Hi, CI, Confidence
 	}
 	if len(values) > 1 {
 		mean, sd := meanSD(values)
@@ -127,18 +141,4 @@ func tooFew(n, m int) bool {
 		ways = ways * float64(m+i) / float64(i)
 	}
 	return 2/ways > Alpha
-}
-
-// Apart says whether two samples can be told apart: by the U test where
-// the rounds allow a significant result, else (too few rounds) by ranges
-// that do not overlap, the strongest evidence so few rounds can give.
-func Apart(a, b []float64) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return false
-	}
-	d := Compare(a, b)
-	if !d.TooFew {
-		return d.Significant
-	}
-	return slices.Max(a) < slices.Min(b) || slices.Max(b) < slices.Min(a)
 }
