@@ -28,9 +28,11 @@ func (c *benchCmd) Run(ctx context.Context, std streams) error {
 	}
 	defer s.Close()
 	servers := s.Config.Servers(s.Catalog.Servers)
-	fmt.Fprintf(std.Stdout, "grpcbench run %s: %s; %d rounds of %s each, in %d cells; results in %s\n", s.Run.ID, strings.Join(servers, " "),
+	fmt.Fprintf(std.Stdout, "grpcbench run %s: %s; %s rounds of %s each, in %d cells; results in %s\n", s.Run.ID, strings.Join(servers, " "),
 		s.Config.Rounds, s.Config.RoundDuration(), len(s.Run.Cells), s.Folder.Dir)
-	out := progress.New(std.Stdout, bench.Planned(s.Run.Cells, servers, s.Config.Rounds), bench.PerRound(s.Config))
+	// Under auto, the first look's rounds are planned: the later looks'
+	// depend on what they decide.
+	out := progress.New(std.Stdout, bench.Planned(s.Run.Cells, servers, s.Config.FirstRounds()), bench.PerRound(s.Config))
 	b := &bench.Bench{Suite: s.Suite(), Builder: s.Builder(), ClientBuilder: s.ClientBuilder(), Config: s.Config, Scenarios: s.Scenarios,
 		Folder: s.Folder, Run: &s.Run, HostStat: s.HostStat(), Alive: s.Alive, Progress: out}
 	b.Suite.Observer = out

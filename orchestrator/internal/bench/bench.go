@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
@@ -79,41 +81,137 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) error {
 	if err := report.Save(b.Folder, *b.Run); err != nil {
 		return err
 	}
-	rounds := b.Config.Rounds
-rounds:
-	for r := 1; r <= rounds; r++ {
-		for ci := range b.Run.Cells {
-			cell := &b.Run.Cells[ci]
-			for si := range cell.Servers {
+	design := b.Config.Design()
+	b.Run.Design = &design
+	if b.Run.Seed == 0 { // a resumed run keeps its seed
+		b.Run.Seed = b.seed()
+	}
+	start, done := time.Now(), 0
+	var took []float64 // each round's seconds, for the budget
+	active := func(report.Server) bool { return true }
+	for {
+		look, ok := design.NextLook(done)
+		if !ok {
+			b.Run.StopReason = "the last look was reached"
+			break
+		}
+		for r := done + 1; r <= look; r++ {
+			visits := b.visits(r, active)
+			b.Run.Order = append(b.Run.Order[:min(r-1, len(b.Run.Order))], visits)
+			for _, v := range visits {
 				if ctx.Err() != nil {
-					break rounds
+					return b.stop(ctx.Err())
 				}
-				srv := &cell.Servers[si]
-				// A server that failed once is not ranked, so the time goes
-				// to the others; a resumed run has some rounds already.
-				if srv.FirstFailure() != nil || len(srv.Rounds) >= r {
-					continue
-				}
-				b.Progress.Round(srv.Name)
-				b.Progress.Printf("%s: round %d of %d%s", srv.Name, r, rounds, b.cellText(*cell))
-				round := b.round(ctx, *cell, srv, r, engine, capacity)
-				b.Progress.RoundDone()
-				gone := b.engineGone(ctx, round.Failure)
-				if gone != nil {
-					round.Failure.Reason = "the Docker engine went away: " + round.Failure.Reason
-					round.Failure.CutShort = true
-				}
-				srv.Rounds = append(srv.Rounds, round)
-				if err := report.Save(b.Folder, *b.Run); err != nil {
+				spent, err := b.visit(ctx, v, r, look, engine, capacity)
+				if err != nil {
 					return err
 				}
-				if gone != nil {
-					return b.stop(gone)
+				if spent > 0 {
+					took = append(took, spent.Seconds())
 				}
 			}
 		}
+		done = look
+		if design.Fixed {
+			break
+		}
+		open := b.look(look, time.Since(start))
+		if len(open) == 0 {
+			b.Run.StopReason = "every pair was decided"
+			break
+		}
+		if next, ok := design.NextLook(look); ok && b.Config.Budget > 0 {
+			need := time.Duration(float64(next-look) * float64(len(open)) * stats.Median(took) * float64(time.Second))
+			if time.Since(start)+need > b.Config.Budget {
+				b.Run.StopReason = fmt.Sprintf("GRPC_BENCHMARK_BUDGET=%s: the next look's rounds (about %s) would end past it", b.Config.Budget, need.Round(time.Second))
+				break
+			}
+		}
+		active = func(s report.Server) bool { return open[s.Name] }
+		if err := report.Save(b.Folder, *b.Run); err != nil {
+			return err
+		}
 	}
 	return b.stop(ctx.Err())
+}
+
+// seed is GRPC_BENCHMARK_SEED, else one drawn for the run.
+func (b *Bench) seed() uint64 {
+	if seed, ok := b.Config.SeedValue(); ok {
+		return seed
+	}
+	return max(1, rand.Uint64())
+}
+
+// visits are round r's servers of every cell that active lets on and that
+// have not failed, in a random order drawn from the run's seed and the
+// round: each server meets a different predecessor and moment in every
+// round, and a resumed run follows the order it was interrupted in.
+func (b *Bench) visits(r int, active func(report.Server) bool) []report.Visit {
+	var visits []report.Visit
+	for ci, cell := range b.Run.Cells {
+		for _, srv := range cell.Servers {
+			if srv.FirstFailure() == nil && active(srv) {
+				visits = append(visits, report.Visit{Cell: ci, Server: srv.Name})
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(b.Run.Seed, uint64(r)))
+	rng.Shuffle(len(visits), func(i, j int) { visits[i], visits[j] = visits[j], visits[i] })
+	return visits
+}
+
+// visit measures round r of one server of one cell, unless it has it (a
+// resumed run) or failed since the round's order was drawn, and saves the
+// record. It returns the time the round took, 0 when skipped.
+func (b *Bench) visit(ctx context.Context, v report.Visit, r, look int, engine, capacity load.Engine) (time.Duration, error) {
+	cell := &b.Run.Cells[v.Cell]
+	srv := &cell.Servers[slices.IndexFunc(cell.Servers, func(s report.Server) bool { return s.Name == v.Server })]
+	if len(srv.Rounds) >= r || srv.FirstFailure() != nil {
+		return 0, nil
+	}
+	start := time.Now()
+	b.Progress.Round(srv.Name)
+	b.Progress.Printf("%s: round %d of %d%s", srv.Name, r, look, b.cellText(*cell))
+	round := b.round(ctx, *cell, srv, r, engine, capacity)
+	b.Progress.RoundDone()
+	gone := b.engineGone(ctx, round.Failure)
+	if gone != nil {
+		round.Failure.Reason = "the Docker engine went away: " + round.Failure.Reason
+		round.Failure.CutShort = true
+	}
+	srv.Rounds = append(srv.Rounds, round)
+	if err := report.Save(b.Folder, *b.Run); err != nil {
+		return 0, err
+	}
+	if gone != nil {
+		return 0, b.stop(gone)
+	}
+	return time.Since(start), nil
+}
+
+// look analyses every cell's ranking after a sequential design's look,
+// records it, and returns the servers of unresolved pairs, which go on.
+func (b *Bench) look(rounds int, elapsed time.Duration) map[string]bool {
+	rec := report.RunLook{Rounds: rounds, Elapsed: elapsed.Seconds()}
+	open := map[string]bool{}
+	for _, cell := range b.Run.Cells {
+		rows := report.Ranking(cell)
+		a := report.Judge(*b.Run, rows)
+		samples := make([]stats.Sample, len(rows))
+		for i, r := range rows {
+			samples[i] = stats.Sample{Name: r.Name}
+		}
+		names := a.Open(samples)
+		for _, n := range names {
+			open[n] = true
+		}
+		rec.Cells = append(rec.Cells, a)
+		rec.Continuing = append(rec.Continuing, names)
+	}
+	b.Run.Looks = append(b.Run.Looks, rec)
+	b.Progress.Printf("look after round %d: %d servers go on", rounds, len(open))
+	return open
 }
 
 // EngineGoneError stops a run whose engine no longer answers.

@@ -10,9 +10,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -49,6 +51,20 @@ type fakeEngine struct {
 	loaded  map[string]bool
 	// loads lists the load clients started, as server/engine.
 	loads []string
+	// rate, when set, is the ghz req/s of a server's n-th load (from 1).
+	rate  func(server string, n int) float64
+	count map[string]int
+}
+
+// ghzLoads are the servers of the ghz loads, in order.
+func (f *fakeEngine) ghzLoads() []string {
+	var out []string
+	for _, l := range f.loads {
+		if name, ok := strings.CutSuffix(l, "/ghz"); ok {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 func (f *fakeEngine) ImageID(context.Context, string) (string, error) { return "sha256:base", nil }
@@ -78,6 +94,13 @@ func (f *fakeEngine) Start(_ context.Context, spec docker.ContainerSpec) (suite.
 		}
 		f.loaded[c.server] = true
 		f.loads = append(f.loads, c.server+"/"+spec.Labels["io.grpcbench.engine"])
+		if f.count == nil {
+			f.count = map[string]int{}
+		}
+		if spec.Labels["io.grpcbench.engine"] == "ghz" {
+			f.count[c.server]++
+			c.n = f.count[c.server]
+		}
 		if f.onLoad != nil {
 			f.onLoad(c.server)
 		}
@@ -102,6 +125,7 @@ type fakeContainer struct {
 	server, role string
 	engine       *fakeEngine
 	removed      bool
+	n            int // the server's n-th ghz load
 }
 
 func (c *fakeContainer) ID() string { return c.server + "-" + c.role }
@@ -146,6 +170,9 @@ func (c *fakeContainer) Logs(_ context.Context, _ bool, stdout, stderr io.Writer
 		now := time.Now()
 		engine := c.spec.Labels["io.grpcbench.engine"]
 		rps := map[string]float64{"ghz": 1000, "h2": 3000}[engine]
+		if c.engine.rate != nil && engine == "ghz" {
+			rps = c.engine.rate(c.server, c.n)
+		}
 		return json.NewEncoder(stdout).Encode(load.Result{Engine: engine, Start: now.Add(-time.Second), End: now,
 			Requests: 1000, OK: 1000, Statuses: map[string]uint64{"OK": 1000}, RPS: rps})
 	}
@@ -266,22 +293,38 @@ func TestAFailureInAnyPhaseIsRecordedAndTheRunGoesOn(t *testing.T) {
 	}
 }
 
-// TestRoundsAreInterleaved: round 1 of every server, then round 2, ...
-// and the capacity engine measures a client-bound server in the same round.
+// order is the servers of a run's recorded order, round after round.
+func order(run *report.Run) []string {
+	var out []string
+	for _, round := range run.Order {
+		for _, v := range round {
+			out = append(out, v.Server)
+		}
+	}
+	return out
+}
+
+// TestRoundsAreInterleaved: round 1 of every server, then round 2, ...,
+// each in the order results.json records; and the capacity engine
+// measures a client-bound server in the same round.
 func TestRoundsAreInterleaved(t *testing.T) {
 	eng := &fakeEngine{saturate: map[string]bool{"b": true}}
 	s := newTestBench(t, eng, "a", "b")
 	if err := s.Benchmark(context.Background(), []string{"a", "b"}); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"a/ghz", "b/ghz", "b/h2", "a/ghz", "b/ghz", "b/h2", "a/ghz", "b/ghz", "b/h2"}
-	if !slices.Equal(eng.loads, want) {
-		t.Errorf("loads in order %v, want %v", eng.loads, want)
+	if len(s.Run.Order) != 3 || !slices.Equal(eng.ghzLoads(), order(s.Run)) || s.Run.Seed == 0 {
+		t.Errorf("ghz loads in order %v, recorded order %v (seed %d)", eng.ghzLoads(), s.Run.Order, s.Run.Seed)
+	}
+	for i, l := range eng.loads {
+		if l == "b/h2" && (i == 0 || eng.loads[i-1] != "b/ghz") {
+			t.Errorf("b's capacity load is not in the same round as its load: %v", eng.loads)
+		}
 	}
 	a, b := s.Run.Cells[0].Servers[0], s.Run.Cells[0].Servers[1]
 	for r := range 3 {
-		if !a.Rounds[r].Start.Before(b.Rounds[r].Start) || (r > 0 && !b.Rounds[r-1].Start.Before(a.Rounds[r].Start)) {
-			t.Errorf("round %d: a started %v, b %v", r+1, a.Rounds[r].Start, b.Rounds[r].Start)
+		if r > 0 && (!a.Rounds[r-1].Start.Before(b.Rounds[r].Start) || !b.Rounds[r-1].Start.Before(a.Rounds[r].Start)) {
+			t.Errorf("round %d started before round %d ended: a %v, b %v", r+1, r, a.Rounds[r].Start, b.Rounds[r].Start)
 		}
 		if a.Rounds[r].ClientBound || a.Rounds[r].Capacity != nil {
 			t.Errorf("a was not client-bound: %+v", a.Rounds[r])
@@ -337,9 +380,9 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	loads := 0
-	eng := &fakeEngine{onLoad: func(server string) {
-		// The second round of the second server.
-		if loads++; server == "second" && loads == 5 {
+	eng := &fakeEngine{onLoad: func(string) {
+		// The second server of round 2.
+		if loads++; loads == 5 {
 			cancel()
 		}
 	}}
@@ -348,12 +391,17 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Benchmark = %v, want context.Canceled", err)
 	}
-	srv := s.Run.Cells[0].Servers
-	if !s.Run.Interrupted || len(srv[0].Rounds) != 2 || len(srv[1].Rounds) != 2 || len(srv[2].Rounds) != 1 {
-		t.Fatalf("interrupted %v with rounds %d %d %d, want true and 2 2 1", s.Run.Interrupted, len(srv[0].Rounds), len(srv[1].Rounds), len(srv[2].Rounds))
+	byName := map[string]report.Server{}
+	for _, srv := range s.Run.Cells[0].Servers {
+		byName[srv.Name] = srv
 	}
-	if f := srv[1].Rounds[1].Failure; f == nil || f.Reason != "interrupted" || srv[0].Rounds[1].Failure != nil {
-		t.Errorf("second's round 2 failure %+v", f)
+	round2 := s.Run.Order[1]
+	done, cut, left := byName[round2[0].Server], byName[round2[1].Server], byName[round2[2].Server]
+	if !s.Run.Interrupted || len(done.Rounds) != 2 || len(cut.Rounds) != 2 || len(left.Rounds) != 1 {
+		t.Fatalf("interrupted %v with rounds %d %d %d in round 2's order, want true and 2 2 1", s.Run.Interrupted, len(done.Rounds), len(cut.Rounds), len(left.Rounds))
+	}
+	if f := cut.Rounds[1].Failure; f == nil || f.Reason != "interrupted" || done.Rounds[1].Failure != nil {
+		t.Errorf("%s's round 2 failure %+v", cut.Name, f)
 	}
 	if left := eng.notRemoved(); len(left) > 0 {
 		t.Errorf("containers not removed: %v", left)
@@ -363,7 +411,7 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(js, &saved); err != nil || !saved.Interrupted || len(saved.Cells[0].Servers[0].Rounds) != 2 {
+	if err := json.Unmarshal(js, &saved); err != nil || !saved.Interrupted || len(saved.Order) != 2 {
 		t.Errorf("results.json does not record the interruption: %v %+v", err, saved)
 	}
 }
@@ -380,8 +428,20 @@ func TestEngineGoneStopsTheRun(t *testing.T) {
 		t.Fatalf("Benchmark = %v, want an EngineGoneError", err)
 	}
 	srv := s.Run.Cells[0].Servers
-	if len(srv[0].Rounds) != 1 || !srv[0].Ranked() || len(srv[2].Rounds) != 0 || !s.Run.Interrupted {
-		t.Errorf("rounds %d %d %d, interrupted %v", len(srv[0].Rounds), len(srv[1].Rounds), len(srv[2].Rounds), s.Run.Interrupted)
+	// The servers before second in round 1's order were measured, those
+	// after it not.
+	before := true
+	for _, v := range s.Run.Order[0] {
+		i := slices.IndexFunc(srv, func(x report.Server) bool { return x.Name == v.Server })
+		switch {
+		case v.Server == "second":
+			before = false
+		case before && (len(srv[i].Rounds) != 1 || !srv[i].Ranked()), !before && len(srv[i].Rounds) != 0:
+			t.Errorf("%s: %d rounds, order %v", v.Server, len(srv[i].Rounds), s.Run.Order[0])
+		}
+	}
+	if !s.Run.Interrupted || len(s.Run.Order) != 1 {
+		t.Errorf("interrupted %v, order %v", s.Run.Interrupted, s.Run.Order)
 	}
 	if f := srv[1].Rounds[0].Failure; f == nil || !strings.HasPrefix(f.Reason, "the Docker engine went away") {
 		t.Errorf("second's failure %+v", f)
@@ -392,17 +452,18 @@ func TestEngineGoneStopsTheRun(t *testing.T) {
 }
 
 // TestResumeFinishesAnInterruptedRun: the record of an interrupted run,
-// resumed, keeps its finished rounds and measures the others, in the same
-// interleaved order.
+// resumed, keeps its finished rounds and measures the others, in the order
+// its seed draws.
 func TestResumeFinishesAnInterruptedRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	loads := 0
 	eng := &fakeEngine{onLoad: func(string) {
-		if loads++; loads == 3 { // round 2 of the first server
+		if loads++; loads == 3 { // round 2 of the server first in its order
 			cancel()
 		}
 	}}
 	s := newTestBench(t, eng, "first", "second")
+	s.Run.Seed = 3
 	if err := s.Benchmark(ctx, []string{"first", "second"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Benchmark = %v", err)
 	}
@@ -411,10 +472,11 @@ func TestResumeFinishesAnInterruptedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	saved.Resume()
-	first := saved.Cells[0].Servers[0]
-	if len(first.Rounds) != 1 {
+	cut := saved.Order[1][0].Server
+	if first := saved.Cells[0].Servers[slices.IndexFunc(saved.Cells[0].Servers, func(s report.Server) bool { return s.Name == cut })]; len(first.Rounds) != 1 {
 		t.Fatalf("the cut-short round was not dropped: %+v", first.Rounds)
 	}
+	interrupted := slices.Clone(saved.Order)
 	// What is left: rounds 2 and 3 of both (second has round 1).
 	if n := Planned(saved.Cells, []string{"first", "second"}, 3); n != 4 {
 		t.Errorf("planned %d rounds to resume, want 4", n)
@@ -427,8 +489,8 @@ func TestResumeFinishesAnInterruptedRun(t *testing.T) {
 	if err := s.Benchmark(context.Background(), []string{"first", "second"}); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"first/ghz", "second/ghz", "first/ghz", "second/ghz"}; !slices.Equal(eng.loads, want) { // rounds 2 and 3
-		t.Errorf("resumed loads %v, want %v", eng.loads, want)
+	if want := order(s.Run)[2:]; !slices.Equal(eng.ghzLoads(), want) || !slices.Equal(s.Run.Order[1], interrupted[1]) || s.Run.Seed != 3 { // rounds 2 and 3
+		t.Errorf("resumed loads %v, want %v; order %v, was %v", eng.ghzLoads(), want, s.Run.Order, interrupted)
 	}
 	for _, srv := range s.Run.Cells[0].Servers {
 		if !srv.Ranked() || len(srv.Rounds) != 3 || srv.Rounds[2].Round != 3 {
@@ -437,5 +499,137 @@ func TestResumeFinishesAnInterruptedRun(t *testing.T) {
 	}
 	if s.Run.Interrupted {
 		t.Error("the finished run is still marked interrupted")
+	}
+}
+
+// TestOrderIsRandomAndReplaysFromTheSeed: rounds visit the servers in an
+// order drawn afresh each round; GRPC_BENCHMARK_SEED replays it.
+func TestOrderIsRandomAndReplaysFromTheSeed(t *testing.T) {
+	servers := []string{"a", "b", "c", "d", "e"}
+	run := func(seed string) *report.Run {
+		eng := &fakeEngine{}
+		s := newTestBench(t, eng, servers...)
+		s.Config.Seed = seed
+		if err := s.Benchmark(context.Background(), servers); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(eng.ghzLoads(), order(s.Run)) {
+			t.Errorf("loads %v, recorded %v", eng.ghzLoads(), order(s.Run))
+		}
+		return s.Run
+	}
+	first, again, other := run("42"), run("42"), run("43")
+	if first.Seed != 42 || !slices.Equal(order(first), order(again)) {
+		t.Errorf("seed 42 twice: %v, then %v", order(first), order(again))
+	}
+	if slices.Equal(order(first), order(other)) {
+		t.Errorf("seeds 42 and 43 drew the same order %v", order(first))
+	}
+	if slices.Equal(first.Order[0], first.Order[1]) && slices.Equal(first.Order[1], first.Order[2]) {
+		t.Errorf("every round in the same order: %v", first.Order)
+	}
+	saved, err := report.Load(newTestBenchFolder(t, first))
+	if err != nil || saved.Seed != 42 || len(saved.Order) != 3 {
+		t.Errorf("results.json: seed %d, order %v (%v)", saved.Seed, saved.Order, err)
+	}
+}
+
+// newTestBenchFolder saves a run to a folder of its own and returns it.
+func newTestBenchFolder(t *testing.T, run *report.Run) string {
+	t.Helper()
+	f := report.Folder{Dir: t.TempDir()}
+	if err := report.Save(f, *run); err != nil {
+		t.Fatal(err)
+	}
+	return f.Dir
+}
+
+// autoBench is a run of GRPC_BENCHMARK_ROUNDS=auto over servers whose
+// ghz req/s are: fast 5000 in every round; x and y about 1000, swinging
+// ±10% against each other round by round, so their pair stays open.
+func autoBench(t *testing.T, extra map[string]string) (*Bench, *fakeEngine) {
+	t.Helper()
+	eng := &fakeEngine{rate: func(server string, n int) float64 {
+		swing := []float64{1.1, 0.9}[n%2]
+		switch server {
+		case "fast":
+			return 5000
+		case "x":
+			return 1000 * swing
+		}
+		return 1000 / swing
+	}}
+	s := newTestBench(t, eng, "fast", "x", "y")
+	vars := map[string]string{"GRPC_IMAGE_NAME": "test", "GRPC_BENCHMARK_WARMUP": "1ms", "GRPC_BENCHMARK_DURATION": "3ms", "GRPC_BENCHMARK_ROUNDS": "auto"}
+	for k, v := range extra {
+		vars[k] = v
+	}
+	cfg, err := config.Parse(vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Config = cfg
+	return s, eng
+}
+
+// TestAutoMeasuresOnlyTheServersOfOpenPairs: after the first look, fast is
+// separated from both others and stops; x and y go on to the last look.
+func TestAutoMeasuresOnlyTheServersOfOpenPairs(t *testing.T) {
+	s, _ := autoBench(t, nil)
+	if err := s.Benchmark(context.Background(), []string{"fast", "x", "y"}); err != nil {
+		t.Fatal(err)
+	}
+	rounds := map[string]int{}
+	for _, srv := range s.Run.Cells[0].Servers {
+		rounds[srv.Name] = len(srv.Rounds)
+	}
+	if rounds["fast"] != 3 || rounds["x"] != 12 || rounds["y"] != 12 {
+		t.Errorf("rounds %v, want fast 3, x and y 12", rounds)
+	}
+	var looks []int
+	for _, l := range s.Run.Looks {
+		looks = append(looks, l.Rounds)
+	}
+	if !slices.Equal(looks, []int{3, 6, 9, 12}) || !slices.Equal(slices.Sorted(slices.Values(s.Run.Looks[0].Continuing[0])), []string{"x", "y"}) {
+		t.Errorf("looks %v, continuing after the first %v", looks, s.Run.Looks[0].Continuing)
+	}
+	if s.Run.StopReason != "the last look was reached" || s.Run.Design == nil || s.Run.Design.Fixed {
+		t.Errorf("stop reason %q, design %+v", s.Run.StopReason, s.Run.Design)
+	}
+	last := s.Run.Looks[len(s.Run.Looks)-1].Cells[0]
+	verdicts := map[string]string{}
+	for _, p := range last.Pairs {
+		pair := []string{p.A, p.B}
+		slices.Sort(pair)
+		verdicts[strings.Join(pair, "-")] = p.Verdict + "@" + strconv.Itoa(p.Look)
+	}
+	if want := map[string]string{"fast-x": "separated@3", "fast-y": "separated@3", "x-y": "unresolved@12"}; !maps.Equal(verdicts, want) {
+		t.Errorf("verdicts %v, want %v", verdicts, want)
+	}
+	for r, round := range s.Run.Order {
+		if want := map[bool]int{true: 3, false: 2}[r < 3]; len(round) != want {
+			t.Errorf("round %d visited %v", r+1, round)
+		}
+	}
+}
+
+// TestAutoStopsAtTheBudget: a budget the first look already spent ends
+// the run there, saying why, the open pair unresolved.
+func TestAutoStopsAtTheBudget(t *testing.T) {
+	s, _ := autoBench(t, map[string]string{"GRPC_BENCHMARK_BUDGET": "1ms"})
+	if err := s.Benchmark(context.Background(), []string{"fast", "x", "y"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, srv := range s.Run.Cells[0].Servers {
+		if len(srv.Rounds) != 3 {
+			t.Errorf("%s: %d rounds, want 3", srv.Name, len(srv.Rounds))
+		}
+	}
+	if len(s.Run.Looks) != 1 || !strings.HasPrefix(s.Run.StopReason, "GRPC_BENCHMARK_BUDGET=1ms") {
+		t.Errorf("looks %d, stop reason %q", len(s.Run.Looks), s.Run.StopReason)
+	}
+	bench, err := os.ReadFile(s.Folder.Path("bench.txt"))
+	if err != nil || !bytes.Contains(bench, []byte("2 pairs separated, 0 equivalent, 1 unresolved; GRPC_BENCHMARK_BUDGET=1ms")) {
+		t.Errorf("bench.txt does not say why the rounds stopped (%v):\n%s", err, bench)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,14 +17,18 @@ import (
 	"github.com/joho/godotenv"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
 
 // Config holds every setting of a run. The `help` tag is what a user is told
 // when the value is refused, and what .env.example explains.
 type Config struct {
-	Duration         time.Duration `env:"GRPC_BENCHMARK_DURATION" envDefault:"20s" help:"measured load per server and engine, split evenly over the rounds: a duration such as 20s or 1m, at least 1s a round, at most 1h"`
+	Duration         time.Duration `env:"GRPC_BENCHMARK_DURATION" envDefault:"20s" help:"measured load per server and engine, split evenly over the rounds (with GRPC_BENCHMARK_ROUNDS=auto, over its first look's 3 rounds, every round measuring that long): a duration such as 20s or 1m, at least 1s a round, at most 1h"`
 	Warmup           time.Duration `env:"GRPC_BENCHMARK_WARMUP" envDefault:"5s" help:"unmeasured warm-up load before each round's measurement (each round starts a fresh server): a duration from 1s to 10m"`
-	Rounds           int           `env:"GRPC_BENCHMARK_ROUNDS" envDefault:"3" help:"rounds per server, interleaved (round 1 of every server, then round 2, ...), each a fresh server container: a whole number from 1 to 100"`
+	Rounds           RoundCount    `env:"GRPC_BENCHMARK_ROUNDS" envDefault:"3" help:"rounds per server, interleaved (round 1 of every server, then round 2, ...), each a fresh server container: a whole number from 1 to 100, or auto (looks after rounds 3, 6, 9 and 12; only the servers of pairs not yet separated or equivalent go on)"`
+	Seed             string        `env:"GRPC_BENCHMARK_SEED" help:"seed of the random order in which each round visits the servers and cells, recorded in results.json: a whole number from 1 to 18446744073709551615 replays a run's order; empty draws one"`
+	Budget           time.Duration `env:"GRPC_BENCHMARK_BUDGET" envDefault:"0s" help:"with GRPC_BENCHMARK_ROUNDS=auto, the most wall time the rounds may take, builds not counted: no look starts that would end past it (estimated from the rounds so far); a duration such as 30m, 0 for none (the last look ends the run)"`
+	Margin           float64       `env:"GRPC_EQUIVALENCE_MARGIN" envDefault:"0.05" help:"equivalence margin: two servers whose req/s ratio's interval lies within 1 ± this are reported equivalent (and, with GRPC_BENCHMARK_ROUNDS=auto, measured no further): a fraction from 0.01 to 0.5"`
 	ServerCPUs       CPUList       `env:"GRPC_SERVER_CPUS" envDefault:"1" help:"CPU limit of the server container in cores: a positive number such as 1 or 1.5, at most the engine's CPU count; a comma-separated list runs each"`
 	ServerRAM        Bytes         `env:"GRPC_SERVER_RAM" envDefault:"512m" help:"memory limit of the server container: a size such as 512m or 1g, from 64m to the engine host's memory"`
 	Connections      int           `env:"GRPC_CLIENT_CONNECTIONS" envDefault:"50" help:"HTTP/2 connections the load client opens: a whole number from 1 to GRPC_CLIENT_CONCURRENCY"`
@@ -191,9 +196,34 @@ func (c Config) TwoEngines() bool {
 }
 
 // RoundDuration is each round's measured time: GRPC_BENCHMARK_DURATION
-// split evenly over the rounds, to the millisecond.
+// split evenly over the rounds, or under auto over its first look's, to
+// the millisecond: auto's first look measures what a fixed run of as many
+// rounds does, and every later round as long again.
 func (c Config) RoundDuration() time.Duration {
-	return (c.Duration / time.Duration(max(1, c.Rounds))).Truncate(time.Millisecond)
+	return (c.Duration / time.Duration(max(1, c.FirstRounds()))).Truncate(time.Millisecond)
+}
+
+// FirstRounds is the rounds every server gets: all of them, or under auto
+// its first look's.
+func (c Config) FirstRounds() int {
+	if c.Rounds.Auto {
+		return stats.AutoLooks[0]
+	}
+	return c.Rounds.N
+}
+
+// Design is how the rankings' pairs are tested.
+func (c Config) Design() stats.Design {
+	if c.Rounds.Auto {
+		return stats.Sequential(stats.AutoLooks, c.Margin)
+	}
+	return stats.Fixed(c.Rounds.N, c.Margin)
+}
+
+// SeedValue is GRPC_BENCHMARK_SEED, false when empty.
+func (c Config) SeedValue() (uint64, bool) {
+	n, err := strconv.ParseUint(strings.TrimSpace(c.Seed), 10, 64)
+	return n, err == nil && n > 0
 }
 
 // Servers is the list of servers this run benchmarks, in catalog order

@@ -112,7 +112,8 @@ func TestParseDefaults(t *testing.T) {
 	want := config.Config{
 		Duration:       20 * time.Second,
 		Warmup:         5 * time.Second,
-		Rounds:         3,
+		Rounds:         config.RoundCount{N: 3},
+		Margin:         0.05,
 		ServerCPUs:     config.CPUList{1},
 		ServerRAM:      512 * 1024 * 1024,
 		Connections:    50,
@@ -211,7 +212,12 @@ func TestParseAccepted(t *testing.T) {
 					slices.Equal(c.LoadProfiles, config.Names{"1a", "3b"})
 			}, "two of each"},
 		{"rounds", map[string]string{"GRPC_BENCHMARK_ROUNDS": "10"},
-			func(c config.Config) bool { return c.Rounds == 10 }, "Rounds=10"},
+			func(c config.Config) bool { return c.Rounds == config.RoundCount{N: 10} }, "Rounds=10"},
+		{"auto rounds and a seed", map[string]string{"GRPC_BENCHMARK_ROUNDS": "auto", "GRPC_BENCHMARK_SEED": "42", "GRPC_BENCHMARK_BUDGET": "30m"},
+			func(c config.Config) bool {
+				seed, ok := c.SeedValue()
+				return c.Rounds.Auto && seed == 42 && ok && c.Budget == 30*time.Minute && !c.Design().Fixed && c.RoundDuration() == 6666*time.Millisecond
+			}, "auto, seed 42, budget 30m"},
 		{"capacity off", map[string]string{"GRPC_CAPACITY_ENGINE": "off"},
 			func(c config.Config) bool { return c.CapacityEngine == config.CapacityOff }, "CapacityEngine=off"},
 		{"image name with registry path", map[string]string{"GRPC_IMAGE_NAME": "registry.local/team/grpc-bench_x"},
@@ -264,6 +270,10 @@ func TestParseRefusesUnparsable(t *testing.T) {
 		{"GRPC_CLIENT_CONCURRENCY", "many"},
 		{"GRPC_CLIENT_QPS", "1.5"},
 		{"GRPC_CLIENT_QPS", "max"},
+		{"GRPC_BENCHMARK_ROUNDS", "many"},
+		{"GRPC_BENCHMARK_ROUNDS", "2.5"},
+		{"GRPC_BENCHMARK_BUDGET", "an hour"},
+		{"GRPC_EQUIVALENCE_MARGIN", "5%"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
@@ -343,6 +353,12 @@ func TestValidateRefuses(t *testing.T) {
 		{"an unknown profile in a list", map[string]string{"GRPC_LOAD_PROFILE": "1a,4c"}, 2, "GRPC_LOAD_PROFILE", "1a,4c"},
 		{"zero rounds", map[string]string{"GRPC_BENCHMARK_ROUNDS": "0"}, 2, "GRPC_BENCHMARK_ROUNDS", "0"},
 		{"too many rounds", map[string]string{"GRPC_BENCHMARK_ROUNDS": "101"}, 2, "GRPC_BENCHMARK_ROUNDS", "101"},
+		{"auto's first look shorter than the stats period", map[string]string{"GRPC_BENCHMARK_DURATION": "2s", "GRPC_BENCHMARK_ROUNDS": "auto"}, 2, "GRPC_BENCHMARK_DURATION", "2s"},
+		{"a seed that is not a number", map[string]string{"GRPC_BENCHMARK_SEED": "abc"}, 2, "GRPC_BENCHMARK_SEED", "abc"},
+		{"seed zero", map[string]string{"GRPC_BENCHMARK_SEED": "0"}, 2, "GRPC_BENCHMARK_SEED", "0"},
+		{"a negative budget", map[string]string{"GRPC_BENCHMARK_BUDGET": "-1m"}, 2, "GRPC_BENCHMARK_BUDGET", "-1m"},
+		{"margin of 0.1%", map[string]string{"GRPC_EQUIVALENCE_MARGIN": "0.001"}, 2, "GRPC_EQUIVALENCE_MARGIN", "0.001"},
+		{"margin NaN", map[string]string{"GRPC_EQUIVALENCE_MARGIN": "NaN"}, 2, "GRPC_EQUIVALENCE_MARGIN", "NaN"},
 		{"unknown capacity engine", map[string]string{"GRPC_CAPACITY_ENGINE": "h2load"}, 2, "GRPC_CAPACITY_ENGINE", "h2load"},
 		{"a nanosecond", map[string]string{"GRPC_BENCHMARK_DURATION": "1ns"}, 2, "GRPC_BENCHMARK_DURATION", "1ns"},
 		{"a thousand hours", map[string]string{"GRPC_BENCHMARK_DURATION": "1000h"}, 2, "GRPC_BENCHMARK_DURATION", "1000h"},
@@ -573,6 +589,9 @@ func TestSettings(t *testing.T) {
 		{"GRPC_BENCHMARK_DURATION", "20s"},
 		{"GRPC_BENCHMARK_WARMUP", "5s"},
 		{"GRPC_BENCHMARK_ROUNDS", "3"},
+		{"GRPC_BENCHMARK_SEED", ""},
+		{"GRPC_BENCHMARK_BUDGET", "0s"},
+		{"GRPC_EQUIVALENCE_MARGIN", "0.05"},
 		{"GRPC_SERVER_CPUS", "1.5"},
 		{"GRPC_SERVER_RAM", "512m"},
 		{"GRPC_CLIENT_CONNECTIONS", "50"},

@@ -47,6 +47,10 @@ const (
 	MaxConcurrency = 100000
 	// MaxRounds bounds GRPC_BENCHMARK_ROUNDS.
 	MaxRounds = 100
+	// MinMargin and MaxMargin bound GRPC_EQUIVALENCE_MARGIN: closer than
+	// 1% no run here resolves, wider than 50% is no equivalence.
+	MinMargin = 0.01
+	MaxMargin = 0.5
 	// MinRoundDuration is the stats period: a shorter measurement has no
 	// CPU or memory reading of its own.
 	MinRoundDuration = time.Second
@@ -71,18 +75,37 @@ const (
 // variables are declared.
 var rules = []rule{
 	{"GRPC_BENCHMARK_DURATION", func(c Config, _ Facts) string {
+		n := c.FirstRounds()
 		switch {
 		case c.Duration > MaxDuration:
 			return fmt.Sprintf("longer than %s", MaxDuration)
-		case c.Rounds >= 1 && c.Rounds <= MaxRounds && c.Duration/time.Duration(c.Rounds) < MinRoundDuration:
-			return fmt.Sprintf("%s over %d rounds is less than %s a round, the stats period", c.Duration, c.Rounds, MinRoundDuration)
+		case n >= 1 && n <= MaxRounds && c.Duration/time.Duration(n) < MinRoundDuration:
+			return fmt.Sprintf("%s over %d rounds is less than %s a round, the stats period", c.Duration, n, MinRoundDuration)
 		}
 		return ""
 	}},
 	{"GRPC_BENCHMARK_WARMUP", func(c Config, _ Facts) string { return between(c.Warmup, MinWarmup, MaxWarmup) }},
 	{"GRPC_BENCHMARK_ROUNDS", func(c Config, _ Facts) string {
-		if c.Rounds < 1 || c.Rounds > MaxRounds {
-			return fmt.Sprintf("must be from 1 to %d", MaxRounds)
+		if !c.Rounds.Auto && (c.Rounds.N < 1 || c.Rounds.N > MaxRounds) {
+			return fmt.Sprintf("must be from 1 to %d, or auto", MaxRounds)
+		}
+		return ""
+	}},
+	{"GRPC_BENCHMARK_SEED", func(c Config, _ Facts) string {
+		if _, ok := c.SeedValue(); !ok && strings.TrimSpace(c.Seed) != "" {
+			return "not a whole number from 1 to 18446744073709551615"
+		}
+		return ""
+	}},
+	{"GRPC_BENCHMARK_BUDGET", func(c Config, _ Facts) string {
+		if c.Budget < 0 {
+			return "must not be negative"
+		}
+		return ""
+	}},
+	{"GRPC_EQUIVALENCE_MARGIN", func(c Config, _ Facts) string {
+		if !(c.Margin >= MinMargin && c.Margin <= MaxMargin) {
+			return fmt.Sprintf("must be from %g to %g", MinMargin, MaxMargin)
 		}
 		return ""
 	}},

@@ -36,6 +36,35 @@ func (c CPUs) NanoCPUs() int64 { return int64(math.Round(float64(c) * 1e9)) }
 // Cores is the whole number of cores a thread pool needs: rounded up.
 func (c CPUs) Cores() int { return int(math.Ceil(float64(c) - 1e-9)) }
 
+// RoundCount is GRPC_BENCHMARK_ROUNDS: a number of rounds, or auto (a
+// sequential design that stops when the ranking is decided).
+type RoundCount struct {
+	N    int
+	Auto bool
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (r *RoundCount) UnmarshalText(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "auto" {
+		*r = RoundCount{Auto: true}
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("neither a whole number nor auto")
+	}
+	*r = RoundCount{N: n}
+	return nil
+}
+
+func (r RoundCount) String() string {
+	if r.Auto {
+		return "auto"
+	}
+	return strconv.Itoa(r.N)
+}
+
 // Bytes is a memory size written as Docker writes it (512m, 1g, 2048m).
 type Bytes int64
 

@@ -15,9 +15,6 @@ const (
 	simRuns  = 2000
 )
 
-// AutoLooks are the looks the simulation checks auto by; bench's own.
-var autoLooks = []int{3, 6, 9, 12}
-
 // simulate runs a design over servers of the given true speeds: every
 // server until the first look, then only the servers of unresolved pairs,
 // as bench does. It returns the analysis and the rounds measured, over
@@ -74,7 +71,7 @@ func TestFalseSeparationsOfIdenticalServers(t *testing.T) {
 		"1 round":  Fixed(1, 0.05),
 		"3 rounds": Fixed(3, 0.05),
 		"6 rounds": Fixed(6, 0.05),
-		"auto":     Sequential(autoLooks, 0.05),
+		"auto":     Sequential(AutoLooks, 0.05),
 	}
 	for name, d := range designs {
 		rng := rand.New(rand.NewPCG(17, 1))
@@ -114,7 +111,7 @@ func TestFalseSeparationsOfIdenticalServers(t *testing.T) {
 func TestPowerToSeparateAGap(t *testing.T) {
 	for _, gap := range []float64{0.10, 0.20} {
 		for _, name := range []string{"3 rounds", "6 rounds", "auto"} {
-			d := map[string]Design{"3 rounds": Fixed(3, 0.05), "6 rounds": Fixed(6, 0.05), "auto": Sequential(autoLooks, 0.05)}[name]
+			d := map[string]Design{"3 rounds": Fixed(3, 0.05), "6 rounds": Fixed(6, 0.05), "auto": Sequential(AutoLooks, 0.05)}[name]
 			rng := rand.New(rand.NewPCG(17, 2))
 			speeds := []float64{1 + gap, 1, 1, 1}
 			separated, rounds := 0, 0
