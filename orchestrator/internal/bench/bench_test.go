@@ -547,7 +547,7 @@ func newTestBenchFolder(t *testing.T, run *report.Run) string {
 // autoBench is a run of GRPC_BENCHMARK_ROUNDS=auto over servers whose
 // ghz req/s are: fast 5000 in every round; x and y about 1000, swinging
 // ±10% against each other round by round, so their pair stays open.
-func autoBench(t *testing.T, extra map[string]string) (*Bench, *fakeEngine) {
+func autoBench(t *testing.T, extra map[string]string) *Bench {
 	t.Helper()
 	eng := &fakeEngine{rate: func(server string, n int) float64 {
 		swing := []float64{1.1, 0.9}[n%2]
@@ -569,13 +569,13 @@ func autoBench(t *testing.T, extra map[string]string) (*Bench, *fakeEngine) {
 		t.Fatal(err)
 	}
 	s.Config = cfg
-	return s, eng
+	return s
 }
 
 // TestAutoMeasuresOnlyTheServersOfOpenPairs: after the first look, fast is
 // separated from both others and stops; x and y go on to the last look.
 func TestAutoMeasuresOnlyTheServersOfOpenPairs(t *testing.T) {
-	s, _ := autoBench(t, nil)
+	s := autoBench(t, nil)
 	if err := s.Benchmark(context.Background(), []string{"fast", "x", "y"}); err != nil {
 		t.Fatal(err)
 	}
@@ -616,7 +616,7 @@ func TestAutoMeasuresOnlyTheServersOfOpenPairs(t *testing.T) {
 // TestAutoStopsAtTheBudget: a budget the first look already spent ends
 // the run there, saying why, the open pair unresolved.
 func TestAutoStopsAtTheBudget(t *testing.T) {
-	s, _ := autoBench(t, map[string]string{"GRPC_BENCHMARK_BUDGET": "1ms"})
+	s := autoBench(t, map[string]string{"GRPC_BENCHMARK_BUDGET": "1ms"})
 	if err := s.Benchmark(context.Background(), []string{"fast", "x", "y"}); err != nil {
 		t.Fatal(err)
 	}

@@ -28,8 +28,9 @@ import (
 //	rounds               rounds the server was run in
 //	rps_median           OK calls per second, median of the rounds
 //	rps_lo, rps_hi       its interval: see rps_interval
-//	rps_interval         "min–max" (the rounds' range, below 6 rounds) or
-//	                     "95% CI" (the median's confidence interval)
+//	rps_interval         "min–max, 75%" (the rounds' range, below 6 rounds,
+//	                     with its confidence) or "95% CI" (the median's
+//	                     confidence interval)
 //	rps_cv               the rounds' standard deviation over their mean
 //	p50_ms … p999_ms     latency percentiles p50, p90, p95, p99, p99.9 in
 //	                     milliseconds, medians of the rounds (empty when
@@ -50,6 +51,8 @@ import (
 //	                     run has one and the server is in it
 //	busy_host_rounds     rounds in which other work on the host kept more
 //	                     than 0.3 cores busy beside the server and its client
+//	group                the row's letters: rows that share one cannot be
+//	                     told apart
 var CSVColumns = []string{
 	"run", "scenario", "server_cpus", "client_cpus", "profile", "connections", "concurrency",
 	"server", "engines", "rounds",
@@ -57,7 +60,7 @@ var CSVColumns = []string{
 	"p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms",
 	"server_cpu_percent", "client_cpu_percent", "rps_per_server_core", "memory_mib",
 	"server_throttled", "client_throttled", "client_bound", "failed_share",
-	"ranked", "failure", "capacity_rps_median", "busy_host_rounds",
+	"ranked", "failure", "capacity_rps_median", "busy_host_rounds", "group",
 }
 
 // Columns of the server's own stats, left empty when no round had them.
@@ -88,13 +91,15 @@ func WriteCSV(w io.Writer, run Run) error {
 		for _, s := range c.Servers {
 			rounds[s.Name] = len(s.Rounds)
 		}
-		for _, r := range Ranking(c) {
+		rows := Ranking(c)
+		Judge(run, rows)
+		for _, r := range rows {
 			rec := append(cell[:len(cell):len(cell)], r.Name, strings.Join(r.Engines, "+"), strconv.Itoa(rounds[r.Name]),
 				num(r.RPS.Median, 1), num(r.RPS.Lo, 1), num(r.RPS.Hi, 1), r.RPS.Interval, num(r.RPS.CV, 4),
 				msField(r.P50), msField(r.P90), msField(r.P95), msField(r.P99), msField(r.P999),
 				num(r.ServerCPU, 2), num(r.ClientCPU, 2), num(r.PerServerCore, 1), num(float64(r.MemoryBytes)/(1<<20), 2),
 				num(r.ServerThrottled, 4), num(r.ClientThrottled, 4), strconv.FormatBool(r.ClientBound), num(r.ErrorShare(), 4),
-				"true", "", "", strconv.Itoa(r.BusyHostRounds))
+				"true", "", "", strconv.Itoa(r.BusyHostRounds), r.Group)
 			if r.ServerStats == 0 {
 				// No reading of the server: not a measured zero.
 				for _, col := range []int{colServerCPU, colPerCore, colMemory, colServerThrottled} {

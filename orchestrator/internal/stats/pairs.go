@@ -152,7 +152,7 @@ func Analyse(samples []Sample, d Design) Analysis {
 		for pi := range a.Pairs {
 			p := &a.Pairs[pi]
 			sa, sb := samples[index[p.A]], samples[index[p.B]]
-			if p.Verdict != Unresolved || !d.Fixed && !(sa.reached(look) && sb.reached(look)) {
+			if p.Verdict != Unresolved || !d.Fixed && (!sa.reached(look) || !sb.reached(look)) {
 				continue
 			}
 			*p = compare(*p, sa.upTo(look), sb.upTo(look), levels[k], d.Margin)
