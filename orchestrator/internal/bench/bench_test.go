@@ -516,6 +516,10 @@ func TestOrderIsRandomAndReplaysFromTheSeed(t *testing.T) {
 		if !slices.Equal(eng.ghzLoads(), order(s.Run)) {
 			t.Errorf("loads %v, recorded %v", eng.ghzLoads(), order(s.Run))
 		}
+		bench, err := os.ReadFile(s.Folder.Path("bench.txt"))
+		if want := "random order from seed " + seed + "; GRPC_BENCHMARK_SEED=" + seed + " replays it"; err != nil || !bytes.Contains(bench, []byte(want)) {
+			t.Errorf("bench.txt does not say how to replay the order (%v):\n%s", err, bench)
+		}
 		return s.Run
 	}
 	first, again, other := run("42"), run("42"), run("43")

@@ -112,6 +112,9 @@ func notes(run Run, c Cell, rows []Row, a stats.Analysis) []string {
 		}
 	}
 	out = append(out, verdicts(run, rows, a)...)
+	if run.Seed != 0 {
+		out = append(out, fmt.Sprintf("each round visited the servers in a random order from seed %d; GRPC_BENCHMARK_SEED=%d replays it", run.Seed, run.Seed))
+	}
 	if run.Interrupted {
 		out = append(out, "the run was interrupted: servers and rounds after the last one listed were not measured")
 	}
