@@ -7,6 +7,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
 
 func TestSVGOfTurnsAPanicIntoAnError(t *testing.T) {
@@ -32,5 +34,18 @@ func TestPageSaysWhichChartFailed(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), `A chart could not be drawn: draw the chart &#34;req/s per server&#34;: boom`) {
 		t.Errorf("the page does not name the chart that failed:\n%s", b.String())
+	}
+}
+
+// The whiskers' caption names one kind of interval only when every row
+// has it: under auto the rows' rounds differ.
+func TestSpreadNamesTheIntervalPerRow(t *testing.T) {
+	three := Row{RPS: stats.Of([]float64{1, 2, 3})}
+	six := Row{RPS: stats.Of([]float64{1, 2, 3, 4, 5, 6})}
+	if got := spread([]Row{three, three}); got != " (median; whiskers: min–max, 75% over 3 rounds)" {
+		t.Errorf("same rounds: %q", got)
+	}
+	if got := spread([]Row{three, six}); got != " (median; whiskers: each row's interval, named in the table)" {
+		t.Errorf("different rounds: %q", got)
 	}
 }

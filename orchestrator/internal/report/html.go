@@ -150,8 +150,13 @@ func cellViewOf(run Run, c Cell, i int, dir string) cellView {
 	return cv
 }
 
-// spread says what the bars and whiskers of req/s show.
+// spread says what the bars and whiskers of req/s show: the rows'
+// interval when they all have the same kind, else each row's own, as the
+// table names it (under auto, rows have different rounds).
 func spread(rows []Row) string {
+	if slices.ContainsFunc(rows, func(r Row) bool { return r.RPS.N != rows[0].RPS.N }) {
+		return " (median; whiskers: each row's interval, named in the table)"
+	}
 	if rows[0].RPS.N < 2 {
 		return " (one round)"
 	}
