@@ -238,7 +238,7 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 		loadSpec := LoadSpec(b.Config, cell, b.Config.RoundDuration())
 		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s", srv.Name, loadSpec.Warmup, loadSpec.Duration, engine.Name())
 		round.Measurement, err = b.measure(ctx, up, engine, loadSpec, "load")
-		spent += loadSpec.Warmup + loadSpec.Duration
+		spent += loadSpec.Warmup + loadSpec.Duration + usage.LoadTail
 		if err == nil && round.Load.OK == 0 {
 			err = &suite.PhaseError{Phase: "load", Err: fmt.Errorf("no call succeeded (%s)", round.Load.Failures())}
 		}
@@ -251,7 +251,7 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 			if (round.ClientBound || wasBound) && capacity != nil {
 				capSpec := capacitySpec(loadSpec)
 				m, cerr := b.measure(ctx, up, capacity, capSpec, "capacity")
-				spent += capSpec.Warmup + capSpec.Duration
+				spent += capSpec.Warmup + capSpec.Duration + usage.LoadTail
 				if cerr != nil {
 					round.CapacityFailure = cerr.Error()
 				} else {

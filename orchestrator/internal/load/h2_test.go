@@ -859,3 +859,27 @@ func TestH2CountsAnswersLive(t *testing.T) {
 		t.Errorf("counted %d answers live, fewer than the %d OK calls of the warm-up and the window", n, res.OK+res.WarmupRequests)
 	}
 }
+
+// TestH2TailLoadsPastTheWindow: with a tail the server still gets calls
+// after the window, and they are not counted in it.
+func TestH2TailLoadsPastTheWindow(t *testing.T) {
+	var served atomic.Int64
+	var last atomic.Int64 // unix nanoseconds of the last call the server got
+	addr := startServer(t, "complex_proto", func(sc *scenario.Scenario, req *dynamicpb.Message) (*dynamicpb.Message, error) {
+		served.Add(1)
+		last.Store(time.Now().UnixNano())
+		return echo(sc, req)
+	})
+	res := mustRun(t, Spec{Target: addr, ScenarioDir: scenarioDir("complex_proto"), Connections: 2, Concurrency: 8,
+		Warmup: 200 * time.Millisecond, Duration: 500 * time.Millisecond, Tail: 400 * time.Millisecond})
+	checkAllOK(t, res)
+	if got := time.Unix(0, last.Load()); !got.After(res.End) {
+		t.Errorf("the last call reached the server at %v, not after the window's end %v", got, res.End)
+	}
+	if n := uint64(served.Load()); n <= res.OK+res.WarmupRequests {
+		t.Errorf("the server answered %d calls, no more than the warm-up's and the window's %d", n, res.OK+res.WarmupRequests)
+	}
+	if res.End.Sub(res.Start) != 500*time.Millisecond {
+		t.Errorf("window %v, want 500ms", res.End.Sub(res.Start))
+	}
+}
