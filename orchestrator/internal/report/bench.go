@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,8 +51,7 @@ func writeCell(b *strings.Builder, run Run, c Cell) {
 		if r.ServerStats == 0 {
 			cpu, mem = "n/a", "n/a" // no reading: not a measured zero
 		}
-		fmt.Fprintf(b, rowFormat, r.Name,
-			strconv.FormatFloat(math.Round(r.RPS.Median), 'f', 0, 64),
+		fmt.Fprintf(b, rowFormat, r.Name, rpsText(r),
 			millis(r.Mean), millis(r.P90), millis(r.P95), millis(r.P99), cpu, mem)
 	}
 	b.WriteString(rule)
@@ -90,7 +90,8 @@ func notes(run Run, c Cell, rows []Row) []string {
 		}
 		if r.ClientBound {
 			out = append(out, fmt.Sprintf("%s: client-bound: the load client used %.0f%% CPU and its quota throttled it in %.0f%% of its periods, "+
-				"at its GRPC_CLIENT_CPUS limit; this row measures the client, not the server (see summary.txt for the server's capacity)",
+				"at its GRPC_CLIENT_CPUS limit; this row measures the client: its req/s (≥) is a lower bound of the server's, "+
+				"sorted by that bound and not tested against other rows (see summary.txt for the server's capacity)",
 				r.Name, r.ClientCPU, 100*r.ClientThrottled))
 		}
 		for _, n := range r.Notes {
@@ -112,13 +113,29 @@ func notes(run Run, c Cell, rows []Row) []string {
 			out = append(out, fmt.Sprintf("%s: busy host: other work than the server and its client kept more than %.1f cores busy in %d of %d rounds (up to %.2f); its figures may be disturbed", r.Name, BusyHostCores, r.BusyHostRounds, r.RPS.N, r.MaxOtherCores))
 		}
 	}
-	for _, group := range Ties(rows) {
+	for _, group := range Ties(measured(rows)) {
 		out = append(out, fmt.Sprintf("%s: cannot be told apart (%s)", strings.Join(group, ", "), tieReason(rows)))
 	}
 	if run.Interrupted {
 		out = append(out, "the run was interrupted: servers and rounds after the last one listed were not measured")
 	}
 	return out
+}
+
+// measured leaves out the client-bound rows, whose req/s is a bound, not
+// a measurement of the server to test.
+func measured(rows []Row) []Row {
+	return slices.DeleteFunc(slices.Clone(rows), func(r Row) bool { return r.ClientBound })
+}
+
+// rpsText is a row's median req/s; a client-bound row's is a lower bound
+// of the server's, marked ≥.
+func rpsText(r Row) string {
+	v := strconv.FormatFloat(math.Round(r.RPS.Median), 'f', 0, 64)
+	if r.ClientBound {
+		return "≥" + v
+	}
+	return v
 }
 
 // conformanceOf is the gate's verdict on a server of the cell.

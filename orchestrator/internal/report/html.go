@@ -127,6 +127,7 @@ func cellViewOf(run Run, c Cell, i int, dir string) cellView {
 		}
 	}
 	if capacity := CapacityRanking(c); len(capacity) > 0 {
+		cv.Notes = append(cv.Notes, CapacityNotes(c, capacity)...)
 		cv.CapacityRows = rowViews(capacity)
 		cv.Capacity = chart(barChart(rpsBars(capacity), "OK requests per second, server capacity"+spread(capacity), "server capacity, "+c.Name()))
 	}
@@ -158,7 +159,7 @@ func rowViews(rows []Row) []rowView {
 	var out []rowView
 	for i, r := range rows {
 		v := rowView{Rank: i + 1, Name: r.Name, Engines: strings.Join(r.Engines, "+"),
-			RPS: fmt.Sprintf("%.0f", r.RPS.Median), Interval: fmt.Sprintf("%.0f–%.0f", r.RPS.Lo, r.RPS.Hi), CV: fmt.Sprintf("%.1f%%", 100*r.RPS.CV),
+			RPS: rpsText(r), Interval: fmt.Sprintf("%.0f–%.0f", r.RPS.Lo, r.RPS.Hi), CV: fmt.Sprintf("%.1f%%", 100*r.RPS.CV),
 			P50: ms(r.P50), P99: ms(r.P99), P999: ms(r.P999), Flags: flags(r)}
 		v.CPU, v.PerCore, v.Memory = serverFigures(r)
 		switch classOf(r) {

@@ -28,11 +28,12 @@ func WriteMarkdown(w io.Writer, run Run) error {
 		rows := Ranking(c)
 		fmt.Fprintf(&b, "Ranking by the load engine (%s), medians of %s:\n\n", engineOf(c), roundsText(c))
 		markdownTable(&b, rows)
-		if capacity := CapacityRanking(c); capacity != nil {
+		capacity := CapacityRanking(c)
+		if capacity != nil {
 			b.WriteString("\nServer capacity (" + CapacityCaption + "):\n\n")
 			markdownTable(&b, capacity)
 		}
-		if n := notes(run, c, rows); len(n) > 0 {
+		if n := append(notes(run, c, rows), CapacityNotes(c, capacity)...); len(n) > 0 {
 			b.WriteString("\nNotes:\n\n")
 			for _, line := range n {
 				b.WriteString("- " + markdownText(line) + "\n")
@@ -56,8 +57,8 @@ func markdownTable(b *strings.Builder, rows []Row) {
 	b.WriteString("|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for i, r := range rows {
 		cpu, perCore, mem := serverFigures(r)
-		fmt.Fprintf(b, "| %d | %s | %s | %.0f | %.0f–%.0f | %.1f%% | %s | %s | %s | %s | %s | %s | %s |\n",
-			i+1, markdownText(r.Name), strings.Join(r.Engines, "+"), r.RPS.Median, r.RPS.Lo, r.RPS.Hi, 100*r.RPS.CV, cpu, perCore,
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %.0f–%.0f | %.1f%% | %s | %s | %s | %s | %s | %s | %s |\n",
+			i+1, markdownText(r.Name), strings.Join(r.Engines, "+"), rpsText(r), r.RPS.Lo, r.RPS.Hi, 100*r.RPS.CV, cpu, perCore,
 			ms(r.P50), ms(r.P99), ms(r.P999), mem, flags(r))
 	}
 	if len(rows) == 0 {

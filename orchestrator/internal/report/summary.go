@@ -24,11 +24,12 @@ func WriteSummary(w io.Writer, run Run) error {
 		rows := Ranking(c)
 		fmt.Fprintf(&b, "ranking by the load engine (%s), medians of %s:\n", engineOf(c), roundsText(c))
 		writeRows(&b, rows)
-		if capacity := CapacityRanking(c); capacity != nil {
+		capacity := CapacityRanking(c)
+		if capacity != nil {
 			b.WriteString("\nserver capacity: " + CapacityCaption + ":\n")
 			writeRows(&b, capacity)
 		}
-		for _, n := range notes(run, c, rows) {
+		for _, n := range append(notes(run, c, rows), CapacityNotes(c, capacity)...) {
 			b.WriteString("! " + n + "\n")
 		}
 		if o := overheads(c); len(o) > 0 {
@@ -49,7 +50,7 @@ noisy above 10%. CPU is percent of one core (cgroup CPU time over wall time); re
 divides req/s by the server's CPU. Latencies are medians of the rounds' percentiles. Throttled
 is the share of CFS periods in which the CPU quota stopped the server / the client.
 Flags: client-bound (the client used 90% of its CPU limit or was throttled in 10% of its periods:
-the row measures the client), failures (more than 1% of calls failed), noisy, steal (the host's
+the row measures the client, and its req/s, marked ≥, is a lower bound of the server's), failures (more than 1% of calls failed), noisy, steal (the host's
 hypervisor took more than 5% of its CPU time in a round), busy-host (other work than the server
 and its client kept more than 0.3 of the host's cores busy in a round).
 `
@@ -59,8 +60,8 @@ func writeRows(b *strings.Builder, rows []Row) {
 	fmt.Fprintln(tw, "server\tengine\treq/s\tinterval\tCV\tserver cpu\treq/s per core\tp50\tp99\tp99.9\tmemory\tthrottled\tflags\t")
 	for _, r := range rows {
 		cpu, perCore, mem := serverFigures(r)
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f–%.0f\t%.1f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%/%.0f%%\t%s\t\n",
-			r.Name, strings.Join(r.Engines, "+"), r.RPS.Median, r.RPS.Lo, r.RPS.Hi, 100*r.RPS.CV, cpu, perCore,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f–%.0f\t%.1f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%/%.0f%%\t%s\t\n",
+			r.Name, strings.Join(r.Engines, "+"), rpsText(r), r.RPS.Lo, r.RPS.Hi, 100*r.RPS.CV, cpu, perCore,
 			ms(r.P50), ms(r.P99), ms(r.P999), mem, 100*r.ServerThrottled, 100*r.ClientThrottled, flags(r))
 	}
 	tw.Flush()
