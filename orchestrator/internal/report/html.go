@@ -116,7 +116,7 @@ func cellViewOf(run Run, c Cell, i int, dir string) cellView {
 	cv.Notes = notes(run, c, rows)
 	for _, s := range c.Servers {
 		if !s.Ranked() {
-			cv.NotRanked = append(cv.NotRanked, notRanked{s.Name, failureText(s)})
+			cv.NotRanked = append(cv.NotRanked, notRanked{s.Name, FailureText(s)})
 		}
 	}
 	if len(rows) > 0 {

@@ -78,7 +78,7 @@ func TestCapacityRanking(t *testing.T) {
 		capacity(rounds(seedRows[0], "bound", 30000, 31000, 32000), true, 90000, 95000, 91000),
 		capacity(rounds(seedRows[1], "kept_up", 20000, 21000, 22000), false, 25000, 24000, 26000),
 		capacity(rounds(seedRows[2], "once", 30000, 30500, 31000), true, 80000), // the capacity engine's only round counts alone
-		rounds(seedRows[3], "capacity_off", 30000, 30500, 31000),               // never measured by it
+		rounds(seedRows[3], "capacity_off", 30000, 30500, 31000),                // never measured by it
 	).Cells[0]
 	rows := report.CapacityRanking(cell)
 	if got := names(rows); !slices.Equal(got, []string{"bound", "once", "kept_up"}) {
