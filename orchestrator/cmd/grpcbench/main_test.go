@@ -14,23 +14,19 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 )
 
-// TestExitStatuses runs the command line without an engine: what each kind
-// of outcome exits with.
-func TestExitStatuses(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		args   []string
-		code   int
-		stdout string
-		stderr string
-	}{
-		{"help", []string{"--help"}, exitOK, "Usage: grpcbench", ""},
-		{"settings", []string{"env"}, exitOK, "#GRPC_BENCHMARK_ROUNDS=3", ""},
-		{"unknown flag", []string{"--bogus"}, exitBadInput, "", "unknown flag --bogus"},
-		{"unknown command", []string{"benchmark"}, exitBadInput, "", "unexpected argument benchmark"},
-		{"compare without a run", []string{"compare", "/nonexistent/a", "/nonexistent/b"}, exitBadInput, "", `run-a="/nonexistent/a"`},
-		{"load spec missing", []string{"loadgen", "--spec", "/nonexistent/spec.json"}, exitBadInput, "", "--spec"},
-	} {
+// exitCase is a command line, the status it must exit with, and text its
+// stdout and stderr must hold.
+type exitCase struct {
+	name   string
+	args   []string
+	code   int
+	stdout string
+	stderr string
+}
+
+func checkExits(t *testing.T, cases []exitCase) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := run(context.Background(), tc.args, &stdout, &stderr)
@@ -39,6 +35,19 @@ func TestExitStatuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestExitStatuses runs the command line without an engine: what each kind
+// of outcome exits with.
+func TestExitStatuses(t *testing.T) {
+	checkExits(t, []exitCase{
+		{"help", []string{"--help"}, exitOK, "Usage: grpcbench", ""},
+		{"settings", []string{"env"}, exitOK, "#GRPC_BENCHMARK_ROUNDS=3", ""},
+		{"unknown flag", []string{"--bogus"}, exitBadInput, "", "unknown flag --bogus"},
+		{"unknown command", []string{"benchmark"}, exitBadInput, "", "unexpected argument benchmark"},
+		{"compare without a run", []string{"compare", "/nonexistent/a", "/nonexistent/b"}, exitBadInput, "", `run-a="/nonexistent/a"`},
+		{"load spec missing", []string{"loadgen", "--spec", "/nonexistent/spec.json"}, exitBadInput, "", "--spec"},
+	})
 }
 
 type panicking struct{}
@@ -83,13 +92,7 @@ func TestCompareExitStatuses(t *testing.T) {
 		return f.Dir
 	}
 	before, same, slower := folder(1000, 1010, 990), folder(1005, 995, 1000), folder(800, 810, 790)
-	for _, tc := range []struct {
-		name   string
-		args   []string
-		code   int
-		stdout string
-		stderr string
-	}{
+	checkExits(t, []exitCase{
 		{"no gate", []string{"compare", before, slower}, exitOK, "regressions: 1", ""},
 		{"gate, no regression", []string{"compare", "--fail-on", "regression", before, same}, exitOK, "regressions: none", ""},
 		{"gate, regression", []string{"compare", "--fail-on", "regression", before, slower}, exitRegression, "- go_grpc: slower by more than 10%", "regression: 1 found (a server slower beyond 10%, or failing now)"},
@@ -97,13 +100,5 @@ func TestCompareExitStatuses(t *testing.T) {
 		{"json", []string{"compare", "--format", "json", before, slower}, exitOK, `"regressions": 1`, ""},
 		{"bad threshold", []string{"compare", "--threshold", "0%", before, slower}, exitBadInput, "", `--threshold="0%"`},
 		{"bad gate", []string{"compare", "--fail-on", "slowdown", before, slower}, exitBadInput, "", "--fail-on"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			code := run(context.Background(), tc.args, &stdout, &stderr)
-			if code != tc.code || !strings.Contains(stdout.String(), tc.stdout) || !strings.Contains(stderr.String(), tc.stderr) {
-				t.Errorf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s", code, tc.code, stdout.String(), stderr.String())
-			}
-		})
-	}
+	})
 }
