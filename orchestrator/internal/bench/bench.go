@@ -32,8 +32,8 @@ const capacityWarmup = time.Second
 
 // capacitySpec is the capacity engine's load after the load engine's
 // spec: a short warm-up, and half the measurement (at least a second),
-// which keeps a client-bound server's rounds within twice a single
-// measurement's time; the engine that keeps up needs no more to rank it.
+// which keeps a round with both engines within 1.5 times the load
+// engine's alone; the engine that keeps up needs no more to rank it.
 func capacitySpec(loadSpec load.Spec) load.Spec {
 	spec := loadSpec
 	spec.Warmup = min(capacityWarmup, loadSpec.Warmup)
