@@ -50,9 +50,10 @@ noisy above 10%. CPU is percent of one core (cgroup CPU time over wall time); re
 divides req/s by the server's CPU. Latencies are medians of the rounds' percentiles. Throttled
 is the share of CFS periods in which the CPU quota stopped the server / the client.
 Flags: client-bound (the client used 90% of its CPU limit or was throttled in 10% of its periods:
-the row measures the client, and its req/s, marked ≥, is a lower bound of the server's), failures (more than 1% of calls failed), noisy, steal (the host's
-hypervisor took more than 5% of its CPU time in a round), busy-host (other work than the server
-and its client kept more than 0.3 of the host's cores busy in a round).
+the row measures the client, and its req/s, marked ≥, is a lower bound of the server's), failures
+(more than 1% of calls failed), noisy, steal (the host's hypervisor took more than 5% of its CPU
+time in a round), busy-host (other work than the server and its client kept more than 0.3 of the
+host's cores busy in a round).
 `
 
 func writeRows(b *strings.Builder, rows []Row) {
