@@ -312,7 +312,7 @@ const pSlack = 1e-9
 // divided by the drift.
 func judge(ch *Change, a, b side, rpsDrift, capDrift *Drift, threshold float64) {
 	if ch.Status == NowFails {
-		ch.Regression = "ranked in a, fails in b: " + ch.Failure
+		ch.Regression = "ranked in the first run, fails in the second: " + ch.Failure
 		return
 	}
 	if ch.Status != Compared {

@@ -141,7 +141,7 @@ func TestASignificantChange(t *testing.T) {
 	if !slices.Equal(in, []string{"a", "a", "b"}) {
 		t.Errorf("cells of a matrix against a run of other settings: %v, want a's two and b's one, each alone", in)
 	}
-	if out := text(t, got); strings.Count(out, "only x has this cell: 1 servers, none compared") != 3 {
+	if out := text(t, got); strings.Count(out, "only x has this cell (servers: 1), none compared") != 3 {
 		t.Errorf("table:\n%s", out)
 	}
 }

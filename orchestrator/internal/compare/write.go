@@ -10,22 +10,31 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
 
-// metric is a figure as the tables print it.
+// metric is a figure as the tables print it; its kind says which marks
+// its rows carry.
 type metric struct {
 	title  string
+	kind   int
 	figure func(Change) *Figure
 	drift  func(Cell) *Drift
 	format func(float64) string
 }
 
+// Kinds of figures.
+const (
+	loadRPS = iota // the load engine's req/s
+	latency
+	capacityRPS
+)
+
 func count(v float64) string { return fmt.Sprintf("%.0f", v) }
 
 var metrics = []metric{
-	{"req/s", func(c Change) *Figure { return c.RPS }, func(c Cell) *Drift { return c.RPSDrift }, count},
-	{"p99 latency", func(c Change) *Figure { return c.P99 }, func(Cell) *Drift { return nil }, func(v float64) string {
+	{"req/s", loadRPS, func(c Change) *Figure { return c.RPS }, func(c Cell) *Drift { return c.RPSDrift }, count},
+	{"p99 latency", latency, func(c Change) *Figure { return c.P99 }, func(Cell) *Drift { return nil }, func(v float64) string {
 		return fmt.Sprintf("%.2f ms", float64(time.Duration(v))/float64(time.Millisecond))
 	}},
-	{"capacity req/s", func(c Change) *Figure { return c.Capacity }, func(c Cell) *Drift { return c.CapacityDrift }, count},
+	{"capacity req/s", capacityRPS, func(c Change) *Figure { return c.Capacity }, func(c Cell) *Drift { return c.CapacityDrift }, count},
 }
 
 // WriteText prints the comparison: what differs between the runs, then
@@ -47,7 +56,7 @@ func WriteText(w io.Writer, c Comparison) error {
 			fmt.Fprintf(&b, "== %s\n", cell.Name)
 		}
 		if cell.In != "" {
-			fmt.Fprintf(&b, "only %s has this cell: %d servers, none compared\n", runName(c, cell.In), len(cell.Servers))
+			fmt.Fprintf(&b, "only %s has this cell (servers: %d), none compared\n", runName(c, cell.In), len(cell.Servers))
 			continue
 		}
 		if len(cell.Settings) > 0 {
@@ -134,16 +143,16 @@ func writeMetric(b *strings.Builder, m metric, c Comparison, cell Cell) {
 // marks says what a row's figures mean beyond themselves.
 func marks(m metric, ch Change, f *Figure, drift bool) string {
 	var out []string
-	if m.title == "req/s" && len(ch.ClientBound) > 0 {
+	switch {
+	case m.kind == loadRPS && len(ch.ClientBound) > 0:
 		out = append(out, "client-bound in "+strings.Join(ch.ClientBound, "+")+", not judged")
-	}
-	if m.title == "capacity req/s" && !f.Judged {
+	case m.kind == capacityRPS && !f.Judged:
 		out = append(out, "capacity engine client-bound, not judged")
 	}
 	if f.Judged && drift {
 		out = append(out, fmt.Sprintf("%+.1f%% after drift", 100*f.Adjusted))
 	}
-	if m.title == "req/s" && ch.ImageA != "" {
+	if m.kind == loadRPS && ch.ImageA != "" {
 		out = append(out, "image changed")
 	}
 	if f.Regressed {
