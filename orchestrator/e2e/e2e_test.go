@@ -12,11 +12,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -843,7 +845,6 @@ func TestRoundsInterleaveAndCapacity(t *testing.T) {
 			t.Errorf("rounds did not start in the order %v: %v", order, starts)
 		}
 	}
-	anyCapacity := false
 	for _, s := range srv {
 		for _, r := range s.Rounds {
 			// 4 s over 2 rounds; a loaded machine may stop the client late,
@@ -851,18 +852,17 @@ func TestRoundsInterleaveAndCapacity(t *testing.T) {
 			if d := r.Load.End.Sub(r.Load.Start); d < 1800*time.Millisecond || d > 3*time.Second {
 				t.Errorf("%s round %d measured %v, want 4s split over 2 rounds", s.Name, r.Round, d)
 			}
-			if (r.Capacity != nil) != r.ClientBound {
-				t.Errorf("%s round %d: client-bound %v, capacity %+v", s.Name, r.Round, r.ClientBound, r.Capacity)
+			// Every round of every server, client-bound or not.
+			if r.Capacity == nil {
+				t.Errorf("%s round %d (client-bound %v) has no capacity measurement", s.Name, r.Round, r.ClientBound)
+				continue
 			}
-			if r.Capacity != nil {
-				anyCapacity = true
-				if r.Capacity.Load.Engine != "h2" || r.Capacity.Load.RPS <= 0 {
-					t.Errorf("%s round %d capacity %+v", s.Name, r.Round, r.Capacity.Load)
-				}
-				// half the round's 2 s, but never under a second
-				if d := r.Capacity.Load.End.Sub(r.Capacity.Load.Start); d < 900*time.Millisecond || d > 2*time.Second {
-					t.Errorf("%s round %d: the capacity engine measured %v, want 1s", s.Name, r.Round, d)
-				}
+			if r.Capacity.Load.Engine != "h2" || r.Capacity.Load.RPS <= 0 {
+				t.Errorf("%s round %d capacity %+v", s.Name, r.Round, r.Capacity.Load)
+			}
+			// half the round's 2 s, but never under a second
+			if d := r.Capacity.Load.End.Sub(r.Capacity.Load.Start); d < 900*time.Millisecond || d > 2*time.Second {
+				t.Errorf("%s round %d: the capacity engine measured %v, want 1s", s.Name, r.Round, d)
 			}
 			if r.HostSteal == nil {
 				t.Errorf("%s round %d has no host steal", s.Name, r.Round)
@@ -873,8 +873,13 @@ func TestRoundsInterleaveAndCapacity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(summary), "server capacity") != anyCapacity || !strings.Contains(string(summary), "min–max") {
-		t.Errorf("summary.txt (capacity measured: %v):\n%s", anyCapacity, summary)
+	if !strings.Contains(string(summary), "server capacity") || !strings.Contains(string(summary), "min–max") {
+		t.Errorf("summary.txt:\n%s", summary)
+	}
+	for _, row := range report.CapacityRanking(run.Cells[0]) {
+		if !slices.Equal(row.Engines, []string{"h2"}) || row.RPS.N != 2 {
+			t.Errorf("capacity row %s: engines %v over %d rounds, want h2 alone over 2", row.Name, row.Engines, row.RPS.N)
+		}
 	}
 	for _, f := range []string{"go_grpc/round-1/load.json", "go_grpc/round-2/load.json", "python_grpc/round-2/server.log"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
@@ -936,6 +941,80 @@ func TestCompare(t *testing.T) {
 		if res.code != 2 || !strings.Contains(res.stderr, "run-b") || !strings.Contains(res.stderr, bad) {
 			t.Errorf("compare with %s: exit %d\n%s", bad, res.code, res.stderr)
 		}
+	}
+}
+
+// TestShortWindowsReadAtMostTheCore: a server pinned to one core, loaded
+// by h2 in the shortest windows the settings allow (1 s a round after a
+// 1 s warm-up), never reads above 100% of its core plus the counters'
+// resolution, with the stats interpolated to the windows' ends.
+func TestShortWindowsReadAtMostTheCore(t *testing.T) {
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARK_DURATION": "3s", "GRPC_BENCHMARK_ROUNDS": "3", "GRPC_BENCHMARK_WARMUP": "1s",
+		"GRPC_LOAD_ENGINE": "h2", "GRPC_SERVER_CPUS": "1"})
+	if res := runBinary(t, repoRoot(t), env, "bench"); res.code != 0 {
+		t.Fatalf("exit code %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	_, run := readRun(t, runFolder(t, env))
+	if p := run.Cells[0].Placement; p.Shared || p.ServerCPUSet == "" {
+		t.Fatalf("the server was not pinned to a core of its own: %+v", p)
+	}
+	const resolution = 0.5 // percent of a core
+	for _, r := range servers(t, run)[0].Rounds {
+		if r.Failure != nil {
+			t.Fatalf("round %d failed: %+v", r.Round, r.Failure)
+		}
+		window := r.Load.End.Sub(r.Load.Start)
+		t.Logf("round %d: %v window, server CPU %.2f%% from %d samples, %.0f req/s", r.Round, window, r.Server.CPUAvgPercent, r.Server.Samples, r.Load.RPS)
+		if r.Server.Samples == 0 || r.Server.CPUAvgPercent <= 0 || r.Server.CPUAvgPercent > 100+resolution {
+			t.Errorf("round %d: the pinned one-core server read %.2f%% over %v from %d samples, want (0, %.1f]",
+				r.Round, r.Server.CPUAvgPercent, window, r.Server.Samples, 100+resolution)
+		}
+	}
+}
+
+// TestCompareGate: compare as a CI gate on real runs. A run against itself
+// exits 0 with the gate on; a run held to 200 req/s in all (a change that
+// slows the server's figures whatever else the machine does) is a
+// regression, exit 4, and the other way round is not.
+func TestCompareGate(t *testing.T) {
+	short := map[string]string{"GRPC_BENCHMARK_DURATION": "3s", "GRPC_BENCHMARK_ROUNDS": "3", "GRPC_BENCHMARK_WARMUP": "1s", "GRPC_LOAD_ENGINE": "h2"}
+	folder := func(qps string) string {
+		vars := maps.Clone(short)
+		vars["GRPC_CLIENT_QPS"] = qps
+		env := benchEnv(t, vars)
+		if res := runBinary(t, repoRoot(t), env, "bench"); res.code != 0 {
+			t.Fatalf("GRPC_CLIENT_QPS=%s: exit code %d\n%s\n%s", qps, res.code, res.stdout, res.stderr)
+		}
+		return runFolder(t, env)
+	}
+	full, held := folder("0"), folder("200")
+	gate := func(a, b string) runResult {
+		return runBinary(t, repoRoot(t), os.Environ(), "compare", "--fail-on", "regression", a, b)
+	}
+	if res := gate(full, full); res.code != 0 || !strings.Contains(res.stdout, "regressions: none") {
+		t.Errorf("a run against itself: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	res := gate(full, held)
+	if res.code != 4 || !strings.Contains(res.stdout, "settings that differ: GRPC_CLIENT_QPS=0→200") ||
+		!strings.Contains(res.stdout, "- go_grpc: slower by more than 10%: req/s") {
+		t.Errorf("as fast as it goes, then 200 req/s: exit %d, want 4\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	t.Logf("compare %s %s:\n%s", filepath.Base(full), filepath.Base(held), res.stdout)
+	if res := gate(held, full); res.code != 0 || !strings.Contains(res.stdout, "regressions: none") {
+		t.Errorf("200 req/s, then as fast as it goes: exit %d, want 0\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	res = runBinary(t, repoRoot(t), os.Environ(), "compare", "--format", "json", full, held)
+	var got struct {
+		Regressions int `json:"regressions"`
+		Cells       []struct {
+			Servers []struct {
+				Server, Status string
+			} `json:"servers"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &got); err != nil || res.code != 0 || got.Regressions != 1 ||
+		len(got.Cells) != 1 || len(got.Cells[0].Servers) != 1 || got.Cells[0].Servers[0].Status != "compared" {
+		t.Errorf("compare --format json: exit %d, %v: %+v\n%s", res.code, err, got, res.stdout)
 	}
 }
 

@@ -27,6 +27,7 @@ const (
 	exitFailure     = 1
 	exitBadInput    = 2
 	exitNotRanked   = 3
+	exitRegression  = 4
 	exitInterrupted = 130
 )
 
@@ -41,7 +42,7 @@ type cli struct {
 	Check    checkCmd    `cmd:"" help:"Build every server for every scenario and pass it through the conformance gate; print servers x scenarios."`
 	Engines  enginesCmd  `cmd:"" help:"Load one server with each load engine (h2, ghz, h2load) and compare their cost per call."`
 	Accuracy accuracyCmd `cmd:"" help:"Compare the h2 engine with h2load on every server under several load shapes: req/s and mean latency, medians of alternating rounds."`
-	Compare  compareCmd  `cmd:"" help:"Compare two runs: per server, both medians of req/s, the change, and whether it is significant."`
+	Compare  compareCmd  `cmd:"" help:"Compare two runs: every server and cell of either, both medians, the change, whether it is significant; with --fail-on regression, exit 4 when a server got slower."`
 	Report   reportCmd   `cmd:"" help:"Rewrite bench.txt, summary.txt, results.csv, results.md and report.html of a run folder from its results.json."`
 	Env      envCmd      `cmd:"" help:"Print every setting with its default and meaning, as .env.example holds them."`
 	Loadgen  loadgenCmd  `cmd:"" hidden:"" help:"Load one server as a spec file says and print the result as JSON (runs in the client container)."`
@@ -139,6 +140,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		return exitFailure
 	case errors.Is(err, errNotRanked):
 		return exitNotRanked
+	case errors.Is(err, errRegression):
+		return exitRegression
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
 	default:

@@ -3,29 +3,30 @@ package main
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 )
 
-// TestExitStatuses runs the command line without an engine: what each kind
-// of outcome exits with.
-func TestExitStatuses(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		args   []string
-		code   int
-		stdout string
-		stderr string
-	}{
-		{"help", []string{"--help"}, exitOK, "Usage: grpcbench", ""},
-		{"settings", []string{"env"}, exitOK, "#GRPC_BENCHMARK_ROUNDS=3", ""},
-		{"unknown flag", []string{"--bogus"}, exitBadInput, "", "unknown flag --bogus"},
-		{"unknown command", []string{"benchmark"}, exitBadInput, "", "unexpected argument benchmark"},
-		{"compare without a run", []string{"compare", "/nonexistent/a", "/nonexistent/b"}, exitBadInput, "", `run-a="/nonexistent/a"`},
-		{"load spec missing", []string{"loadgen", "--spec", "/nonexistent/spec.json"}, exitBadInput, "", "--spec"},
-	} {
+// exitCase is a command line, the status it must exit with, and text its
+// stdout and stderr must hold.
+type exitCase struct {
+	name   string
+	args   []string
+	code   int
+	stdout string
+	stderr string
+}
+
+func checkExits(t *testing.T, cases []exitCase) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := run(context.Background(), tc.args, &stdout, &stderr)
@@ -34,6 +35,19 @@ func TestExitStatuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestExitStatuses runs the command line without an engine: what each kind
+// of outcome exits with.
+func TestExitStatuses(t *testing.T) {
+	checkExits(t, []exitCase{
+		{"help", []string{"--help"}, exitOK, "Usage: grpcbench", ""},
+		{"settings", []string{"env"}, exitOK, "#GRPC_BENCHMARK_ROUNDS=3", ""},
+		{"unknown flag", []string{"--bogus"}, exitBadInput, "", "unknown flag --bogus"},
+		{"unknown command", []string{"benchmark"}, exitBadInput, "", "unexpected argument benchmark"},
+		{"compare without a run", []string{"compare", "/nonexistent/a", "/nonexistent/b"}, exitBadInput, "", `run-a="/nonexistent/a"`},
+		{"load spec missing", []string{"loadgen", "--spec", "/nonexistent/spec.json"}, exitBadInput, "", "--spec"},
+	})
 }
 
 type panicking struct{}
@@ -59,4 +73,32 @@ func TestPanicBecomesAReason(t *testing.T) {
 	if err == nil || err.Error() != "loadgen failed inside: index out of range [3] with length 3" {
 		t.Errorf("runCommand of a panicking command = %v", err)
 	}
+}
+
+// TestCompareExitStatuses: compare exits 0 whatever it finds unless told
+// to fail on a regression, then 4; a bad threshold is bad input.
+func TestCompareExitStatuses(t *testing.T) {
+	folder := func(rps ...float64) string {
+		s := report.Server{Name: "go_grpc"}
+		for i, v := range rps {
+			s.Rounds = append(s.Rounds, report.Round{Round: i + 1, Measurement: report.Measurement{
+				Load: &load.Result{Engine: "h2", RPS: v, Requests: 10, OK: 10}}})
+		}
+		f := report.Folder{Dir: t.TempDir()}
+		run := report.Run{ID: filepath.Base(f.Dir), Cells: []report.Cell{{Cell: config.Cell{Scenario: "complex_proto", ServerCPUs: 1, ClientCPUs: 1}, Servers: []report.Server{s}}}}
+		if err := f.WriteJSON("results.json", run); err != nil {
+			t.Fatal(err)
+		}
+		return f.Dir
+	}
+	before, same, slower := folder(1000, 1010, 990), folder(1005, 995, 1000), folder(800, 810, 790)
+	checkExits(t, []exitCase{
+		{"no gate", []string{"compare", before, slower}, exitOK, "regressions: 1", ""},
+		{"gate, no regression", []string{"compare", "--fail-on", "regression", before, same}, exitOK, "regressions: none", ""},
+		{"gate, regression", []string{"compare", "--fail-on", "regression", before, slower}, exitRegression, "- go_grpc: slower by more than 10%", "regression: 1 found (a server slower beyond 10%, or failing now)"},
+		{"gate, above the threshold", []string{"compare", "--fail-on", "regression", "--threshold", "25%", before, slower}, exitOK, "regressions: none", ""},
+		{"json", []string{"compare", "--format", "json", before, slower}, exitOK, `"regressions": 1`, ""},
+		{"bad threshold", []string{"compare", "--threshold", "0%", before, slower}, exitBadInput, "", `--threshold="0%"`},
+		{"bad gate", []string{"compare", "--fail-on", "slowdown", before, slower}, exitBadInput, "", "--fail-on"},
+	})
 }

@@ -1,8 +1,8 @@
 // Package bench is the benchmark: every image built first, then rounds,
 // interleaved (round 1 of every server in every cell, then round 2, ...),
 // each a fresh server container warmed up and measured with the run's load
-// engine, and with the capacity engine too when the load engine could not
-// keep up. The run's record is saved after each round, so that a run that
+// engine, and with the capacity engine too (when it is on), so that each
+// ranking comes from one engine. The run's record is saved after each round, so that a run that
 // dies keeps what it finished.
 package bench
 
@@ -34,8 +34,8 @@ const capacityWarmup = time.Second
 
 // capacitySpec is the capacity engine's load after the load engine's
 // spec: a short warm-up, and half the measurement (at least a second),
-// which keeps a client-bound server's rounds within twice a single
-// measurement's time; the engine that keeps up needs no more to rank it.
+// which keeps a round with both engines within 1.5 times the load
+// engine's alone; the engine that keeps up needs no more to rank it.
 func capacitySpec(loadSpec load.Spec) load.Spec {
 	spec := loadSpec
 	spec.Warmup = min(capacityWarmup, loadSpec.Warmup)
@@ -336,20 +336,20 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 		loadSpec := LoadSpec(b.Config, cell, b.Config.RoundDuration())
 		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s", srv.Name, loadSpec.Warmup, loadSpec.Duration, engine.Name())
 		round.Measurement, err = b.measure(ctx, up, engine, loadSpec, "load")
-		spent += loadSpec.Warmup + loadSpec.Duration
+		spent += loadSpec.Warmup + loadSpec.Duration + usage.LoadTail
 		if err == nil && round.Load.OK == 0 {
 			err = &suite.PhaseError{Phase: "load", Err: fmt.Errorf("no call succeeded (%s)", round.Load.Failures())}
 		}
 		if err == nil {
 			round.ClientBound = round.ClientSaturated(float64(cell.ClientCPUs))
-			// Once client-bound, a server is measured by the capacity engine
-			// in every later round too: its capacity row then comes from one
-			// engine.
-			wasBound := slices.ContainsFunc(srv.Rounds, func(r report.Round) bool { return r.ClientBound })
-			if (round.ClientBound || wasBound) && capacity != nil {
+			// Every server, every round: a cell's capacity ranking then
+			// comes from one engine over one kind of window, whichever
+			// servers the load engine could not keep up with, and no round
+			// is measured before that is known.
+			if capacity != nil {
 				capSpec := capacitySpec(loadSpec)
 				m, cerr := b.measure(ctx, up, capacity, capSpec, "capacity")
-				spent += capSpec.Warmup + capSpec.Duration
+				spent += capSpec.Warmup + capSpec.Duration + usage.LoadTail
 				if cerr != nil {
 					round.CapacityFailure = cerr.Error()
 				} else {
@@ -407,13 +407,15 @@ func phaseTime(phases []report.Phase) float64 {
 func roundText(r report.Round) string {
 	text := fmt.Sprintf("%.0f req/s, server CPU %.1f%%, client CPU %.1f%%", r.Load.RPS, r.Server.CPUAvgPercent, r.Client.CPUAvgPercent)
 	switch {
-	case r.Capacity != nil:
-		text += fmt.Sprintf("; client-bound, so %s measured the server's capacity: %.0f req/s, server CPU %.1f%%",
-			r.Capacity.Load.Engine, r.Capacity.Load.RPS, r.Capacity.Server.CPUAvgPercent)
-	case r.CapacityFailure != "":
-		text += "; client-bound, and the capacity measurement failed: " + r.CapacityFailure
 	case r.ClientBound:
 		text += "; client-bound"
+	}
+	switch {
+	case r.Capacity != nil:
+		text += fmt.Sprintf("; capacity (%s): %.0f req/s, server CPU %.1f%%",
+			r.Capacity.Load.Engine, r.Capacity.Load.RPS, r.Capacity.Server.CPUAvgPercent)
+	case r.CapacityFailure != "":
+		text += "; the capacity measurement failed: " + r.CapacityFailure
 	}
 	return text
 }
@@ -531,13 +533,13 @@ func Planned(cells []report.Cell, servers []string, rounds int) int {
 }
 
 // PerRound estimates a round's time before any is measured: warm-up,
-// measurement and overhead, and the capacity engine's run for about half
-// the rounds (client-bound ones) when it is on.
+// measurement, the load past the window and overhead, and the capacity
+// engine's run when it is on.
 func PerRound(cfg config.Config) time.Duration {
-	each := cfg.Warmup + cfg.RoundDuration() + roundOverhead
+	each := cfg.Warmup + cfg.RoundDuration() + usage.LoadTail + roundOverhead
 	if cfg.CapacityOn() {
 		c := capacitySpec(load.Spec{Warmup: cfg.Warmup, Duration: cfg.RoundDuration()})
-		each += (c.Warmup + c.Duration) / 2
+		each += c.Warmup + c.Duration + usage.LoadTail
 	}
 	return each
 }

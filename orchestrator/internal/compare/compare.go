@@ -1,185 +1,407 @@
-// Package compare sets two runs side by side: for each server measured in
-// both, under the same cell, the change of its median req/s and of its
-// median p99 latency, and whether the rounds say it is real (Mann–Whitney U
-// at α = 0.05, as benchstat does).
+// Package compare sets two runs side by side, as a reader or a CI gate
+// needs them: every cell and every server of either run, with the change
+// of each figure measured in both, whether it is real, and whether a server
+// got slower beyond a threshold (a regression).
+//
+// Rounds of one run are not independent of the run: they share its
+// machine, its hour and its neighbours, so the spread of one run's rounds
+// understates how far two runs land apart, and testing two runs' rounds as
+// samples of one thing would see drift as change. Two things stand for
+// that drift: where a cell has DriftServers or more servers measured in
+// both runs, the median shift of all of them (a whole-machine drift) is
+// taken out of each server's change before it is judged, and reported;
+// and a regression must exceed the threshold, which covers what drift is
+// left, as well as be significant.
 package compare
 
 import (
 	"fmt"
-	"io"
-	"strings"
-	"text/tabwriter"
-	"time"
+	"math"
+	"slices"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
 
+// DefaultThreshold is the slowdown a regression must exceed: on the
+// 2-core VMs here a server's median moves by up to 10% between two runs
+// of the same code, after the machine's drift is taken out.
+const DefaultThreshold = 0.10
+
+// DriftServers is how many servers measured in both runs a cell needs for
+// their median shift to be taken as the machine's drift: with fewer, one
+// server's own change would be half the estimate.
+const DriftServers = 3
+
+// Statuses of a server in two runs.
+const (
+	Compared    = "compared"   // ranked in both
+	NowFails    = "now fails"  // ranked in the first, not ranked in the second
+	NowRanked   = "now ranked" // not ranked in the first, ranked in the second
+	FailsInBoth = "fails in both"
+	OnlyInA     = "only in a" // the second run did not run it
+	OnlyInB     = "only in b" // new in the second run
+)
+
 // Figure is one figure of a server in two runs: the estimates from each
-// run's rounds and their difference.
+// run's rounds and their difference (two-sided U test, as benchstat).
+// A judged figure is also tested for a slowdown after the drift.
 type Figure struct {
 	A    stats.Estimate   `json:"a"`
 	B    stats.Estimate   `json:"b"`
 	Diff stats.Difference `json:"diff"`
+	// Judged says the figure decides whether the server regressed: a
+	// figure client-bound in either run measures the load client, not the
+	// server, and is shown only.
+	Judged bool `json:"judged"`
+	// Adjusted is the change once the cell's drift is taken out of the
+	// second run (the same as Diff.Change without a drift); SlowerP is the
+	// one-sided p of "the second run is slower", on the adjusted rounds.
+	Adjusted float64 `json:"adjusted_change"`
+	SlowerP  float64 `json:"slower_p"`
+	// Regressed says this figure makes the server a regression.
+	Regressed bool `json:"regressed,omitempty"`
 }
 
-func figure(a, b []float64) Figure {
-	return Figure{A: stats.Of(a), B: stats.Of(b), Diff: stats.Compare(a, b)}
-}
-
-// Change is one server's figures in two runs.
+// Change is one server of a cell in two runs.
 type Change struct {
-	Cell config.Cell `json:"cell"`
-	// Differs names the settings the second run's cell had otherwise.
-	Differs string `json:"differs,omitempty"`
-	Server  string `json:"server"`
-	RPS     Figure `json:"rps"`
-	// P99 is the p99 latency in nanoseconds.
-	P99 Figure `json:"p99"`
+	Server string `json:"server"`
+	Status string `json:"status"`
+	// Failure says why it was not ranked, in the run that failed it.
+	Failure string `json:"failure,omitempty"`
+	// ImageA and ImageB are the images' ids when they differ.
+	ImageA string `json:"image_a,omitempty"`
+	ImageB string `json:"image_b,omitempty"`
+	// ClientBound names the runs ("a", "b") whose load engine was
+	// client-bound on this server.
+	ClientBound []string `json:"client_bound,omitempty"`
+	// RPS is req/s by the load engine, P99 the p99 latency in nanoseconds,
+	// Capacity req/s by the capacity engine (when both runs have it).
+	RPS      *Figure `json:"rps,omitempty"`
+	P99      *Figure `json:"p99,omitempty"`
+	Capacity *Figure `json:"capacity,omitempty"`
+	// Regression says why the server counts as a regression; empty if not.
+	Regression string `json:"regression,omitempty"`
 }
 
-// Runs compares every server ranked in both runs under the same cell, in
-// a's order. Two runs of one cell each are compared whatever their
-// settings (one server at 1 and at 2 CPUs, say), and the settings that
-// differ are named.
-func Runs(a, b report.Run) []Change {
-	var out []Change
+// Drift is the median shift of a figure over the servers of a cell
+// measured in both runs: +0.03 is every server 3% faster, as a machine
+// would be.
+type Drift struct {
+	Change  float64 `json:"change"`
+	Servers int     `json:"servers"`
+}
+
+// Cell is one cell of either run.
+type Cell struct {
+	Name string      `json:"name"`
+	Cell config.Cell `json:"cell"`
+	// In names the only run that has the cell ("a" or "b"); empty when
+	// both have it.
+	In string `json:"in,omitempty"`
+	// Settings are the cell's settings that differ.
+	Settings []Setting `json:"settings,omitempty"`
+	// RPSDrift and CapacityDrift are taken out of the changes before they
+	// are judged; nil with fewer than DriftServers servers.
+	RPSDrift      *Drift   `json:"rps_drift,omitempty"`
+	CapacityDrift *Drift   `json:"capacity_drift,omitempty"`
+	Servers       []Change `json:"servers"`
+}
+
+// Setting is a setting, or a fact of the hardware, that differs; A or B is
+// empty when that run does not have it.
+type Setting struct {
+	Name string `json:"name"`
+	A    string `json:"a"`
+	B    string `json:"b"`
+}
+
+// Comparison is two runs side by side.
+type Comparison struct {
+	// A and B name the runs in the text (their folders); RunA and RunB are
+	// the runs' ids.
+	A, B      string  `json:"-"`
+	RunA      string  `json:"run_a"`
+	RunB      string  `json:"run_b"`
+	Threshold float64 `json:"threshold"`
+	// Settings are the run-wide settings (as given) that differ, Hardware
+	// the facts of the machines.
+	Settings    []Setting `json:"settings,omitempty"`
+	Hardware    []Setting `json:"hardware,omitempty"`
+	Cells       []Cell    `json:"cells"`
+	Regressions int       `json:"regressions"`
+}
+
+// Runs compares run a with run b: every cell of either, matched by their
+// settings (two runs of one cell each are matched whatever their settings,
+// one server at 1 and at 2 CPUs, say), and in each every server of either.
+// A server is a regression when it is slower in b by more than threshold
+// (a share: 0.05 is 5%) after the cell's drift, with one-sided p ≤
+// stats.Alpha, by req/s where the load engine kept up in both runs and by
+// the capacity engine's req/s where both runs have it; and when it was
+// ranked in a and fails in b. A server b did not run is listed, not
+// counted: b may be a run of fewer servers.
+func Runs(a, b report.Run, threshold float64) Comparison {
+	cmp := Comparison{A: a.ID, B: b.ID, RunA: a.ID, RunB: b.ID, Threshold: threshold,
+		Settings: differences(a.Settings, b.Settings), Hardware: hardware(a, b)}
+	matched := map[int]bool{}
 	for _, ca := range a.Cells {
-		cb, ok := find(b.Cells, ca.Cell)
-		if !ok && len(a.Cells) == 1 && len(b.Cells) == 1 {
-			cb, ok = b.Cells[0], true
+		i := slices.IndexFunc(b.Cells, func(c report.Cell) bool { return c.Cell == ca.Cell })
+		if i < 0 && len(a.Cells) == 1 && len(b.Cells) == 1 {
+			i = 0
 		}
-		if !ok {
+		if i < 0 {
+			cmp.Cells = append(cmp.Cells, Cell{Name: ca.Name(), Cell: ca.Cell, In: "a", Servers: alone(ca, OnlyInA)})
 			continue
 		}
-		differs := difference(ca.Settings, cb.Settings)
-		rowsB := map[string]report.Row{}
-		for _, r := range report.Ranking(cb) {
-			rowsB[r.Name] = r
+		matched[i] = true
+		cmp.Cells = append(cmp.Cells, cell(ca, b.Cells[i], threshold))
+	}
+	for i, cb := range b.Cells {
+		if !matched[i] {
+			cmp.Cells = append(cmp.Cells, Cell{Name: cb.Name(), Cell: cb.Cell, In: "b", Servers: alone(cb, OnlyInB)})
 		}
-		for _, ra := range report.Ranking(ca) {
-			rb, ok := rowsB[ra.Name]
-			if !ok {
-				continue
+	}
+	for _, c := range cmp.Cells {
+		for _, s := range c.Servers {
+			if s.Regression != "" {
+				cmp.Regressions++
 			}
-			out = append(out, Change{Cell: ca.Cell, Differs: differs, Server: ra.Name,
-				RPS: figure(ra.Values, rb.Values), P99: figure(ra.P99Values, rb.P99Values)})
+		}
+	}
+	return cmp
+}
+
+// alone lists the servers of a cell only one run has.
+func alone(c report.Cell, status string) []Change {
+	var out []Change
+	for _, s := range c.Servers {
+		ch := Change{Server: s.Name, Status: status}
+		if !s.Ranked() {
+			ch.Failure = report.FailureText(s)
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+// side is a server's rows in one run: its load ranking row and its
+// capacity row, where it has them.
+type side struct {
+	srv      *report.Server
+	row, cap *report.Row
+}
+
+func sides(c report.Cell) (map[string]side, []string) {
+	out := map[string]side{}
+	var order []string
+	for _, r := range report.Ranking(c) {
+		out[r.Name] = side{row: &r}
+		order = append(order, r.Name)
+	}
+	for _, r := range report.CapacityRanking(c) {
+		s := out[r.Name]
+		s.cap = &r
+		out[r.Name] = s
+	}
+	for i := range c.Servers {
+		srv := &c.Servers[i]
+		s := out[srv.Name]
+		s.srv = srv
+		out[srv.Name] = s
+		if !slices.Contains(order, srv.Name) {
+			order = append(order, srv.Name)
+		}
+	}
+	return out, order
+}
+
+// cell compares a cell present in both runs: a's servers in a's order
+// (ranked first), then those only b has.
+func cell(ca, cb report.Cell, threshold float64) Cell {
+	out := Cell{Name: ca.Name(), Cell: ca.Cell, Settings: differences(ca.Settings, cb.Settings)}
+	sa, order := sides(ca)
+	sb, orderB := sides(cb)
+	for _, name := range orderB {
+		if _, ok := sa[name]; !ok {
+			order = append(order, name)
+		}
+	}
+	for _, name := range order {
+		out.Servers = append(out.Servers, change(name, sa[name], sb[name]))
+	}
+	out.RPSDrift = drift(out.Servers, func(c *Change) *Figure { return c.RPS })
+	out.CapacityDrift = drift(out.Servers, func(c *Change) *Figure { return c.Capacity })
+	for i := range out.Servers {
+		judge(&out.Servers[i], sa[out.Servers[i].Server], sb[out.Servers[i].Server], out.RPSDrift, out.CapacityDrift, threshold)
+	}
+	return out
+}
+
+// change is a server's status and figures in two runs, not yet judged.
+func change(name string, a, b side) Change {
+	ch := Change{Server: name}
+	switch {
+	case a.srv == nil:
+		ch.Status = OnlyInB
+	case b.srv == nil:
+		ch.Status = OnlyInA
+	case a.row != nil && b.row != nil:
+		ch.Status = Compared
+	case a.row != nil:
+		ch.Status = NowFails
+	case b.row != nil:
+		ch.Status = NowRanked
+	default:
+		ch.Status = FailsInBoth
+	}
+	for _, s := range []side{b, a} { // the newer failure says more
+		if s.srv != nil && !s.srv.Ranked() && ch.Failure == "" {
+			ch.Failure = report.FailureText(*s.srv)
+		}
+	}
+	if a.srv != nil && b.srv != nil && a.srv.ImageID != b.srv.ImageID {
+		ch.ImageA, ch.ImageB = a.srv.ImageID, b.srv.ImageID
+	}
+	for run, s := range map[string]side{"a": a, "b": b} {
+		if s.row != nil && s.row.ClientBound {
+			ch.ClientBound = append(ch.ClientBound, run)
+		}
+	}
+	slices.Sort(ch.ClientBound)
+	if ch.Status != Compared {
+		return ch
+	}
+	ch.RPS = figure(a.row.Values, b.row.Values, !a.row.ClientBound && !b.row.ClientBound)
+	ch.P99 = figure(a.row.P99Values, b.row.P99Values, false)
+	if a.cap != nil && b.cap != nil {
+		ch.Capacity = figure(a.cap.Values, b.cap.Values, !a.cap.ClientBound && !b.cap.ClientBound)
+	}
+	return ch
+}
+
+func figure(a, b []float64, judged bool) *Figure {
+	f := &Figure{A: stats.Of(a), B: stats.Of(b), Diff: stats.Compare(a, b), Judged: judged}
+	f.Adjusted = f.Diff.Change
+	return f
+}
+
+// drift is the median log shift of a judged figure over the cell's
+// servers, when there are DriftServers of them or more.
+func drift(changes []Change, pick func(*Change) *Figure) *Drift {
+	var shifts []float64
+	for i := range changes {
+		if f := pick(&changes[i]); f != nil && f.Judged && f.A.Median > 0 && f.B.Median > 0 {
+			shifts = append(shifts, math.Log(f.B.Median/f.A.Median))
+		}
+	}
+	if len(shifts) < DriftServers {
+		return nil
+	}
+	return &Drift{Change: math.Expm1(stats.Median(shifts)), Servers: len(shifts)}
+}
+
+// pSlack keeps rounding from lifting the smallest p a sample size allows
+// (3 rounds a side: 0.05 one-sided) above stats.Alpha.
+const pSlack = 1e-9
+
+// judge decides whether a server regressed: a server that fails now, or a
+// judged figure slower by more than threshold after the drift, with the
+// one-sided U test's p at most stats.Alpha on the second run's rounds
+// divided by the drift.
+func judge(ch *Change, a, b side, rpsDrift, capDrift *Drift, threshold float64) {
+	if ch.Status == NowFails {
+		ch.Regression = "ranked in the first run, fails in the second: " + ch.Failure
+		return
+	}
+	if ch.Status != Compared {
+		return
+	}
+	var why []string
+	for _, m := range []struct {
+		name  string
+		f     *Figure
+		a, b  *report.Row
+		drift *Drift
+	}{{"req/s", ch.RPS, a.row, b.row, rpsDrift}, {"capacity req/s", ch.Capacity, a.cap, b.cap, capDrift}} {
+		if m.f == nil || !m.f.Judged {
+			continue
+		}
+		factor := 1.0
+		if m.drift != nil {
+			factor = 1 + m.drift.Change
+		}
+		adjusted := make([]float64, len(m.b.Values))
+		for i, v := range m.b.Values {
+			adjusted[i] = v / factor
+		}
+		d := stats.Compare(m.a.Values, adjusted)
+		m.f.Adjusted = d.Change
+		m.f.SlowerP = 1 - d.P/2 // the other tail
+		if d.Change < 0 {
+			m.f.SlowerP = d.P / 2
+		}
+		if m.f.Adjusted < -threshold && m.f.SlowerP <= stats.Alpha+pSlack {
+			m.f.Regressed = true
+			why = append(why, fmt.Sprintf("%s %+.1f%% (p=%.3f, one-sided)", m.name, 100*m.f.Adjusted, m.f.SlowerP))
+		}
+	}
+	if len(why) > 0 {
+		ch.Regression = fmt.Sprintf("slower by more than %.0f%%: %s", 100*threshold, joinAnd(why))
+	}
+}
+
+func joinAnd(parts []string) string {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return parts[0] + " and " + parts[1]
+}
+
+// differences lists the settings whose values differ; where the results
+// went changes no figure.
+func differences(a, b []config.Setting) []Setting {
+	values := map[string]string{}
+	for _, s := range a {
+		values[s.Name] = s.Value
+	}
+	var out []Setting
+	seen := map[string]bool{}
+	for _, s := range b {
+		seen[s.Name] = true
+		if v := values[s.Name]; v != s.Value && s.Name != "GRPC_RESULTS_DIR" {
+			out = append(out, Setting{Name: s.Name, A: v, B: s.Value})
+		}
+	}
+	for _, s := range a {
+		if !seen[s.Name] && s.Value != "" && s.Name != "GRPC_RESULTS_DIR" {
+			out = append(out, Setting{Name: s.Name, A: s.Value})
 		}
 	}
 	return out
 }
 
-// difference lists the settings whose values differ, as NAME=a→b; where
-// the results went changes no figure.
-func difference(a, b []config.Setting) string {
-	values := map[string]string{}
-	for _, s := range a {
-		values[s.Name] = s.Value
+// hardware lists the facts of the machines that differ.
+func hardware(a, b report.Run) []Setting {
+	facts := func(h report.Hardware) []config.Setting {
+		return []config.Setting{{Name: "cpu model", Value: h.CPUModel}, {Name: "cpus", Value: fmt.Sprint(h.CPUs)},
+			{Name: "memory", Value: fmt.Sprint(h.MemoryBytes)}, {Name: "kernel", Value: h.Kernel}, {Name: "os", Value: h.OS},
+			{Name: "docker", Value: h.DockerVersion}, {Name: "cgroup", Value: h.CgroupVersion}, {Name: "storage driver", Value: h.StorageDriver}}
 	}
-	var parts []string
-	for _, s := range b {
-		if v, ok := values[s.Name]; ok && v != s.Value && s.Name != "GRPC_RESULTS_DIR" {
-			parts = append(parts, fmt.Sprintf("%s=%s→%s", s.Name, v, s.Value))
+	out := differences(facts(a.Hardware), facts(b.Hardware))
+	clientA, clientB := a.Hardware, b.Hardware
+	if a.ClientHardware != nil {
+		clientA = *a.ClientHardware
+	}
+	if b.ClientHardware != nil {
+		clientB = *b.ClientHardware
+	}
+	if a.ClientHardware != nil || b.ClientHardware != nil {
+		for _, d := range differences(facts(clientA), facts(clientB)) {
+			d.Name = "clients' " + d.Name
+			out = append(out, d)
 		}
 	}
-	return strings.Join(parts, " ")
-}
-
-// find is the cell of the same settings: scenario, CPUs and shape.
-func find(cells []report.Cell, c config.Cell) (report.Cell, bool) {
-	for _, x := range cells {
-		if x.Cell == c {
-			return x, true
-		}
-	}
-	return report.Cell{}, false
-}
-
-// metric is a figure as the table prints it.
-type metric struct {
-	title  string
-	figure func(Change) Figure
-	format func(float64) string
-}
-
-var metrics = []metric{
-	{"req/s", func(c Change) Figure { return c.RPS }, func(v float64) string { return fmt.Sprintf("%.0f", v) }},
-	{"p99 latency", func(c Change) Figure { return c.P99 }, func(v float64) string {
-		return fmt.Sprintf("%.2f ms", float64(time.Duration(v))/float64(time.Millisecond))
-	}},
-}
-
-// WriteTable prints the changes, per cell (in a matrix) and per figure as
-// benchstat does: per server both medians with their spread, the change,
-// and `~` when it is not significant; then why nothing could be
-// significant when the rounds are too few.
-func WriteTable(w io.Writer, nameA, nameB string, changes []Change) error {
-	if len(changes) == 0 {
-		_, err := fmt.Fprintf(w, "no server was ranked in both %s and %s under the same settings\n", nameA, nameB)
-		return err
-	}
-	multi := false
-	for _, c := range changes[1:] {
-		multi = multi || c.Cell != changes[0].Cell
-	}
-	tooFew := false
-	for start := 0; start < len(changes); {
-		end := start + 1
-		for end < len(changes) && changes[end].Cell == changes[start].Cell {
-			end++
-		}
-		section := changes[start:end]
-		if multi {
-			fmt.Fprintf(w, "== %s\n", section[0].Cell.Name())
-		}
-		if section[0].Differs != "" {
-			fmt.Fprintf(w, "settings that differ: %s\n", section[0].Differs)
-		}
-		for _, m := range metrics {
-			if err := writeMetric(w, m, nameA, nameB, section); err != nil {
-				return err
-			}
-		}
-		for _, c := range section {
-			tooFew = tooFew || c.RPS.Diff.TooFew
-		}
-		start = end
-	}
-	notes := []string{"change: the second run's median against the first's (more req/s and less latency are better); " +
-		"~ means the Mann–Whitney U test finds no significant difference at α = 0.05"}
-	if tooFew {
-		notes = append(notes, "with fewer than 4 rounds a side no difference can be significant (3 a side: p ≥ 0.1); run with GRPC_BENCHMARK_ROUNDS=6 or more")
-	}
-	_, err := fmt.Fprintln(w, strings.Join(notes, "\n"))
-	return err
-}
-
-// writeMetric prints one figure's table of a cell.
-func writeMetric(w io.Writer, m metric, nameA, nameB string, changes []Change) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\t%s\t%s\tchange\tsignificance\t\n", m.title, nameA, nameB)
-	for _, c := range changes {
-		f := m.figure(c)
-		delta := fmt.Sprintf("%+.1f%%", 100*f.Diff.Change)
-		if !f.Diff.Significant {
-			delta = "~ (" + delta + ")"
-		}
-		fmt.Fprintf(tw, "%s\t%s ±%s\t%s ±%s\t%s\tp=%.3f n=%d+%d\t\n", c.Server,
-			m.format(f.A.Median), spread(f.A), m.format(f.B.Median), spread(f.B), delta, f.Diff.P, f.A.N, f.B.N)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintln(w)
-	return err
-}
-
-// spread is the interval's half-width relative to the median, as benchstat
-// prints it.
-func spread(e stats.Estimate) string {
-	if e.Median == 0 {
-		return "?"
-	}
-	return fmt.Sprintf("%.0f%%", 100*max(e.Hi-e.Median, e.Median-e.Lo)/e.Median)
+	return out
 }

@@ -116,8 +116,8 @@ func (s Spec) check() error {
 		return fmt.Errorf("load spec: %d calls in flight on %d connections", s.Concurrency, s.Connections)
 	case s.QPS < 0:
 		return fmt.Errorf("load spec: rate %d", s.QPS)
-	case s.Duration <= 0 || s.Warmup < 0:
-		return fmt.Errorf("load spec: warm-up %s, duration %s", s.Warmup, s.Duration)
+	case s.Duration <= 0 || s.Warmup < 0 || s.Tail < 0:
+		return fmt.Errorf("load spec: warm-up %s, duration %s, tail %s", s.Warmup, s.Duration, s.Tail)
 	}
 	return nil
 }

@@ -35,6 +35,11 @@ func GHZ(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("measurement: %w", err)
 	}
+	if spec.Tail > 0 {
+		if _, _, err := ghzRun(ctx, spec, spec.Tail); err != nil {
+			return Result{}, fmt.Errorf("load after the window: %w", err)
+		}
+	}
 	// ghz's Total runs from its first call to the end of its shutdown; the
 	// window is from the first call to the stop, when calls ceased to count.
 	res := fromGHZReport(rep, rep.Date.Add(-rep.Total), stopped)

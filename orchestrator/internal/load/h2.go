@@ -41,7 +41,7 @@ func H2(ctx context.Context, spec Spec) (Result, error) {
 	stop := make(chan struct{})
 	var once sync.Once
 	closeStop := func() { once.Do(func() { close(stop) }) }
-	timer := time.AfterFunc(end.Sub(start), closeStop)
+	timer := time.AfterFunc(end.Add(spec.Tail).Sub(start), closeStop) // calls after end are not counted
 	defer timer.Stop()
 	cancelled := context.AfterFunc(ctx, closeStop)
 	defer cancelled()

@@ -859,3 +859,48 @@ func TestH2CountsAnswersLive(t *testing.T) {
 		t.Errorf("counted %d answers live, fewer than the %d OK calls of the warm-up and the window", n, res.OK+res.WarmupRequests)
 	}
 }
+
+// callsAfterWindow runs an engine with a tail against a server that notes
+// when each call reaches it, and counts those after the window's end: with
+// no tail only the calls in flight at the end (8 here) could come after it.
+func callsAfterWindow(t *testing.T, run func(context.Context, Spec) (Result, error)) (Result, int) {
+	t.Helper()
+	var mu sync.Mutex
+	var arrivals []time.Time
+	addr := startServer(t, "complex_proto", func(sc *scenario.Scenario, req *dynamicpb.Message) (*dynamicpb.Message, error) {
+		mu.Lock()
+		arrivals = append(arrivals, time.Now())
+		mu.Unlock()
+		return echo(sc, req)
+	})
+	res, err := run(context.Background(), Spec{Target: addr, ScenarioDir: scenarioDir("complex_proto"), Connections: 2, Concurrency: 8,
+		Warmup: 200 * time.Millisecond, Duration: 500 * time.Millisecond, Tail: 400 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	after := 0
+	for _, a := range arrivals {
+		if a.After(res.End) {
+			after++
+		}
+	}
+	return res, after
+}
+
+// TestTailLoadsPastTheWindow: with a tail, h2 and ghz go on loading the
+// server after the window, and those calls are not in it.
+func TestTailLoadsPastTheWindow(t *testing.T) {
+	for name, engine := range map[string]func(context.Context, Spec) (Result, error){"h2": H2, "ghz": GHZ} {
+		t.Run(name, func(t *testing.T) {
+			res, after := callsAfterWindow(t, engine)
+			if res.OK == 0 || after <= 8 {
+				t.Errorf("%d OK calls in the window, %d calls after it; want some, and more than the 8 in flight", res.OK, after)
+			}
+			if d := res.End.Sub(res.Start); name == "h2" && d != 500*time.Millisecond {
+				t.Errorf("window %v, want 500ms", d)
+			}
+		})
+	}
+}

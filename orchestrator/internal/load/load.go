@@ -27,6 +27,10 @@ type Spec struct {
 	QPS      int           `json:"qps"`
 	Warmup   time.Duration `json:"warmup"`
 	Duration time.Duration `json:"duration"`
+	// Tail is load that goes on, unmeasured, after the window, so that the
+	// stats sample holding the window's end is under load (usage.LoadTail).
+	// h2load, a tool of its own, stops at the window's end.
+	Tail time.Duration `json:"tail,omitempty"`
 	// CPUs is the client container's CPU limit, which sizes GOMAXPROCS.
 	CPUs float64 `json:"cpus,omitempty"`
 	// Answered, when set, counts the OK calls as they complete, warm-up

@@ -52,8 +52,7 @@ func writeCell(b *strings.Builder, run Run, c Cell) {
 		if r.ServerStats == 0 {
 			cpu, mem = "n/a", "n/a" // no reading: not a measured zero
 		}
-		fmt.Fprintf(b, rowFormat, r.Name,
-			strconv.FormatFloat(math.Round(r.RPS.Median), 'f', 0, 64),
+		fmt.Fprintf(b, rowFormat, r.Name, rpsText(r),
 			millis(r.Mean), millis(r.P90), millis(r.P95), millis(r.P99), cpu, mem)
 	}
 	b.WriteString(rule)
@@ -92,7 +91,8 @@ func notes(run Run, c Cell, rows []Row, a stats.Analysis) []string {
 		}
 		if r.ClientBound {
 			out = append(out, fmt.Sprintf("%s: client-bound: the load client used %.0f%% CPU and its quota throttled it in %.0f%% of its periods, "+
-				"at its GRPC_CLIENT_CPUS limit; this row measures the client, not the server (see summary.txt for the server's capacity)",
+				"at its GRPC_CLIENT_CPUS limit; this row measures the client: its req/s (≥) is a lower bound of the server's, "+
+				"sorted by that bound and not tested against other rows (see summary.txt for the server's capacity)",
 				r.Name, r.ClientCPU, 100*r.ClientThrottled))
 		}
 		for _, n := range r.Notes {
@@ -121,6 +121,16 @@ func notes(run Run, c Cell, rows []Row, a stats.Analysis) []string {
 	return out
 }
 
+// rpsText is a row's median req/s; a client-bound row's is a lower bound
+// of the server's, marked ≥.
+func rpsText(r Row) string {
+	v := strconv.FormatFloat(math.Round(r.RPS.Median), 'f', 0, 64)
+	if r.ClientBound {
+		return "≥" + v
+	}
+	return v
+}
+
 // conformanceOf is the gate's verdict on a server of the cell.
 func conformanceOf(c Cell, name string) *probe.Verdict {
 	for _, s := range c.Servers {
@@ -134,7 +144,7 @@ func conformanceOf(c Cell, name string) *probe.Verdict {
 // verdicts says which rows of a ranking can be told apart, by what test,
 // and what was claimed of no pair and why.
 func verdicts(run Run, rows []Row, a stats.Analysis) []string {
-	if len(rows) < 2 {
+	if len(a.Pairs) == 0 {
 		return nil
 	}
 	var out []string

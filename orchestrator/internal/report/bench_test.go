@@ -286,9 +286,49 @@ func TestWriteBenchClientBound(t *testing.T) {
 		t.Errorf("a client-bound row is still a row: table rows = %v", got)
 	}
 	want := []string{"! go_grpc: client-bound: the load client used 787% CPU and its quota throttled it in 0% of its periods, " +
-		"at its GRPC_CLIENT_CPUS limit; this row measures the client, not the server (see summary.txt for the server's capacity)"}
+		"at its GRPC_CLIENT_CPUS limit; this row measures the client: its req/s (≥) is a lower bound of the server's, " +
+		"sorted by that bound and not tested against other rows (see summary.txt for the server's capacity)"}
 	if got := notes(t, bench); !slices.Equal(got, want) {
 		t.Errorf("notes = %q, want %q", got, want)
+	}
+}
+
+// TestClientBoundRowsAreLowerBounds: a row client-bound in any round shows
+// its req/s as a bound (≥, in seed 001's column), sorts by it, and is not
+// in a tie: two client-bound rows whose ranges overlap measure the same
+// client, which says nothing of the servers.
+func TestClientBoundRowsAreLowerBounds(t *testing.T) {
+	bound := func(s report.Server, which ...int) report.Server {
+		for _, i := range which {
+			s.Rounds[i].ClientBound = true
+			s.Rounds[i].Client.CPUAvgPercent = 99 * 8 // of the cell's 8 client CPUs
+		}
+		return s
+	}
+	run := runOf(
+		bound(rounds(seedRows[0], "a", 30000, 31000, 30500), 0, 1, 2),
+		bound(rounds(seedRows[1], "b", 30200, 30800, 30400), 1), // one round of three is enough
+		rounds(seedRows[2], "c", 20000, 21000, 20500),
+		rounds(seedRows[3], "d", 20300, 20800, 20400), // overlaps c
+	)
+	bench := writeBench(t, run)
+	if got := tableNames(bench); !slices.Equal(got, []string{"a", "b", "c", "d"}) {
+		t.Errorf("table = %v, want by median (the bounds' included)", got)
+	}
+	for _, want := range []string{"| a                           |  ≥30500 |", "| b                           |  ≥30400 |", "| c                           |   20500 |"} {
+		if !strings.Contains(bench, want) {
+			t.Errorf("bench.txt lacks %q:\n%s", want, bench)
+		}
+	}
+	var ties []string
+	for _, n := range notes(t, bench) {
+		if strings.Contains(n, "cannot be told apart") {
+			ties = append(ties, n)
+		}
+	}
+	// The bounds are not tested: the groups name c and d alone.
+	if len(ties) != 1 || !strings.HasPrefix(ties[0], "! groups: rows that share a letter cannot be told apart: a: c, d;") {
+		t.Errorf("ties = %q, want one group of c and d alone", ties)
 	}
 }
 

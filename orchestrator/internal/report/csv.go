@@ -120,7 +120,7 @@ func WriteCSV(w io.Writer, run Run) error {
 			rec := append(cell[:len(cell):len(cell)], s.Name, "", strconv.Itoa(len(s.Rounds)))
 			rec = append(rec, make([]string, len(CSVColumns)-len(rec))...)
 			rec[colRanked] = "false"
-			rec[colFailure] = failureText(s)
+			rec[colFailure] = FailureText(s)
 			if err := cw.Write(rec); err != nil {
 				return fmt.Errorf("write results.csv: %w", err)
 			}
@@ -133,8 +133,9 @@ func WriteCSV(w io.Writer, run Run) error {
 	return nil
 }
 
-// failureText says why a server is not ranked, as bench.txt does.
-func failureText(s Server) string {
+// FailureText says why a server is not ranked, as bench.txt does: the
+// phase (and round) that failed and the reason.
+func FailureText(s Server) string {
 	if f := s.FirstFailure(); f != nil {
 		return fmt.Sprintf("%s failed: %s", f.where(), f.Reason)
 	}

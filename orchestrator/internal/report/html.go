@@ -117,7 +117,7 @@ func cellViewOf(run Run, c Cell, i int, dir string) cellView {
 	cv.Notes = notes(run, c, rows, analysis)
 	for _, s := range c.Servers {
 		if !s.Ranked() {
-			cv.NotRanked = append(cv.NotRanked, notRanked{s.Name, failureText(s)})
+			cv.NotRanked = append(cv.NotRanked, notRanked{s.Name, FailureText(s)})
 		}
 	}
 	if len(rows) > 0 {
@@ -131,6 +131,7 @@ func cellViewOf(run Run, c Cell, i int, dir string) cellView {
 		for _, n := range verdicts(run, capacity, Judge(run, capacity)) {
 			cv.Notes = append(cv.Notes, "server capacity: "+n)
 		}
+		cv.Notes = append(cv.Notes, CapacityNotes(c, capacity)...)
 		cv.CapacityRows = rowViews(capacity)
 		cv.Capacity = chart(barChart(rpsBars(capacity), "OK requests per second, server capacity"+spread(capacity), "server capacity, "+c.Name()))
 	}
@@ -167,7 +168,7 @@ func rowViews(rows []Row) []rowView {
 	var out []rowView
 	for i, r := range rows {
 		v := rowView{Rank: i + 1, Group: r.Group, Name: r.Name, Engines: strings.Join(r.Engines, "+"),
-			RPS: fmt.Sprintf("%.0f", r.RPS.Median), Interval: intervalText(r.RPS), CV: fmt.Sprintf("%.1f%%", 100*r.RPS.CV),
+			RPS: rpsText(r), Interval: intervalText(r.RPS), CV: fmt.Sprintf("%.1f%%", 100*r.RPS.CV),
 			P50: ms(r.P50), P99: ms(r.P99), P999: ms(r.P999), Flags: flags(r)}
 		v.CPU, v.PerCore, v.Memory = serverFigures(r)
 		switch classOf(r) {

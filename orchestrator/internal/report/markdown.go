@@ -29,10 +29,12 @@ func WriteMarkdown(w io.Writer, run Run) error {
 		n := notes(run, c, rows, Judge(run, rows))
 		fmt.Fprintf(&b, "Ranking by the load engine (%s), medians of %s:\n\n", engineOf(c), roundsText(c))
 		markdownTable(&b, rows)
-		if capacity := CapacityRanking(c); capacity != nil {
+		capacity := CapacityRanking(c)
+		if capacity != nil {
 			for _, line := range verdicts(run, capacity, Judge(run, capacity)) {
 				n = append(n, "server capacity: "+line)
 			}
+			n = append(n, CapacityNotes(c, capacity)...)
 			b.WriteString("\nServer capacity (" + CapacityCaption + "):\n\n")
 			markdownTable(&b, capacity)
 		}
@@ -60,8 +62,8 @@ func markdownTable(b *strings.Builder, rows []Row) {
 	b.WriteString("|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for i, r := range rows {
 		cpu, perCore, mem := serverFigures(r)
-		fmt.Fprintf(b, "| %d | %s | %s | %s | %.0f | %s | %.1f%% | %s | %s | %s | %s | %s | %s | %s |\n",
-			i+1, r.Group, markdownText(r.Name), strings.Join(r.Engines, "+"), r.RPS.Median, intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %.1f%% | %s | %s | %s | %s | %s | %s | %s |\n",
+			i+1, r.Group, markdownText(r.Name), strings.Join(r.Engines, "+"), rpsText(r), intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
 			ms(r.P50), ms(r.P99), ms(r.P999), mem, flags(r))
 	}
 	if len(rows) == 0 {

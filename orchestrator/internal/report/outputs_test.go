@@ -181,7 +181,7 @@ func TestServerWithoutStats(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(md.String(), "| c | python_grpc | ghz | 3120 | 3088–3161 (min–max, 75%) | 1.2% | n/a | n/a |") {
+	if !strings.Contains(md.String(), "| b | python_grpc | ghz | 3120 | 3088–3161 (min–max, 75%) | 1.2% | n/a | n/a |") {
 		t.Errorf("results.md does not show python_grpc's CPU as n/a:\n%s", md.String())
 	}
 	perCore := page.String()[strings.Index(page.String(), `data-chart="per-core"`):]

@@ -135,7 +135,8 @@ type Round struct {
 	// client, not the server.
 	ClientBound bool `json:"client_bound"`
 	// Capacity is the capacity engine's measurement of the same server
-	// container, taken when the load engine was client-bound.
+	// container, taken in every round when the capacity engine is on
+	// (records from before that have it in client-bound rounds only).
 	Capacity *Measurement `json:"capacity,omitempty"`
 	// CapacityFailure says why the capacity measurement failed.
 	CapacityFailure string `json:"capacity_failure,omitempty"`

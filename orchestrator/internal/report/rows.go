@@ -102,35 +102,68 @@ func Ranking(c Cell) []Row {
 
 // CapacityCaption says where the server capacity ranking's figures come
 // from, for every file that shows it.
-const CapacityCaption = "the capacity engine's figures for the rounds where the load engine was client-bound, the load engine's own for a server it never was"
+const CapacityCaption = "the capacity engine's figures alone: it measures every server in every round, over the same kind of window, whether the load engine kept up or not"
 
-// CapacityRanking is the "server capacity" ranking: a server's figures
-// from the capacity engine, in the rounds it measured them (the load engine
-// was client-bound in that round or an earlier one), else, when its load
-// engine was never client-bound, the load engine's own. A server whose load
-// engine was client-bound without a capacity measurement has no honest
-// figure and is left out. It is nil when no round was measured by the
+// CapacityRanking is the "server capacity" ranking: each server's figures
+// from the capacity engine's measurements alone, over the rounds that have
+// one, so that no row mixes engines (CapacityNotes says which servers have
+// fewer rounds, or none). It is nil when no round was measured by the
 // capacity engine.
 func CapacityRanking(c Cell) []Row {
 	var rows []Row
-	measured := false
+	for _, s := range c.Servers {
+		if capacity := capacityRounds(s); len(capacity) > 0 {
+			rows = append(rows, rowOf(s.Name, capacity, func(r Round) *Measurement { return r.Capacity }, float64(c.ClientCPUs)))
+		}
+	}
+	return sorted(rows)
+}
+
+// capacityRounds are a ranked server's rounds that the capacity engine
+// measured.
+func capacityRounds(s Server) []Round {
+	if !s.Ranked() {
+		return nil
+	}
+	return slices.DeleteFunc(slices.Clone(s.Rounds), func(r Round) bool { return r.Capacity == nil || r.Capacity.Load == nil })
+}
+
+// CapacityNotes says what the capacity ranking rows leave out: a ranked
+// server without a capacity figure, and one whose figures come from fewer
+// rounds than the others' (with why the others failed). Rows of records
+// from before every round was measured (only client-bound rounds were)
+// show here too.
+func CapacityNotes(c Cell, rows []Row) []string {
+	if len(rows) == 0 {
+		return nil
+	}
+	most := 0
+	for _, r := range rows {
+		most = max(most, r.RPS.N)
+	}
+	var out []string
 	for _, s := range c.Servers {
 		if !s.Ranked() {
 			continue
 		}
-		capacity := slices.DeleteFunc(slices.Clone(s.Rounds), func(r Round) bool { return r.Capacity == nil || r.Capacity.Load == nil })
-		switch {
-		case len(capacity) > 0:
-			measured = true
-			rows = append(rows, rowOf(s.Name, capacity, func(r Round) *Measurement { return r.Capacity }, float64(c.ClientCPUs)))
-		case !slices.ContainsFunc(s.Rounds, func(r Round) bool { return r.ClientBound }):
-			rows = append(rows, rowOf(s.Name, s.Rounds, func(r Round) *Measurement { return &r.Measurement }, float64(c.ClientCPUs)))
+		n := len(capacityRounds(s))
+		if n == most {
+			continue
 		}
+		why := ""
+		for _, r := range s.Rounds {
+			if r.CapacityFailure != "" {
+				why = fmt.Sprintf(": round %d: %s", r.Round, r.CapacityFailure)
+				break
+			}
+		}
+		if n == 0 {
+			out = append(out, fmt.Sprintf("%s: not in the server capacity ranking, no round has a capacity measurement%s", s.Name, why))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: server capacity from %d of %d rounds, fewer than the others'%s", s.Name, n, most, why))
 	}
-	if !measured {
-		return nil
-	}
-	return sorted(rows)
+	return out
 }
 
 func sorted(rows []Row) []Row {
@@ -213,17 +246,23 @@ func rowOf(name string, rounds []Round, pick func(Round) *Measurement, clientCPU
 	return row
 }
 
-// Judge compares every pair of a ranking's rows by the run's design, the
-// rounds being blocks, and gives each row its group letters.
+// Judge compares every pair of a ranking's measured rows by the run's
+// design, the rounds being blocks, and gives each its group letters. A
+// client-bound row is left out: its req/s is the client's, a lower bound of
+// the server's, so no order against it can be claimed.
 func Judge(run Run, rows []Row) stats.Analysis {
-	samples := make([]stats.Sample, len(rows))
+	var judged []int
+	var samples []stats.Sample
 	for i, r := range rows {
-		samples[i] = stats.Sample{Name: r.Name, Rounds: r.Rounds, Values: r.Values}
+		if !r.ClientBound {
+			judged = append(judged, i)
+			samples = append(samples, stats.Sample{Name: r.Name, Rounds: r.Rounds, Values: r.Values})
+		}
 	}
 	a := stats.Analyse(samples, run.design())
-	letters := stats.Letters(len(rows), func(i, j int) bool { return a.Separated(rows[i].Name, rows[j].Name) })
-	for i := range rows {
-		rows[i].Group = letters[i]
+	letters := stats.Letters(len(judged), func(i, j int) bool { return a.Separated(rows[judged[i]].Name, rows[judged[j]].Name) })
+	for k, i := range judged {
+		rows[i].Group = letters[k]
 	}
 	return a
 }

@@ -82,34 +82,47 @@ func TestJudgeTestsEveryPairWithRoundsAsBlocks(t *testing.T) {
 }
 
 func TestCapacityRanking(t *testing.T) {
-	capacity := func(s report.Server, rps ...float64) report.Server {
+	// capacity measures the first len(rps) rounds with h2; bound marks the
+	// load engine client-bound in every round.
+	capacity := func(s report.Server, bound bool, rps ...float64) report.Server {
 		for i := range s.Rounds {
-			s.Rounds[i].ClientBound = true
+			s.Rounds[i].ClientBound = bound
 			if i < len(rps) {
 				m := seedRows[0].measurement(rps[i])
 				m.Load.Engine = "h2"
 				s.Rounds[i].Capacity = &m
+			} else {
+				s.Rounds[i].CapacityFailure = "h2 exited with code 1"
 			}
 		}
 		return s
 	}
 	cell := runOf(
-		capacity(rounds(seedRows[0], "bound", 30000, 31000, 32000), 90000, 95000, 91000),
-		rounds(seedRows[1], "slow_enough", 20000, 21000, 22000),
-		capacity(rounds(seedRows[2], "once", 30000, 30500, 31000), 80000),  // the capacity engine's only round counts alone
-		capacity(rounds(seedRows[3], "capacity_off", 30000, 30500, 31000)), // client-bound, never measured otherwise
+		capacity(rounds(seedRows[0], "bound", 30000, 31000, 32000), true, 90000, 95000, 91000),
+		capacity(rounds(seedRows[1], "kept_up", 20000, 21000, 22000), false, 25000, 24000, 26000),
+		capacity(rounds(seedRows[2], "once", 30000, 30500, 31000), true, 80000), // the capacity engine's only round counts alone
+		rounds(seedRows[3], "capacity_off", 30000, 30500, 31000),                // never measured by it
 	).Cells[0]
 	rows := report.CapacityRanking(cell)
-	if got := names(rows); !slices.Equal(got, []string{"bound", "once", "slow_enough"}) {
-		t.Fatalf("capacity ranking = %v, want bound, once, slow_enough", got)
+	if got := names(rows); !slices.Equal(got, []string{"bound", "once", "kept_up"}) {
+		t.Fatalf("capacity ranking = %v, want bound, once, kept_up", got)
 	}
-	if rows[0].RPS.Median != 91000 || !slices.Equal(rows[0].Engines, []string{"h2"}) || rows[2].Engines[0] != "ghz" {
+	for _, r := range rows {
+		if !slices.Equal(r.Engines, []string{"h2"}) {
+			t.Errorf("capacity row %s mixes engines: %v", r.Name, r.Engines)
+		}
+	}
+	if rows[0].RPS.Median != 91000 || rows[2].RPS.Median != 25000 || rows[1].RPS.N != 1 {
 		t.Errorf("rows = %+v", rows)
 	}
-	if rows[1].RPS.N != 1 || !slices.Equal(rows[1].Engines, []string{"h2"}) {
-		t.Errorf("a server measured once by the capacity engine mixes engines: %+v", rows[1])
+	wantNotes := []string{
+		"once: server capacity from 1 of 3 rounds, fewer than the others': round 2: h2 exited with code 1",
+		"capacity_off: not in the server capacity ranking, no round has a capacity measurement",
 	}
-	if got := names(report.Ranking(cell)); !slices.Equal(got, []string{"bound", "once", "capacity_off", "slow_enough"}) {
+	if got := report.CapacityNotes(cell, rows); !slices.Equal(got, wantNotes) {
+		t.Errorf("capacity notes =\n%q\nwant\n%q", got, wantNotes)
+	}
+	if got := names(report.Ranking(cell)); !slices.Equal(got, []string{"bound", "once", "capacity_off", "kept_up"}) {
 		t.Errorf("the load engine's ranking = %v", got)
 	}
 	if report.CapacityRanking(runOf(rounds(seedRows[0], "x", 1)).Cells[0]) != nil {
@@ -119,7 +132,7 @@ func TestCapacityRanking(t *testing.T) {
 	if err := report.WriteSummary(&b, runOf(cell.Servers...)); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"server capacity", "bound", "h2", "91000", "90000–95000", "min–max"} {
+	for _, want := range []string{"server capacity", "bound", "h2", "91000", "90000–95000", "min–max", "! " + wantNotes[0]} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("summary.txt lacks %q:\n%s", want, b.String())
 		}

@@ -26,12 +26,13 @@ func WriteSummary(w io.Writer, run Run) error {
 		fmt.Fprintf(&b, "ranking by the load engine (%s), medians of %s:\n", engineOf(c), roundsText(c))
 		writeRows(&b, rows)
 		var capacityNotes []string
-		if capacity := CapacityRanking(c); capacity != nil {
+		capacity := CapacityRanking(c)
+		if capacity != nil {
 			capacityNotes = verdicts(run, capacity, Judge(run, capacity))
 			b.WriteString("\nserver capacity: " + CapacityCaption + ":\n")
 			writeRows(&b, capacity)
 		}
-		for _, n := range notes(run, c, rows, analysis) {
+		for _, n := range append(notes(run, c, rows, analysis), CapacityNotes(c, capacity)...) {
 			b.WriteString("! " + n + "\n")
 		}
 		for _, n := range capacityNotes {
@@ -57,9 +58,10 @@ their mean. CPU is percent of one core (cgroup CPU time over wall time); req/s p
 divides req/s by the server's CPU. Latencies are medians of the rounds' percentiles. Throttled
 is the share of CFS periods in which the CPU quota stopped the server / the client.
 Flags: client-bound (the client used 90% of its CPU limit or was throttled in 10% of its periods:
-the row measures the client), failures (more than 1% of calls failed), steal (the host's
-hypervisor took more than 5% of its CPU time in a round), busy-host (other work than the server
-and its client kept more than 0.3 of the host's cores busy in a round).
+the row measures the client, and its req/s, marked ≥, is a lower bound of the server's), failures
+(more than 1% of calls failed), steal (the host's hypervisor took more than 5% of its CPU time in
+a round), busy-host (other work than the server and its client kept more than 0.3 of the host's
+cores busy in a round).
 `
 
 func writeRows(b *strings.Builder, rows []Row) {
@@ -67,8 +69,8 @@ func writeRows(b *strings.Builder, rows []Row) {
 	fmt.Fprintln(tw, "group\tserver\tengine\treq/s\tinterval\tCV\tserver cpu\treq/s per core\tp50\tp99\tp99.9\tmemory\tthrottled\tflags\t")
 	for _, r := range rows {
 		cpu, perCore, mem := serverFigures(r)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%s\t%.1f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%/%.0f%%\t%s\t\n",
-			r.Group, r.Name, strings.Join(r.Engines, "+"), r.RPS.Median, intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%/%.0f%%\t%s\t\n",
+			r.Group, r.Name, strings.Join(r.Engines, "+"), rpsText(r), intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
 			ms(r.P50), ms(r.P99), ms(r.P999), mem, 100*r.ServerThrottled, 100*r.ClientThrottled, flags(r))
 	}
 	tw.Flush()

@@ -379,6 +379,9 @@ func (srv *Server) Measure(ctx context.Context, engine load.Engine, spec load.Sp
 
 func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
 	spec.Target, spec.ScenarioDir = srv.suite.target(), load.ScenarioDir
+	// The stats are interpolated to the window's ends, which needs the
+	// sample holding the end under load all through.
+	spec.Tail = usage.LoadTail
 	cl, err := engine.Client(spec, srv.spec.Scenario)
 	if err != nil {
 		return report.Measurement{}, err
@@ -405,7 +408,7 @@ func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Sp
 	started := time.Now()
 	obs.Phase("warm-up with "+engine.Name(), spec.Warmup)
 	measuring := time.AfterFunc(spec.Warmup, func() { obs.Phase("measuring with "+engine.Name(), spec.Duration) })
-	stdout, err := srv.runBeside(ctx, container, name, spec.Warmup+spec.Duration+clientGrace,
+	stdout, err := srv.runBeside(ctx, container, name, spec.Warmup+spec.Duration+spec.Tail+clientGrace,
 		func(c Container) { clientStats = srv.record(ctx, c, name+"-client-stats.jsonl") })
 	measuring.Stop()
 	ended := time.Now()

@@ -93,6 +93,12 @@ func Read(r io.Reader, fn func(Sample)) error {
 	}
 }
 
+// LoadTail is how long a load must go on, unmeasured, past its window so
+// that the stats sample holding the window's end is under load all
+// through: longer than the stream's sampling period (1 s, give or take a
+// few tens of milliseconds here), which Summarize's interpolation needs.
+const LoadTail = 1250 * time.Millisecond
+
 // Summary is the CPU, throttling and memory of one container over a window.
 type Summary struct {
 	Samples        int     `json:"samples"`
@@ -100,7 +106,7 @@ type Summary struct {
 	CPUMaxPercent  float64 `json:"cpu_max_percent"`
 	MemoryAvgBytes uint64  `json:"memory_avg_bytes"`
 	MemoryMaxBytes uint64  `json:"memory_max_bytes"`
-	// CPUSeconds is the CPU time the container used over the samples kept.
+	// CPUSeconds is the CPU time the container used inside the window.
 	CPUSeconds float64 `json:"cpu_seconds"`
 	// ThrottledShare is the share of CFS periods in which the container's
 	// CPU quota stopped it; ThrottledSeconds the time it spent stopped.
@@ -108,61 +114,65 @@ type Summary struct {
 	ThrottledSeconds float64 `json:"throttled_seconds"`
 }
 
-// Summarize keeps the samples whose interval lies inside [from, to] and
-// returns their figures. The samples of a stream follow each other, so the
-// average CPU is the cgroup's CPU time between the first and the last
-// reading kept over the wall-clock time between them: a late or early
-// reading does not count more than its share. When no interval fits
-// entirely (a window shorter than the sampling period), the samples that
-// overlap it are used.
+// Summarize returns the figures of the window [from, to]. The stats
+// counters (CPU time, CFS periods, throttled periods and time) are
+// cumulative, and a sample is their change over [PreRead, Read]; they are
+// interpolated linearly to the window's exact ends, so that a sample that
+// straddles an end counts for the share of it inside the window. The
+// average CPU is then the CPU time inside the window over the part of the
+// window the samples cover: it is a time-weighted mean of the samples'
+// own rates, so it can never read above the fastest of them (a pinned
+// one-CPU server never reads above 100% plus the counters' resolution),
+// and a window shorter than the sampling period still gets a reading.
+// The counters grow at the sample's mean rate inside it, so the sample that
+// holds the window's end must be under load to its own end: the caller
+// keeps loading a moment past the window (suite's statsTail). Memory is a
+// reading at Read: the average and maximum are of the samples that
+// overlap the window.
 func Summarize(samples []Sample, from, to time.Time) Summary {
-	kept := within(samples, from, to)
-	if len(kept) == 0 {
-		kept = overlapping(samples, from, to)
-	}
 	var sum Summary
-	var cpuNanos, memTotal, periods, throttled, throttledNanos uint64
-	var wall time.Duration
-	for _, s := range kept {
+	var cpuNanos, periods, throttled, throttledNanos float64
+	var covered time.Duration
+	var memTotal uint64
+	for _, s := range samples {
+		lo, hi := later(s.PreRead, from), earlier(s.Read, to)
+		if !hi.After(lo) {
+			continue
+		}
+		share := float64(hi.Sub(lo)) / float64(s.Read.Sub(s.PreRead))
 		sum.Samples++
-		cpuNanos += s.cpuNanos
-		wall += s.Read.Sub(s.PreRead)
+		covered += hi.Sub(lo)
+		cpuNanos += share * float64(s.cpuNanos)
+		periods += share * float64(s.periods)
+		throttled += share * float64(s.throttled)
+		throttledNanos += share * float64(s.throttledNanos)
 		sum.CPUMaxPercent = max(sum.CPUMaxPercent, s.CPUPercent)
 		memTotal += s.MemoryBytes
 		sum.MemoryMaxBytes = max(sum.MemoryMaxBytes, s.MemoryBytes)
-		periods += s.periods
-		throttled += s.throttled
-		throttledNanos += s.throttledNanos
 	}
 	if sum.Samples == 0 {
 		return sum
 	}
-	sum.CPUAvgPercent = percent(cpuNanos, wall)
+	sum.CPUAvgPercent = cpuNanos / float64(covered) * 100
 	sum.MemoryAvgBytes = memTotal / uint64(sum.Samples)
-	sum.CPUSeconds = float64(cpuNanos) / 1e9
+	sum.CPUSeconds = cpuNanos / 1e9
 	if periods > 0 {
-		sum.ThrottledShare = float64(throttled) / float64(periods)
+		sum.ThrottledShare = throttled / periods
 	}
-	sum.ThrottledSeconds = float64(throttledNanos) / 1e9
+	sum.ThrottledSeconds = throttledNanos / 1e9
 	return sum
 }
 
-func within(samples []Sample, from, to time.Time) []Sample {
-	var out []Sample
-	for _, s := range samples {
-		if !s.PreRead.Before(from) && !s.Read.After(to) {
-			out = append(out, s)
-		}
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
 	}
-	return out
+	return b
 }
 
-func overlapping(samples []Sample, from, to time.Time) []Sample {
-	var out []Sample
-	for _, s := range samples {
-		if s.Read.After(from) && s.PreRead.Before(to) {
-			out = append(out, s)
-		}
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
 	}
-	return out
+	return b
 }

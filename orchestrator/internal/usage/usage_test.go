@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -408,14 +409,18 @@ func TestSummarizeWindow(t *testing.T) {
 		from, to float64
 		want     Summary
 	}{
-		{"edges on reading times are inside", 1, 3, Summary{Samples: 2, CPUAvgPercent: 125, CPUMaxPercent: 150,
+		{"edges on reading times", 1, 3, Summary{Samples: 2, CPUAvgPercent: 125, CPUMaxPercent: 150,
 			MemoryAvgBytes: 200 * mib, MemoryMaxBytes: 300 * mib, CPUSeconds: 2.5}},
-		{"straddling samples are left out", 0.5, 3.5, Summary{Samples: 2, CPUAvgPercent: 125, CPUMaxPercent: 150,
-			MemoryAvgBytes: 200 * mib, MemoryMaxBytes: 300 * mib, CPUSeconds: 2.5}},
+		// 0.25 + 1 + 1.5 + 0.1 s of CPU in 3 s: straddling samples count
+		// for the share of them inside the window.
+		{"straddling samples count for their share", 0.5, 3.5, Summary{Samples: 4, CPUAvgPercent: 95, CPUMaxPercent: 150,
+			MemoryAvgBytes: 850 * mib / 4, MemoryMaxBytes: 400 * mib, CPUSeconds: 2.85}},
 		{"everything", 0, 4, Summary{Samples: 4, CPUAvgPercent: 80, CPUMaxPercent: 150,
 			MemoryAvgBytes: 850 * mib / 4, MemoryMaxBytes: 400 * mib, CPUSeconds: 3.2}},
-		{"one sample", 2.9, 4.1, Summary{Samples: 1, CPUAvgPercent: 20, CPUMaxPercent: 20,
-			MemoryAvgBytes: 400 * mib, MemoryMaxBytes: 400 * mib, CPUSeconds: 0.2}},
+		// Past the last reading nothing is known: the rate is of the part
+		// the samples cover.
+		{"past the stream's end", 3.5, 4.5, Summary{Samples: 1, CPUAvgPercent: 20, CPUMaxPercent: 20,
+			MemoryAvgBytes: 400 * mib, MemoryMaxBytes: 400 * mib, CPUSeconds: 0.1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -463,18 +468,56 @@ func TestSummarizeWeightsByTime(t *testing.T) {
 		MemoryAvgBytes: 15 * mib, MemoryMaxBytes: 20 * mib, CPUSeconds: 1.6})
 }
 
-func TestSummarizeShortWindowUsesOverlapping(t *testing.T) {
+func TestSummarizeShortWindowInterpolates(t *testing.T) {
 	samples := []Sample{
 		sample(t, 0, 1, 0.2, 10*mib), // 20 %
 		sample(t, 1, 2, 0.8, 30*mib), // 80 %
 		sample(t, 2, 3, 0.4, 50*mib), // 40 %
 	}
-	// Inside one sampling period: only the sample around it overlaps.
+	// Inside one sampling period: that sample's rate, for half its time.
 	checkSummary(t, Summarize(samples, at(1.2), at(1.7)), Summary{Samples: 1, CPUAvgPercent: 80, CPUMaxPercent: 80,
-		MemoryAvgBytes: 30 * mib, MemoryMaxBytes: 30 * mib, CPUSeconds: 0.8})
-	// Across a reading: both samples it touches, weighted by time.
-	checkSummary(t, Summarize(samples, at(0.8), at(1.3)), Summary{Samples: 2, CPUAvgPercent: 50, CPUMaxPercent: 80,
-		MemoryAvgBytes: 20 * mib, MemoryMaxBytes: 30 * mib, CPUSeconds: 1.0})
+		MemoryAvgBytes: 30 * mib, MemoryMaxBytes: 30 * mib, CPUSeconds: 0.4})
+	// Across a reading: 0.2 s at 20 % and 0.3 s at 80 %.
+	checkSummary(t, Summarize(samples, at(0.8), at(1.3)), Summary{Samples: 2, CPUAvgPercent: 56, CPUMaxPercent: 80,
+		MemoryAvgBytes: 20 * mib, MemoryMaxBytes: 30 * mib, CPUSeconds: 0.28})
+}
+
+// TestPinnedServerNeverReadsAboveOneCore is the property the interpolation
+// is for: a server pinned to one core, busy all through a load that goes on
+// LoadTail past the window, reads 100% (within the counters' resolution) in
+// every window from the shortest the settings allow (1 s, after a warm-up
+// of at least 1 s) up, wherever the window falls between readings. The
+// stream's readings are 1 s apart give or take 100 ms, and each read time
+// is stamped up to 2 ms after the counters were read, which is the
+// resolution allowed.
+func TestPinnedServerNeverReadsAboveOneCore(t *testing.T) {
+	const resolution = 0.5 // percent of a core
+	rng := rand.New(rand.NewPCG(17, 5))
+	for trial := range 500 {
+		warmup := 1 + 2*rng.Float64()
+		length := 1 + 5*rng.Float64()
+		if trial < 50 {
+			length = 1 // the shortest window, at every phase of the ticks
+		}
+		from, to := warmup, warmup+length
+		loadEnd := to + LoadTail.Seconds()
+		// The stream starts with the load; its first reading has nothing
+		// before it, so the first sample starts at a tick within a second.
+		tick := rng.Float64()
+		stamped := tick
+		var samples []Sample
+		for tick < loadEnd+3 {
+			next := tick + 0.9 + 0.2*rng.Float64()
+			stamp := next + 0.002*rng.Float64()
+			busy := max(0, min(next, loadEnd)-tick) // one core while the load runs
+			samples = append(samples, sample(t, stamped, stamp, busy, mib))
+			tick, stamped = next, stamp
+		}
+		got := Summarize(samples, at(from), at(to))
+		if got.CPUAvgPercent > 100+resolution || got.CPUAvgPercent < 100-resolution {
+			t.Errorf("trial %d: window [%.3f, %.3f] s read %.3f%% of the pinned core, want 100 ± %.1f", trial, from, to, got.CPUAvgPercent, resolution)
+		}
+	}
 }
 
 func TestSummarizeEmpty(t *testing.T) {
