@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/docker/go-units"
+
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
@@ -433,7 +435,7 @@ func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Sp
 // server's folder, and returns its stdout. It fails, saying how, when the
 // server died meanwhile, and when the client exited non-zero.
 func (srv *Server) runBeside(ctx context.Context, spec docker.ContainerSpec, name string, limit time.Duration, started func(Container)) ([]byte, error) {
-	code, stdout, stderr, err := srv.runToEnd(ctx, spec, limit, started)
+	code, oom, stdout, stderr, err := srv.runToEnd(ctx, spec, limit, started)
 	for file, content := range map[string][]byte{name + ".json": stdout, name + ".log": stderr} {
 		if werr := srv.spec.Folder.Write(file, content); err == nil {
 			err = werr
@@ -447,15 +449,43 @@ func (srv *Server) runBeside(ctx context.Context, spec docker.ContainerSpec, nam
 		return nil, err
 	}
 	if code != 0 {
-		return nil, fmt.Errorf("%s (%s exited with code %d)", lastLine(stderr), spec.Cmd[0], code)
+		who := clientNames[spec.Labels[docker.RoleLabel]]
+		if oom || bySignal(int(code)) {
+			// What it printed last is not why it ended: it is in its log.
+			return nil, fmt.Errorf("%s (see %s.log)", ending(who, int(code), oom, spec.Memory), name)
+		}
+		return nil, fmt.Errorf("%s: %s", ending(who, int(code), oom, spec.Memory), lastLine(stderr))
 	}
 	return stdout, nil
 }
 
-func (srv *Server) runToEnd(ctx context.Context, spec docker.ContainerSpec, limit time.Duration, started func(Container)) (code int64, stdout, stderr []byte, err error) {
+// clientNames say what each role of client container is, in words.
+var clientNames = map[string]string{
+	"probe":   "the readiness probe",
+	"conform": "the conformance gate",
+	"rtt":     "the round-trip timer",
+	"load":    "the load client",
+}
+
+// ending says how a container's process ended, in words: an exit status
+// above 128 is the engine's way of saying a signal killed it.
+func ending(who string, code int, oomKilled bool, memory int64) string {
+	switch {
+	case oomKilled:
+		return fmt.Sprintf("%s was killed for going over its memory limit of %s", who, units.BytesSize(float64(memory)))
+	case bySignal(code):
+		return fmt.Sprintf("%s was killed (signal %d)", who, code-128)
+	}
+	return fmt.Sprintf("%s exited with code %d", who, code)
+}
+
+// bySignal says an exit status is the engine's 128 + the signal's number.
+func bySignal(code int) bool { return code > 128 && code <= 128+64 }
+
+func (srv *Server) runToEnd(ctx context.Context, spec docker.ContainerSpec, limit time.Duration, started func(Container)) (code int64, oomKilled bool, stdout, stderr []byte, err error) {
 	c, err := srv.start(ctx, srv.suite.clientEngine(), spec)
 	if err != nil {
-		return 0, nil, nil, err
+		return 0, false, nil, nil, err
 	}
 	// A client that outlives its own deadlines by far means a hung engine.
 	ctx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("%s did not end within %s: the Docker engine may be hung", spec.Cmd[0], limit))
@@ -475,9 +505,16 @@ func (srv *Server) runToEnd(ctx context.Context, spec docker.ContainerSpec, limi
 	logErr := c.Logs(ctx, true, &out, live)
 	live.Close()
 	if code, err = c.Wait(ctx); err != nil {
-		return code, out.Bytes(), errOut.Bytes(), err // what it wrote says why, when it hung
+		return code, false, out.Bytes(), errOut.Bytes(), err // what it wrote says why, when it hung
 	}
-	return code, out.Bytes(), errOut.Bytes(), logErr
+	if code != 0 {
+		st, err := c.State(ctx)
+		if err != nil {
+			return code, false, out.Bytes(), errOut.Bytes(), err
+		}
+		oomKilled = st.OOMKilled
+	}
+	return code, oomKilled, out.Bytes(), errOut.Bytes(), logErr
 }
 
 // exited returns an error when the server container is no longer running,
@@ -490,7 +527,7 @@ func (srv *Server) exited(ctx context.Context) error {
 	if st.OOMKilled {
 		return fmt.Errorf("server was killed for going over GRPC_SERVER_RAM=%s", srv.spec.RAM)
 	}
-	return fmt.Errorf("server exited with code %d (see server.log)", st.ExitCode)
+	return fmt.Errorf("%s (see server.log)", ending("server", st.ExitCode, false, 0))
 }
 
 func lastLine(b []byte) string {
