@@ -12,6 +12,7 @@ import (
 // TestExitStatuses runs the command line without an engine: what each kind
 // of outcome exits with.
 func TestExitStatuses(t *testing.T) {
+	notARepo := t.TempDir() // a folder without servers/
 	for _, tc := range []struct {
 		name   string
 		args   []string
@@ -24,6 +25,9 @@ func TestExitStatuses(t *testing.T) {
 		{"unknown flag", []string{"--bogus"}, exitBadInput, "", "unknown flag --bogus"},
 		{"unknown command", []string{"benchmark"}, exitBadInput, "", "unexpected argument benchmark"},
 		{"compare without a run", []string{"compare", "/nonexistent/a", "/nonexistent/b"}, exitBadInput, "", `run-a="/nonexistent/a"`},
+		{"bench at a folder without servers/", []string{"bench", "--root", notARepo}, exitBadInput, "", `--root="` + notARepo + `"`},
+		{"images at a folder without servers/", []string{"images", "--root", notARepo}, exitBadInput, "", "servers"},
+		{"check at a folder without servers/", []string{"check", "--root", notARepo}, exitBadInput, "", "servers"},
 		{"load spec missing", []string{"loadgen", "--spec", "/nonexistent/spec.json"}, exitBadInput, "", "--spec"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

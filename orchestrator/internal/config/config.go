@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -187,7 +188,40 @@ func (c Config) EngineHosts() (server, client string) {
 // TwoEngines says servers and clients run on different engines.
 func (c Config) TwoEngines() bool {
 	server, client := c.EngineHosts()
-	return server != client
+	return !SameEngine(server, client)
+}
+
+// SameEngine says two engine addresses name one engine: unix sockets are
+// compared by the file they resolve to (/var/run is a link to /run on
+// Debian), other addresses as written.
+func SameEngine(a, b string) bool {
+	return socketFile(a) == socketFile(b)
+}
+
+func socketFile(host string) string {
+	path, ok := strings.CutPrefix(host, "unix://")
+	if !ok {
+		return host
+	}
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		return "unix://" + resolved
+	}
+	return "unix://" + filepath.Clean(path)
+}
+
+// DockerTLS is TLS to a tcp:// engine as the Docker CLI takes it, from
+// DOCKER_TLS_VERIFY and DOCKER_CERT_PATH in .env or the environment alike
+// (the environment wins): verify the engine's certificate when
+// DOCKER_TLS_VERIFY is set to anything; the certificates are in
+// DOCKER_CERT_PATH, else ~/.docker when verifying.
+func (c Config) DockerTLS() (verify bool, certPath string) {
+	verify, certPath = c.given["DOCKER_TLS_VERIFY"] != "", c.given["DOCKER_CERT_PATH"]
+	if verify && certPath == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			certPath = filepath.Join(home, ".docker")
+		}
+	}
+	return verify, certPath
 }
 
 // RoundDuration is each round's measured time: GRPC_BENCHMARK_DURATION

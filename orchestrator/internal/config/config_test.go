@@ -340,6 +340,10 @@ func TestValidateRefuses(t *testing.T) {
 		{"scenario twice", map[string]string{"GRPC_REQUEST_SCENARIO": "string_10B,string_10B"}, 2, "GRPC_REQUEST_SCENARIO", "string_10B,string_10B"},
 		{"no scenario", map[string]string{"GRPC_REQUEST_SCENARIO": " , "}, 2, "GRPC_REQUEST_SCENARIO", " , "},
 		{"server twice", map[string]string{"GRPC_BENCHMARKS": "go_grpc go_grpc"}, 2, "GRPC_BENCHMARKS", "go_grpc go_grpc"},
+		{"a blank server list", map[string]string{"GRPC_BENCHMARKS": " "}, 2, "GRPC_BENCHMARKS", " "},
+		{"a server list of commas", map[string]string{"GRPC_BENCHMARKS": ","}, 2, "GRPC_BENCHMARKS", ","},
+		{"a blank profile list", map[string]string{"GRPC_LOAD_PROFILE": " , "}, 2, "GRPC_LOAD_PROFILE", " , "},
+		{"a scenario list of commas", map[string]string{"GRPC_REQUEST_SCENARIO": ","}, 2, "GRPC_REQUEST_SCENARIO", ","},
 		{"an unknown profile in a list", map[string]string{"GRPC_LOAD_PROFILE": "1a,4c"}, 2, "GRPC_LOAD_PROFILE", "1a,4c"},
 		{"zero rounds", map[string]string{"GRPC_BENCHMARK_ROUNDS": "0"}, 2, "GRPC_BENCHMARK_ROUNDS", "0"},
 		{"too many rounds", map[string]string{"GRPC_BENCHMARK_ROUNDS": "101"}, 2, "GRPC_BENCHMARK_ROUNDS", "101"},
@@ -896,6 +900,90 @@ func TestTwoEngines(t *testing.T) {
 				if got := cfg.Cells(f)[0].ClientCPUs; got != config.CPUs(tc.clientCPUsOn-1) {
 					t.Errorf("auto client CPUs on a client machine of %d cores = %v", tc.clientCPUsOn, got)
 				}
+			}
+		})
+	}
+}
+
+// TestEngineHostsResolveSockets: two addresses of one socket are one
+// engine; two sockets are two.
+func TestEngineHostsResolveSockets(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "docker.sock")
+	if err := os.WriteFile(sock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dir, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, a, b string
+		same       bool
+	}{
+		{"the same words", "unix://" + sock, "unix://" + sock, true},
+		{"through a linked folder, as /var/run and /run", "unix://" + sock, "unix://" + filepath.Join(dir, "link", "docker.sock"), true},
+		{"with a dot and a double slash", "unix://" + sock, "unix://" + dir + "/./" + "/docker.sock", true},
+		{"another socket", "unix://" + sock, "unix://" + filepath.Join(dir, "other.sock"), false},
+		{"a socket and a tcp engine", "unix://" + sock, "tcp://10.0.0.2:2376", false},
+		{"two tcp engines", "tcp://10.0.0.2:2376", "tcp://10.0.0.3:2376", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := config.SameEngine(tc.a, tc.b); got != tc.same {
+				t.Errorf("SameEngine(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
+			}
+			cfg, err := config.Parse(map[string]string{"GRPC_SERVER_DOCKER_HOST": tc.a, "GRPC_CLIENT_DOCKER_HOST": tc.b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.TwoEngines() == tc.same {
+				t.Errorf("TwoEngines = %v for %q and %q", cfg.TwoEngines(), tc.a, tc.b)
+			}
+		})
+	}
+}
+
+// TestDockerVariablesFromFileOrEnvironment: DOCKER_HOST, DOCKER_TLS_VERIFY
+// and DOCKER_CERT_PATH are read alike from .env and from the process.
+func TestDockerVariablesFromFileOrEnvironment(t *testing.T) {
+	const host, certs = "tcp://10.0.0.2:2376", "/etc/grpcbench/certs"
+	for _, name := range []string{"DOCKER_HOST", "DOCKER_TLS_VERIFY", "DOCKER_CERT_PATH"} {
+		unsetenv(t, name)
+	}
+	t.Setenv("HOME", "/home/bench")
+	lines := "DOCKER_HOST=" + host + "\nDOCKER_TLS_VERIFY=1\nDOCKER_CERT_PATH=" + certs + "\n"
+	for _, tc := range []struct {
+		name       string
+		file       string
+		env        map[string]string
+		wantHost   string
+		wantVerify bool
+		wantCerts  string
+	}{
+		{"all in .env", lines, nil, host, true, certs},
+		{"all in the environment", "", map[string]string{"DOCKER_HOST": host, "DOCKER_TLS_VERIFY": "1", "DOCKER_CERT_PATH": certs}, host, true, certs},
+		{"host in .env, TLS in the environment", "DOCKER_HOST=" + host + "\n", map[string]string{"DOCKER_TLS_VERIFY": "1", "DOCKER_CERT_PATH": certs}, host, true, certs},
+		{"TLS in .env, host in the environment", "DOCKER_TLS_VERIFY=1\nDOCKER_CERT_PATH=" + certs + "\n", map[string]string{"DOCKER_HOST": host}, host, true, certs},
+		{"verify without a folder takes ~/.docker, as the CLI", "DOCKER_HOST=" + host + "\nDOCKER_TLS_VERIFY=1\n", nil, host, true, "/home/bench/.docker"},
+		{"certificates without verification", "DOCKER_CERT_PATH=" + certs + "\n", nil, config.DefaultDockerHost, false, certs},
+		{"the environment wins", lines, map[string]string{"DOCKER_HOST": "tcp://10.0.0.3:2376"}, "tcp://10.0.0.3:2376", true, certs},
+		{"nothing", "", nil, config.DefaultDockerHost, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), ".env")
+			if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			cfg, err := config.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			server, client := cfg.EngineHosts()
+			verify, certPath := cfg.DockerTLS()
+			if server != tc.wantHost || client != tc.wantHost || verify != tc.wantVerify || certPath != tc.wantCerts {
+				t.Errorf("hosts %q %q, TLS verify %v certs %q; want %q, %v, %q", server, client, verify, certPath, tc.wantHost, tc.wantVerify, tc.wantCerts)
 			}
 		})
 	}

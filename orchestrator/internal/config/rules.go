@@ -158,6 +158,9 @@ var rules = []rule{
 		return ""
 	}},
 	{"GRPC_BENCHMARKS", func(c Config, f Facts) string {
+		if r := c.blank("GRPC_BENCHMARKS", c.Benchmarks, "server", "every server"); r != "" {
+			return r
+		}
 		if r := names(c.Benchmarks, f.Servers, "server", true); r != "" {
 			return r
 		}
@@ -209,6 +212,9 @@ var rules = []rule{
 		return ""
 	}},
 	{"GRPC_LOAD_PROFILE", func(c Config, _ Facts) string {
+		if r := c.blank("GRPC_LOAD_PROFILE", c.LoadProfiles, "profile", "GRPC_CLIENT_CONNECTIONS and GRPC_CLIENT_CONCURRENCY"); r != "" {
+			return r
+		}
 		if r := names(c.LoadProfiles, ProfileNames(), "profile", true); r != "" {
 			return r
 		}
@@ -350,6 +356,15 @@ func oneOf(v string, allowed []string, reason string) string {
 		return ""
 	}
 	return reason + "; known: " + strings.Join(allowed, ", ")
+}
+
+// blank refuses a list that was given but names nothing (" " or ","):
+// it would silently mean what leaving the setting out means.
+func (c Config) blank(name string, list []string, what, unset string) string {
+	if len(list) == 0 && c.given[name] != "" {
+		return fmt.Sprintf("names no %s, only separators; leave it unset or empty for %s", what, unset)
+	}
+	return ""
 }
 
 // names checks a list against the names allowed: every one known, none

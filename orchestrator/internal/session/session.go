@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,17 +75,19 @@ func (e Engines) close() {
 func connect(ctx context.Context, cfg config.Config) (Engines, error) {
 	serverHost, clientHost := cfg.EngineHosts()
 	serverRole, clientRole := "", ""
-	if serverHost != clientHost {
+	if cfg.TwoEngines() {
 		serverRole, clientRole = "servers", "clients"
 	}
+	var tls docker.TLS
+	tls.Verify, tls.CertPath = cfg.DockerTLS()
 	var e Engines
 	var err error
-	if e.Server, err = docker.Connect(ctx, serverRole, serverHost); err != nil {
+	if e.Server, err = docker.Connect(ctx, serverRole, serverHost, tls); err != nil {
 		return e, err
 	}
 	e.Client = e.Server
-	if serverHost != clientHost {
-		if e.Client, err = docker.Connect(ctx, clientRole, clientHost); err != nil {
+	if cfg.TwoEngines() {
+		if e.Client, err = docker.Connect(ctx, clientRole, clientHost, tls); err != nil {
 			e.Server.Close()
 			return e, err
 		}
@@ -133,6 +136,10 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 		return nil, parseErr
 	}
 	cat, err := catalog.Open(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &config.Error{Var: "--root", Value: root, Reason: err.Error(),
+			Allowed: "the repository: a folder that holds servers/ and scenarios/"}
+	}
 	if err != nil {
 		return nil, err
 	}
