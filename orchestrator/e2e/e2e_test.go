@@ -595,6 +595,8 @@ func TestConformanceGateCatchesBrokenServers(t *testing.T) {
 	broken := map[string]string{
 		"changes_payload": "answer is not the echo of the request (name: sent",
 		"error_status":    "grpc-status Internal: broken on purpose",
+		// A server's text is shown escaped, on one line of its own.
+		"hostile_text": `grpc-status Internal: =HYPERLINK("http://evil")\x1b]0;pwned\a\x1b[2J\n| fake_server |`,
 	}
 	root := copyRepo(t, nil)
 	for name := range broken {
@@ -605,7 +607,7 @@ func TestConformanceGateCatchesBrokenServers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "changes_payload error_status go_grpc"})
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "changes_payload error_status hostile_text go_grpc"})
 	res := runBinary(t, root, env, "bench")
 	if res.code != 3 {
 		t.Errorf("exit code %d, want 3\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
@@ -623,6 +625,7 @@ func TestConformanceGateCatchesBrokenServers(t *testing.T) {
 	if _, ok := rows["go_grpc"]; !ok {
 		t.Errorf("go_grpc is not ranked:\n%s", bench)
 	}
+	hostileTextStaysInItsPlace(t, runFolder(t, env), res)
 	for _, s := range servers(t, run) {
 		if s.Conformance == nil {
 			t.Errorf("%s has no verdict in results.json", s.Name)
