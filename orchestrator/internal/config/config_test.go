@@ -872,8 +872,14 @@ func TestTwoEngines(t *testing.T) {
 		{"both name the same engine", map[string]string{"GRPC_SERVER_DOCKER_HOST": "unix:///var/run/docker.sock"}, "", "", false, 0},
 		{"two engines and the address", map[string]string{"GRPC_CLIENT_DOCKER_HOST": "ssh://bench@client", "GRPC_SERVER_ADDRESS": "10.0.0.2:50051"}, "", "", true, 8},
 		{"two engines without the address", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376"}, "GRPC_SERVER_ADDRESS", "", true, 0},
-		{"an address without a port", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2"}, "GRPC_SERVER_ADDRESS", "10.0.0.2", true, 0},
-		{"an address with port 0", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2:0"}, "GRPC_SERVER_ADDRESS", "10.0.0.2:0", true, 0},
+		{"an address without a port: the engine picks one", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2"}, "", "", true, 0},
+		{"an address with port 0: the engine picks one", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2:0"}, "", "", true, 0},
+		{"an IPv6 address", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "fd00::2"}, "", "", true, 0},
+		{"an IPv6 address and port", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "[fd00::2]:50051"}, "", "", true, 0},
+		{"a host name", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "server-box:50051"}, "GRPC_SERVER_ADDRESS", "server-box:50051", true, 0},
+		{"a host name without a port", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "server-box"}, "GRPC_SERVER_ADDRESS", "server-box", true, 0},
+		{"a port past 65535", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2:70000"}, "GRPC_SERVER_ADDRESS", "10.0.0.2:70000", true, 0},
+		{"a port that is no number", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2:grpc"}, "GRPC_SERVER_ADDRESS", "10.0.0.2:grpc", true, 0},
 		{"an engine that is no URL", map[string]string{"GRPC_CLIENT_DOCKER_HOST": "client-box:2375", "GRPC_SERVER_ADDRESS": "10.0.0.2:50051"}, "GRPC_CLIENT_DOCKER_HOST", "client-box:2375", true, 0},
 		{"a tcp engine without a port", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2", "GRPC_SERVER_ADDRESS": "10.0.0.2:50051"}, "GRPC_SERVER_DOCKER_HOST", "tcp://10.0.0.2", true, 0},
 	} {
@@ -986,5 +992,26 @@ func TestDockerVariablesFromFileOrEnvironment(t *testing.T) {
 				t.Errorf("hosts %q %q, TLS verify %v certs %q; want %q, %v, %q", server, client, verify, certPath, tc.wantHost, tc.wantVerify, tc.wantCerts)
 			}
 		})
+	}
+}
+
+func TestServerPublish(t *testing.T) {
+	for _, tc := range []struct {
+		address, ip string
+		port        int
+	}{
+		{"10.0.0.2", "10.0.0.2", 0},
+		{"10.0.0.2:0", "10.0.0.2", 0},
+		{"10.0.0.2:50051", "10.0.0.2", 50051},
+		{"fd00::2", "fd00::2", 0},
+		{"[fd00::2]:50051", "fd00::2", 50051},
+	} {
+		cfg, err := config.Parse(map[string]string{"GRPC_SERVER_ADDRESS": tc.address})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ip, port, err := cfg.ServerPublish(); ip != tc.ip || port != tc.port || err != nil {
+			t.Errorf("ServerPublish of %q = %q, %d, %v; want %q, %d", tc.address, ip, port, err, tc.ip, tc.port)
+		}
 	}
 }

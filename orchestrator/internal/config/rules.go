@@ -193,12 +193,8 @@ var rules = []rule{
 			}
 			return ""
 		}
-		host, port, err := net.SplitHostPort(c.ServerAddress)
-		if err != nil {
-			return "not host:port: " + reason(err)
-		}
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || host == "" {
-			return "not host:port with a port from 1 to 65535"
+		if _, _, err := c.ServerPublish(); err != nil {
+			return err.Error()
 		}
 		return ""
 	}},
@@ -225,6 +221,26 @@ var rules = []rule{
 		}
 		return ""
 	}},
+}
+
+// ServerPublish is where a server publishes its port on the servers'
+// machine (GRPC_SERVER_ADDRESS): an IP address, and a port, 0 when the
+// engine is to pick a free one.
+func (c Config) ServerPublish() (ip string, port int, err error) {
+	if net.ParseIP(c.ServerAddress) != nil {
+		return c.ServerAddress, 0, nil
+	}
+	host, p, err := net.SplitHostPort(c.ServerAddress)
+	if err != nil {
+		return "", 0, fmt.Errorf("not an IP address or IP:port: %s", reason(err))
+	}
+	if net.ParseIP(host) == nil {
+		return "", 0, errors.New("not an IP address: the server publishes its port on that address of its machine only, and a name may resolve elsewhere")
+	}
+	if port, err = strconv.Atoi(p); err != nil || port < 0 || port > 65535 {
+		return "", 0, errors.New("the port is not from 1 to 65535 (or 0: the engine picks one)")
+	}
+	return host, port, nil
 }
 
 // dockerHost checks an engine address as the Docker CLI takes them.

@@ -304,7 +304,8 @@ func (s *Session) Suite() *suite.Suite {
 		Labels:       map[string]string{docker.RunLabel: s.Run.ID, docker.ImagesLabel: s.Config.ImageName},
 	}
 	if s.Engines.Two() {
-		st.Address = s.Config.ServerAddress
+		ip, port, _ := s.Config.ServerPublish() // checked with the settings
+		st.Remote = &suite.Remote{IP: ip, Port: port}
 	}
 	return st
 }

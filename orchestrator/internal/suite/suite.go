@@ -53,10 +53,10 @@ type Suite struct {
 	// clients (nil: Engine).
 	Engine       Engine
 	ClientEngine Engine
-	// Address is where the clients reach a server when they run on another
+	// Remote is where the clients reach a server when they run on another
 	// machine (GRPC_SERVER_ADDRESS): the server publishes its port there;
-	// "" has the clients join the server's network namespace.
-	Address string
+	// nil has the clients join the server's network namespace.
+	Remote *Remote
 	// ClientImage is the orchestrator's own image: it runs the readiness
 	// probe, the conformance gate and the load engines that are Runners.
 	ClientImage string
@@ -75,12 +75,13 @@ func (s *Suite) clientEngine() Engine {
 	return s.ClientEngine
 }
 
-// target is the server's address for its clients.
-func (s *Suite) target() string {
-	if s.Address != "" {
-		return s.Address
-	}
-	return loopback
+// Remote is an address of the servers' machine that the clients' machine
+// reaches: each server publishes its port on IP only, at Port, or at a
+// port the engine picks for it when Port is 0, so that two runs on one
+// engine never ask for the same port.
+type Remote struct {
+	IP   string
+	Port int
 }
 
 func (s *Suite) observer() Observer {
@@ -129,6 +130,9 @@ type Server struct {
 	// RoundTrip is the network's round trip to a server on another
 	// machine, timed before the gate.
 	RoundTrip *time.Duration
+	// Address is where the clients reach the server: loopback in its
+	// network namespace, or the address and port it was published at.
+	Address string
 
 	stopOOM  func() int
 	oomKills int
@@ -152,17 +156,17 @@ func (s *Suite) Up(ctx context.Context, spec ServerSpec) (*Server, error) {
 	err := srv.phase(ctx, "start", func(ctx context.Context) (err error) {
 		c := s.serverContainer(spec)
 		c.Labels = srv.labels("server")
-		srv.container, err = srv.start(ctx, s.Engine, c)
-		if err == nil {
-			srv.stopOOM = srv.container.WatchOOM(context.WithoutCancel(ctx))
+		if srv.container, err = srv.start(ctx, s.Engine, c); err != nil {
+			return err
 		}
-		return err
+		srv.stopOOM = srv.container.WatchOOM(context.WithoutCancel(ctx))
+		return srv.published(ctx)
 	})
 	if err == nil {
 		s.observer().Phase("waiting until it answers", 0)
 		err = srv.phase(ctx, "readiness", srv.awaitReady)
 	}
-	if err == nil && s.Address != "" {
+	if err == nil && s.Remote != nil {
 		err = srv.phase(ctx, "round trip", srv.roundTrip)
 	}
 	if err == nil {
@@ -174,7 +178,7 @@ func (s *Suite) Up(ctx context.Context, spec ServerSpec) (*Server, error) {
 
 // serverContainer is the container of a server: without network when its
 // clients join its namespace (loopback is all it needs), else publishing
-// its port at the address's port.
+// its port on the remote address only, on a network of its own.
 func (s *Suite) serverContainer(spec ServerSpec) docker.ContainerSpec {
 	c := contained(docker.ContainerSpec{
 		Image: spec.Image,
@@ -186,14 +190,31 @@ func (s *Suite) serverContainer(spec ServerSpec) docker.ContainerSpec {
 		NanoCPUs:  spec.CPUs.NanoCPUs(),
 		CPUSet:    spec.Placement.ServerCPUSet,
 		Memory:    int64(spec.RAM),
-		NoNetwork: s.Address == "",
+		NoNetwork: s.Remote == nil,
 	}, serverPids)
-	if s.Address != "" {
-		_, port, _ := net.SplitHostPort(s.Address) // checked with the settings
-		published, _ := strconv.Atoi(port)
-		c.Publish = map[int]int{ServerPort: published}
+	if s.Remote != nil {
+		c.Publish, c.PublishIP = map[int]int{ServerPort: s.Remote.Port}, s.Remote.IP
 	}
 	return c
+}
+
+// published reads back where the server's port was published, the port
+// the engine picked included.
+func (srv *Server) published(ctx context.Context) error {
+	if srv.suite.Remote == nil {
+		srv.Address = loopback
+		return nil
+	}
+	st, err := srv.container.State(ctx)
+	if err != nil {
+		return err
+	}
+	port := st.Ports[ServerPort]
+	if port == 0 {
+		return fmt.Errorf("the engine published port %d of the server at no port of %s", ServerPort, srv.suite.Remote.IP)
+	}
+	srv.Address = net.JoinHostPort(srv.suite.Remote.IP, strconv.Itoa(port))
+	return nil
 }
 
 // phase runs one step and records when it started and how long it took.
@@ -263,7 +284,7 @@ func (srv *Server) start(ctx context.Context, eng Engine, spec docker.ContainerS
 func (srv *Server) client(role string, args ...string) docker.ContainerSpec {
 	return srv.beside(docker.ContainerSpec{
 		Image:    srv.suite.ClientImage,
-		Cmd:      append([]string{role, "--target", srv.suite.target(), "--scenario", load.ScenarioDir}, args...),
+		Cmd:      append([]string{role, "--target", srv.Address, "--scenario", load.ScenarioDir}, args...),
 		Labels:   srv.labels(role),
 		Files:    srv.inputs(nil),
 		InputDir: load.InputDir,
@@ -273,7 +294,7 @@ func (srv *Server) client(role string, args ...string) docker.ContainerSpec {
 
 // beside places a client container where it reaches the server, contained.
 func (srv *Server) beside(c docker.ContainerSpec) docker.ContainerSpec {
-	if srv.suite.Address != "" {
+	if srv.suite.Remote != nil {
 		c.HostNetwork = true
 	} else {
 		c.NetworkOf = srv.container.ID()
@@ -330,7 +351,7 @@ func (srv *Server) awaitReady(ctx context.Context) error {
 // server's, before any load.
 func (srv *Server) roundTrip(ctx context.Context) error {
 	spec := srv.client("rtt")
-	spec.Cmd = []string{"rtt", "--target", srv.suite.target()}
+	spec.Cmd = []string{"rtt", "--target", srv.Address}
 	stdout, err := srv.runBeside(ctx, spec, "round-trip", conformLimit, nil)
 	if err != nil {
 		return err
@@ -380,7 +401,7 @@ func (srv *Server) Measure(ctx context.Context, engine load.Engine, spec load.Sp
 }
 
 func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
-	spec.Target, spec.ScenarioDir = srv.suite.target(), load.ScenarioDir
+	spec.Target, spec.ScenarioDir = srv.Address, load.ScenarioDir
 	cl, err := engine.Client(spec, srv.spec.Scenario)
 	if err != nil {
 		return report.Measurement{}, err
