@@ -587,6 +587,32 @@ func TestFailingServerIsListedAndTheRunGoesOn(t *testing.T) {
 	assertNoContainersLeft(t, api)
 }
 
+// TestBuildOverItsMemoryFailsAndTheRunGoesOn builds a server whose build
+// step outgrows GRPC_BUILD_RAM before a good one: its build fails, killed
+// at the limit, the reason is listed, and the next server is ranked.
+func TestBuildOverItsMemoryFailsAndTheRunGoesOn(t *testing.T) {
+	api := engine(t)
+	root := copyRepo(t, map[string]string{"orchestrator/e2e/testdata/servers/eats_build_memory": "servers/eats_build_memory"})
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "eats_build_memory go_grpc", "GRPC_BUILD_RAM": "512m"})
+	res := runBinary(t, root, env, "bench")
+	if res.code != 3 {
+		t.Errorf("exit code %d, want 3\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	bench, run := readRun(t, runFolder(t, env))
+	rows := parseRows(t, bench)
+	if _, ok := rows["go_grpc"]; !ok {
+		t.Errorf("the server after the failed build was not ranked:\n%s", bench)
+	}
+	// The kernel kills tail (signal 9) in the step's cgroup: exit code 137.
+	if !strings.Contains(bench, "! eats_build_memory: not ranked, build failed: ") || !strings.Contains(bench, "returned a non-zero code: 137") {
+		t.Errorf("bench.txt does not say the build was killed at its memory limit:\n%s", bench)
+	}
+	if f := servers(t, run)[0].Failure; f == nil || f.Phase != "build" {
+		t.Errorf("results.json failure = %+v, want the build phase", f)
+	}
+	assertNoContainersLeft(t, api)
+}
+
 // TestConformanceGateCatchesBrokenServers runs two servers that answer
 // wrongly, one with a changed message and one with an error status: the
 // gate must stop both before the load, with the reason.

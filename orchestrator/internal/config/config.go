@@ -43,6 +43,9 @@ type Config struct {
 	ServerAddress    string        `env:"GRPC_SERVER_ADDRESS" help:"the IP address of the servers' machine at which the clients' machine reaches a server, when the two engines differ: each server publishes its port on that address only, at a port the engine picks for it (10.0.0.2), or at a fixed port (10.0.0.2:50051, for a firewall that opens one port; two runs on that engine then collide)"`
 	SourceMirror     string        `env:"GRPC_SOURCE_MIRROR" help:"a folder of git bundles named <repository>.bundle, from which the third-party sources that servers pin in sources.json are taken when neither the sources cache nor their URL has them; empty means none"`
 	LoadProfiles     Names         `env:"GRPC_LOAD_PROFILE" help:"a load shape of the grpcxx benchmarks, setting connections x calls in flight per connection: 1a (1x1), 1b (1x10), 2a (10x1), 2b (10x10), 3a (100x1), 3b (100x10); a comma-separated list runs each; empty means GRPC_CLIENT_CONNECTIONS and GRPC_CLIENT_CONCURRENCY"`
+	BuildRAM         Bytes         `env:"GRPC_BUILD_RAM" envDefault:"6g" help:"memory limit of each step of an image build (the container of a RUN), swap included: a size such as 6g, from 512m to the engine host's memory"`
+	BuildCPUs        ClientCPUs    `env:"GRPC_BUILD_CPUS" envDefault:"auto" help:"CPU limit of each step of an image build in cores: auto (every core of the engine but one, at least 1) or a positive number such as 2, at most the engine's CPU count"`
+	BuildStall       time.Duration `env:"GRPC_BUILD_STALL" envDefault:"30m" help:"how long an image build, pull or copy between engines may go without output, or a fetch of pinned sources over HTTP without data, before it is taken to hang and that server's build fails: a duration from 1m to 6h"`
 
 	// given holds the variables as the user wrote them, so that reports and
 	// messages repeat 2048m rather than 2g, and 60s rather than 1m0s.
@@ -222,6 +225,15 @@ func (c Config) DockerTLS() (verify bool, certPath string) {
 		}
 	}
 	return verify, certPath
+}
+
+// BuildCPULimit is GRPC_BUILD_CPUS on an engine of n cores: auto leaves
+// one core to dockerd and the orchestrator when there are two or more.
+func (c Config) BuildCPULimit(n int) CPUs {
+	if !c.BuildCPUs.Auto {
+		return c.BuildCPUs.CPUs
+	}
+	return CPUs(max(1, n-1))
 }
 
 // RoundDuration is each round's measured time: GRPC_BENCHMARK_DURATION

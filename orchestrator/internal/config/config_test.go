@@ -125,6 +125,9 @@ func TestParseDefaults(t *testing.T) {
 		ReadyTimeout:   60 * time.Second,
 		LoadEngine:     "ghz",
 		CapacityEngine: "h2",
+		BuildRAM:       6 << 30,
+		BuildCPUs:      config.ClientCPUs{Auto: true},
+		BuildStall:     30 * time.Minute,
 	}
 	if len(cfg.Benchmarks) != 0 {
 		t.Errorf("Benchmarks = %q, want none (all servers)", cfg.Benchmarks)
@@ -340,6 +343,12 @@ func TestValidateRefuses(t *testing.T) {
 		{"scenario twice", map[string]string{"GRPC_REQUEST_SCENARIO": "string_10B,string_10B"}, 2, "GRPC_REQUEST_SCENARIO", "string_10B,string_10B"},
 		{"no scenario", map[string]string{"GRPC_REQUEST_SCENARIO": " , "}, 2, "GRPC_REQUEST_SCENARIO", " , "},
 		{"server twice", map[string]string{"GRPC_BENCHMARKS": "go_grpc go_grpc"}, 2, "GRPC_BENCHMARKS", "go_grpc go_grpc"},
+		{"build memory below 512m", map[string]string{"GRPC_BUILD_RAM": "256m"}, 2, "GRPC_BUILD_RAM", "256m"},
+		{"build memory above the host's", map[string]string{"GRPC_BUILD_RAM": "64g"}, 2, "GRPC_BUILD_RAM", "64g"},
+		{"build cpus above the engine", map[string]string{"GRPC_BUILD_CPUS": "3"}, 2, "GRPC_BUILD_CPUS", "3"},
+		{"zero build cpus", map[string]string{"GRPC_BUILD_CPUS": "0"}, 2, "GRPC_BUILD_CPUS", "0"},
+		{"a stall limit of seconds", map[string]string{"GRPC_BUILD_STALL": "30s"}, 2, "GRPC_BUILD_STALL", "30s"},
+		{"a stall limit of a day", map[string]string{"GRPC_BUILD_STALL": "24h"}, 2, "GRPC_BUILD_STALL", "24h"},
 		{"a blank server list", map[string]string{"GRPC_BENCHMARKS": " "}, 2, "GRPC_BENCHMARKS", " "},
 		{"a server list of commas", map[string]string{"GRPC_BENCHMARKS": ","}, 2, "GRPC_BENCHMARKS", ","},
 		{"a blank profile list", map[string]string{"GRPC_LOAD_PROFILE": " , "}, 2, "GRPC_LOAD_PROFILE", " , "},
@@ -595,6 +604,9 @@ func TestSettings(t *testing.T) {
 		{"GRPC_SERVER_ADDRESS", ""},
 		{"GRPC_SOURCE_MIRROR", ""},
 		{"GRPC_LOAD_PROFILE", ""},
+		{"GRPC_BUILD_RAM", "6g"},
+		{"GRPC_BUILD_CPUS", "auto"},
+		{"GRPC_BUILD_STALL", "30m"},
 	}
 	got := cfg.All()
 	if len(got) != len(want) {

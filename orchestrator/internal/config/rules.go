@@ -62,6 +62,10 @@ const (
 	// (h2: about 400k req/s), and keeps the per-call interval above a
 	// nanosecond for every engine.
 	MaxQPS = 1_000_000
+	// MinBuildRAM is less than any build of the catalog needs; MaxBuildStall
+	// is longer than any of its steps runs silent.
+	MinBuildRAM   = 512 << 20
+	MaxBuildStall = 6 * time.Hour
 	// MaxImageName keeps GRPC_IMAGE_NAME:<server>-<scenario> under the 255
 	// characters of a Docker reference.
 	MaxImageName = 100
@@ -207,6 +211,22 @@ var rules = []rule{
 		}
 		return ""
 	}},
+	{"GRPC_BUILD_RAM", func(c Config, f Facts) string {
+		switch {
+		case c.BuildRAM < MinBuildRAM:
+			return "below 512m"
+		case f.EngineMemory > 0 && int64(c.BuildRAM) > f.EngineMemory:
+			return fmt.Sprintf("more than the engine host's %s of memory", Bytes(f.EngineMemory&^(1<<20-1)))
+		}
+		return ""
+	}},
+	{"GRPC_BUILD_CPUS", func(c Config, f Facts) string {
+		if c.BuildCPUs.Auto {
+			return ""
+		}
+		return cpus(c.BuildCPUs.CPUs, f)
+	}},
+	{"GRPC_BUILD_STALL", func(c Config, _ Facts) string { return between(c.BuildStall, time.Minute, MaxBuildStall) }},
 	{"GRPC_LOAD_PROFILE", func(c Config, _ Facts) string {
 		if r := c.blank("GRPC_LOAD_PROFILE", c.LoadProfiles, "profile", "GRPC_CLIENT_CONNECTIONS and GRPC_CLIENT_CONCURRENCY"); r != "" {
 			return r

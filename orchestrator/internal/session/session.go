@@ -276,7 +276,8 @@ func (s *Session) builder(eng, other *docker.Engine) images.Builder {
 	}
 	self, _ := os.Executable()
 	b := images.Builder{Engine: eng, Catalog: s.Catalog, Name: s.Config.ImageName, Arch: goArch(info.Architecture), Self: self,
-		Sources: sources.Fetcher{Cache: sources.DefaultCache(), Mirror: s.Config.SourceMirror}}
+		Sources: sources.Fetcher{Cache: sources.DefaultCache(), Mirror: s.Config.SourceMirror, Stall: s.Config.BuildStall},
+		Memory:  int64(s.Config.BuildRAM), CPUs: float64(s.Config.BuildCPULimit(info.NCPU)), Stall: s.Config.BuildStall}
 	if s.Engines.Two() {
 		b.Peer = other
 	}
