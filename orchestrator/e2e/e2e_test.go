@@ -613,6 +613,37 @@ func TestBuildOverItsMemoryFailsAndTheRunGoesOn(t *testing.T) {
 	assertNoContainersLeft(t, api)
 }
 
+// TestSilentBuildIsCutOff builds a server whose build step hangs without
+// output: after GRPC_BUILD_STALL its build fails with the stall as the
+// reason, its step's container is gone, and the next server is ranked.
+func TestSilentBuildIsCutOff(t *testing.T) {
+	api := engine(t)
+	root := copyRepo(t, map[string]string{"orchestrator/e2e/testdata/servers/silent_build": "servers/silent_build"})
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "silent_build go_grpc", "GRPC_BUILD_STALL": "1m"})
+	res := runBinary(t, root, env, "bench")
+	if res.code != 3 {
+		t.Errorf("exit code %d, want 3\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	bench, _ := readRun(t, runFolder(t, env))
+	if _, ok := parseRows(t, bench)["go_grpc"]; !ok {
+		t.Errorf("the server after the stalled build was not ranked:\n%s", bench)
+	}
+	want := "! silent_build: not ranked, build failed: the build of " + testImageName + ":silent_build-complex_proto stalled: no output for 1m0s (GRPC_BUILD_STALL)"
+	if !strings.Contains(bench, want) {
+		t.Errorf("bench.txt does not say the build stalled (%s):\n%s", want, bench)
+	}
+	list, err := api.ContainerList(context.Background(), container.ListOptions{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range list {
+		if strings.Contains(c.Command, "grpcbench-e2e-silent-build") {
+			t.Errorf("the stalled step's container is still there: %s %s (%s)", c.ID, c.Command, c.State)
+		}
+	}
+	assertNoContainersLeft(t, api)
+}
+
 // TestConformanceGateCatchesBrokenServers runs two servers that answer
 // wrongly, one with a changed message and one with an error status: the
 // gate must stop both before the load, with the reason.
