@@ -589,6 +589,63 @@ func TestFailingServerIsListedAndTheRunGoesOn(t *testing.T) {
 	assertNoContainersLeft(t, api)
 }
 
+// TestBuildOverItsMemoryFailsAndTheRunGoesOn builds a server whose build
+// step outgrows GRPC_BUILD_RAM before a good one: its build fails, killed
+// at the limit, the reason is listed, and the next server is ranked.
+func TestBuildOverItsMemoryFailsAndTheRunGoesOn(t *testing.T) {
+	api := engine(t)
+	root := copyRepo(t, map[string]string{"orchestrator/e2e/testdata/servers/eats_build_memory": "servers/eats_build_memory"})
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "eats_build_memory go_grpc", "GRPC_BUILD_RAM": "512m"})
+	res := runBinary(t, root, env, "bench")
+	if res.code != 3 {
+		t.Errorf("exit code %d, want 3\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	bench, run := readRun(t, runFolder(t, env))
+	rows := parseRows(t, bench)
+	if _, ok := rows["go_grpc"]; !ok {
+		t.Errorf("the server after the failed build was not ranked:\n%s", bench)
+	}
+	// The kernel kills tail (signal 9) in the step's cgroup: exit code 137.
+	if !strings.Contains(bench, "! eats_build_memory: not ranked, build failed: ") || !strings.Contains(bench, "returned a non-zero code: 137") {
+		t.Errorf("bench.txt does not say the build was killed at its memory limit:\n%s", bench)
+	}
+	if f := servers(t, run)[0].Failure; f == nil || f.Phase != "build" {
+		t.Errorf("results.json failure = %+v, want the build phase", f)
+	}
+	assertNoContainersLeft(t, api)
+}
+
+// TestSilentBuildIsCutOff builds a server whose build step hangs without
+// output: after GRPC_BUILD_STALL its build fails with the stall as the
+// reason, its step's container is gone, and the next server is ranked.
+func TestSilentBuildIsCutOff(t *testing.T) {
+	api := engine(t)
+	root := copyRepo(t, map[string]string{"orchestrator/e2e/testdata/servers/silent_build": "servers/silent_build"})
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "silent_build go_grpc", "GRPC_BUILD_STALL": "1m"})
+	res := runBinary(t, root, env, "bench")
+	if res.code != 3 {
+		t.Errorf("exit code %d, want 3\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	bench, _ := readRun(t, runFolder(t, env))
+	if _, ok := parseRows(t, bench)["go_grpc"]; !ok {
+		t.Errorf("the server after the stalled build was not ranked:\n%s", bench)
+	}
+	want := "! silent_build: not ranked, build failed: the build of " + testImageName + ":silent_build-complex_proto stalled: no output for 1m0s (GRPC_BUILD_STALL)"
+	if !strings.Contains(bench, want) {
+		t.Errorf("bench.txt does not say the build stalled (%s):\n%s", want, bench)
+	}
+	list, err := api.ContainerList(context.Background(), container.ListOptions{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range list {
+		if strings.Contains(c.Command, "grpcbench-e2e-silent-build") {
+			t.Errorf("the stalled step's container is still there: %s %s (%s)", c.ID, c.Command, c.State)
+		}
+	}
+	assertNoContainersLeft(t, api)
+}
+
 // TestConformanceGateCatchesBrokenServers runs two servers that answer
 // wrongly, one with a changed message and one with an error status: the
 // gate must stop both before the load, with the reason.
@@ -597,6 +654,8 @@ func TestConformanceGateCatchesBrokenServers(t *testing.T) {
 	broken := map[string]string{
 		"changes_payload": "answer is not the echo of the request (name: sent",
 		"error_status":    "grpc-status Internal: broken on purpose",
+		// A server's text is shown escaped, on one line of its own.
+		"hostile_text": `grpc-status Internal: =HYPERLINK("http://evil")\x1b]0;pwned\a\x1b[2J\n| fake_server |`,
 	}
 	root := copyRepo(t, nil)
 	for name := range broken {
@@ -607,7 +666,7 @@ func TestConformanceGateCatchesBrokenServers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "changes_payload error_status go_grpc"})
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "changes_payload error_status hostile_text go_grpc"})
 	res := runBinary(t, root, env, "bench")
 	if res.code != 3 {
 		t.Errorf("exit code %d, want 3\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
@@ -625,6 +684,7 @@ func TestConformanceGateCatchesBrokenServers(t *testing.T) {
 	if _, ok := rows["go_grpc"]; !ok {
 		t.Errorf("go_grpc is not ranked:\n%s", bench)
 	}
+	hostileTextStaysInItsPlace(t, runFolder(t, env), res)
 	for _, s := range servers(t, run) {
 		if s.Conformance == nil {
 			t.Errorf("%s has no verdict in results.json", s.Name)

@@ -2,9 +2,12 @@ package e2e_test
 
 import (
 	"bufio"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
 )
 
 // secondEngine starts a second Docker engine in a network namespace of its
@@ -94,8 +101,12 @@ func TestServerAndClientOnTwoEngines(t *testing.T) {
 	if s.Server.Samples == 0 || s.Client.Samples == 0 {
 		t.Errorf("stats from each engine: server %+v client %+v", s.Server, s.Client)
 	}
+	if !strings.HasPrefix(s.ServerAddress, settings["GRPC_SERVER_ADDRESS"]+":") {
+		t.Errorf("results.json records the server's address as %q, want %s and the port the engine picked", s.ServerAddress, settings["GRPC_SERVER_ADDRESS"])
+	}
 	assertNoContainersLeft(t, serverEngine)
 	assertNoContainersLeft(t, clientEngine)
+	assertNoNetworksLeft(t, serverEngine)
 
 	// Ctrl-C in the middle of the load: nothing left on either engine.
 	env = benchEnv(t, mergeSettings(settings, map[string]string{"GRPC_BENCHMARK_DURATION": "30s"}))
@@ -111,6 +122,7 @@ func TestServerAndClientOnTwoEngines(t *testing.T) {
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
 		if strings.HasPrefix(sc.Text(), "go_grpc: ready") {
+			serverIsContained(t, serverEngine, settings["GRPC_SERVER_ADDRESS"])
 			time.Sleep(2 * time.Second)
 			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 				t.Fatal(err)
@@ -123,6 +135,7 @@ func TestServerAndClientOnTwoEngines(t *testing.T) {
 	}
 	assertNoContainersLeft(t, serverEngine)
 	assertNoContainersLeft(t, clientEngine)
+	assertNoNetworksLeft(t, serverEngine)
 
 	engineGoesAway(t, settings, clientEngine)
 	engineComesBack(t, settings, serverEngine)
@@ -197,6 +210,117 @@ func engineComesBack(t *testing.T, settings map[string]string, serverEngine *cli
 		t.Errorf("no go_grpc row after the engine came back:\n%s", bench)
 	}
 	assertNoContainersLeft(t, serverEngine)
+}
+
+// hostSide is this machine's end of the veth pair to the servers'
+// engine's namespace (scripts/second-engine): an address the test made.
+const hostSide = "10.231.0.1"
+
+// serverIsContained reads the running server container's network settings
+// back from the servers' engine: its port is published on the address of
+// GRPC_SERVER_ADDRESS only, at a port the engine picked, from a network
+// of its own that masquerades nothing; and a connection the server's
+// namespace opens to this machine, which listens for it, never gets through.
+func serverIsContained(t *testing.T, api *client.Client, address string) {
+	t.Helper()
+	ctx := context.Background()
+	ids := containerIDs(t, api, "io.grpcbench.role=server")
+	if len(ids) != 1 {
+		t.Fatalf("want one server container on the servers' engine, have %v", ids)
+	}
+	info, err := api.ContainerInspect(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := info.HostConfig.PortBindings["50051/tcp"]
+	if len(asked) != 1 || asked[0].HostIP != address || asked[0].HostPort != "" {
+		t.Errorf("port bindings asked for %+v, want 50051 on %s only, at a port the engine picks", asked, address)
+	}
+	got := info.NetworkSettings.Ports["50051/tcp"]
+	if len(got) != 1 || got[0].HostIP != address || got[0].HostPort == "" || got[0].HostPort == "0" {
+		t.Errorf("port published at %+v, want one binding on %s with the port the engine picked", got, address)
+	}
+	mode := string(info.HostConfig.NetworkMode)
+	nw, err := api.NetworkInspect(ctx, mode, network.InspectOptions{})
+	if err != nil {
+		t.Fatalf("the server's network %q: %v", mode, err)
+	}
+	t.Logf("server container: network %s %v, ports %+v", mode, nw.Options, got)
+	if nw.Options["com.docker.network.bridge.enable_ip_masquerade"] != "false" || nw.Options["com.docker.network.bridge.enable_icc"] != "false" ||
+		nw.Labels["io.grpcbench.images"] != testImageName || len(nw.Containers) != 1 {
+		t.Errorf("the server's network %s: options %v, labels %v, %d containers; want no masquerade, no inter-container traffic, the run's labels, the server alone",
+			mode, nw.Options, nw.Labels, len(nw.Containers))
+	}
+
+	// The server's image is Debian's, with bash: from the server's own
+	// namespace, connect to a port this test listens on.
+	lis, err := net.Listen("tcp", hostSide+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := lis.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	port := lis.Addr().(*net.TCPAddr).Port
+	probe := fmt.Sprintf("timeout 5 bash -c 'exec 3<>/dev/tcp/%s/%d' && echo reached || echo cut off", hostSide, port)
+	out := runIn(t, api, info.Config.Image, "container:"+ids[0], probe)
+	select {
+	case <-accepted:
+		t.Errorf("the server's namespace reached this machine at %s:%d (%s)", hostSide, port, out)
+	default:
+	}
+	if strings.TrimSpace(out) != "cut off" {
+		t.Errorf("an outbound connection from the server's namespace: %q, want it cut off", out)
+	}
+}
+
+// runIn runs bash -c script in a throwaway container of image with the
+// network mode given, and returns what it printed.
+func runIn(t *testing.T, api *client.Client, image, mode, script string) string {
+	t.Helper()
+	ctx := context.Background()
+	created, err := api.ContainerCreate(ctx, &container.Config{Image: image, Entrypoint: []string{"bash", "-c", script}},
+		&container.HostConfig{NetworkMode: container.NetworkMode(mode)}, nil, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer api.ContainerRemove(ctx, created.ID, container.RemoveOptions{Force: true})
+	if err := api.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	statusC, errC := api.ContainerWait(ctx, created.ID, container.WaitConditionNotRunning)
+	select {
+	case <-statusC:
+	case err := <-errC:
+		t.Fatal(err)
+	}
+	logs, err := api.ContainerLogs(ctx, created.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logs.Close()
+	var stdout, stderr strings.Builder
+	if _, err := stdcopy.StdCopy(&stdout, &stderr, logs); err != nil {
+		t.Fatal(err)
+	}
+	return stdout.String()
+}
+
+// assertNoNetworksLeft: the servers' own networks go with them.
+func assertNoNetworksLeft(t *testing.T, api *client.Client) {
+	t.Helper()
+	list, err := api.NetworkList(context.Background(), network.ListOptions{Filters: filters.NewArgs(filters.Arg("label", "io.grpcbench.images="+testImageName))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range list {
+		t.Errorf("network left behind by the run: %s", n.Name)
+	}
 }
 
 func mergeSettings(a, b map[string]string) map[string]string {

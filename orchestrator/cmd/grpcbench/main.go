@@ -19,6 +19,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
 
 // Exit statuses.
@@ -130,7 +131,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "grpcbench:", err)
+	fmt.Fprintln(stderr, "grpcbench:", visible.Lines(err.Error())) // it may quote a server or a build
 	var cfgErr *config.Error
 	var unreachable *docker.UnreachableError
 	switch {

@@ -40,12 +40,16 @@ func checkExits(t *testing.T, cases []exitCase) {
 // TestExitStatuses runs the command line without an engine: what each kind
 // of outcome exits with.
 func TestExitStatuses(t *testing.T) {
+	notARepo := t.TempDir() // a folder without servers/
 	checkExits(t, []exitCase{
 		{"help", []string{"--help"}, exitOK, "Usage: grpcbench", ""},
 		{"settings", []string{"env"}, exitOK, "#GRPC_BENCHMARK_ROUNDS=3", ""},
 		{"unknown flag", []string{"--bogus"}, exitBadInput, "", "unknown flag --bogus"},
 		{"unknown command", []string{"benchmark"}, exitBadInput, "", "unexpected argument benchmark"},
 		{"compare without a run", []string{"compare", "/nonexistent/a", "/nonexistent/b"}, exitBadInput, "", `run-a="/nonexistent/a"`},
+		{"bench at a folder without servers/", []string{"bench", "--root", notARepo}, exitBadInput, "", `--root="` + notARepo + `"`},
+		{"images at a folder without servers/", []string{"images", "--root", notARepo}, exitBadInput, "", "servers"},
+		{"check at a folder without servers/", []string{"check", "--root", notARepo}, exitBadInput, "", "servers"},
 		{"load spec missing", []string{"loadgen", "--spec", "/nonexistent/spec.json"}, exitBadInput, "", "--spec"},
 	})
 }

@@ -330,6 +330,9 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 	if up.RoundTrip != nil && b.Run.RoundTrip == nil {
 		b.Run.RoundTrip = up.RoundTrip
 	}
+	if b.Suite.Remote != nil {
+		round.ServerAddress = up.Address
+	}
 	spent := time.Duration(0) // warm-ups and measurements, for the overhead
 	if err == nil {
 		before, hostOK := usage.ReadHostCPU(b.HostStat)

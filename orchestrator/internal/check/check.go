@@ -17,6 +17,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
 
 // Row is the gate's outcome for one server and one scenario.
@@ -137,7 +138,7 @@ func WriteTable(w io.Writer, rows []Row) error {
 	}
 	for _, r := range rows {
 		if !r.Passed {
-			if _, err := fmt.Fprintf(w, "! %s / %s: %s failed: %s\n", r.Server, r.Scenario, r.Phase, r.Reason); err != nil {
+			if _, err := fmt.Fprintf(w, "! %s / %s: %s failed: %s\n", r.Server, r.Scenario, r.Phase, visible.Text(r.Reason)); err != nil {
 				return err
 			}
 		}

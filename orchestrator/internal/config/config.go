@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -44,9 +45,12 @@ type Config struct {
 	CapacityEngine   string        `env:"GRPC_CAPACITY_ENGINE" envDefault:"h2" help:"the engine that also measures a server in the same round when the load client was its bottleneck, for the server capacity ranking: {capacity}"`
 	ServerDockerHost string        `env:"GRPC_SERVER_DOCKER_HOST" help:"the Docker engine that runs the servers: unix:///path, tcp://host:port (TLS as the Docker CLI: DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) or ssh://user@host; empty means DOCKER_HOST, else the local socket"`
 	ClientDockerHost string        `env:"GRPC_CLIENT_DOCKER_HOST" help:"the Docker engine that runs the load clients, as GRPC_SERVER_DOCKER_HOST; when the two differ, GRPC_SERVER_ADDRESS is required"`
-	ServerAddress    string        `env:"GRPC_SERVER_ADDRESS" help:"host:port at which the client's machine reaches a server, published on the server's machine at that port, when the two engines differ: an address of the server's machine, such as 10.0.0.2:50051"`
+	ServerAddress    string        `env:"GRPC_SERVER_ADDRESS" help:"the IP address of the servers' machine at which the clients' machine reaches a server, when the two engines differ: each server publishes its port on that address only, at a port the engine picks for it (10.0.0.2), or at a fixed port (10.0.0.2:50051, for a firewall that opens one port; two runs on that engine then collide)"`
 	SourceMirror     string        `env:"GRPC_SOURCE_MIRROR" help:"a folder of git bundles named <repository>.bundle, from which the third-party sources that servers pin in sources.json are taken when neither the sources cache nor their URL has them; empty means none"`
 	LoadProfiles     Names         `env:"GRPC_LOAD_PROFILE" help:"a load shape of the grpcxx benchmarks, setting connections x calls in flight per connection: 1a (1x1), 1b (1x10), 2a (10x1), 2b (10x10), 3a (100x1), 3b (100x10); a comma-separated list runs each; empty means GRPC_CLIENT_CONNECTIONS and GRPC_CLIENT_CONCURRENCY"`
+	BuildRAM         Bytes         `env:"GRPC_BUILD_RAM" envDefault:"6g" help:"memory limit of each step of an image build (the container of a RUN), swap included: a size such as 6g, from 512m to the engine host's memory"`
+	BuildCPUs        ClientCPUs    `env:"GRPC_BUILD_CPUS" envDefault:"auto" help:"CPU limit of each step of an image build in cores: auto (every core of the engine but one, at least 1) or a positive number such as 2, at most the engine's CPU count"`
+	BuildStall       time.Duration `env:"GRPC_BUILD_STALL" envDefault:"30m" help:"how long an image build, pull or copy between engines may go without output, or a fetch of pinned sources over HTTP without data, before it is taken to hang and that server's build fails: a duration from 1m to 6h"`
 
 	// given holds the variables as the user wrote them, so that reports and
 	// messages repeat 2048m rather than 2g, and 60s rather than 1m0s.
@@ -192,7 +196,49 @@ func (c Config) EngineHosts() (server, client string) {
 // TwoEngines says servers and clients run on different engines.
 func (c Config) TwoEngines() bool {
 	server, client := c.EngineHosts()
-	return server != client
+	return !SameEngine(server, client)
+}
+
+// SameEngine says two engine addresses name one engine: unix sockets are
+// compared by the file they resolve to (/var/run is a link to /run on
+// Debian), other addresses as written.
+func SameEngine(a, b string) bool {
+	return socketFile(a) == socketFile(b)
+}
+
+func socketFile(host string) string {
+	path, ok := strings.CutPrefix(host, "unix://")
+	if !ok {
+		return host
+	}
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		return "unix://" + resolved
+	}
+	return "unix://" + filepath.Clean(path)
+}
+
+// DockerTLS is TLS to a tcp:// engine as the Docker CLI takes it, from
+// DOCKER_TLS_VERIFY and DOCKER_CERT_PATH in .env or the environment alike
+// (the environment wins): verify the engine's certificate when
+// DOCKER_TLS_VERIFY is set to anything; the certificates are in
+// DOCKER_CERT_PATH, else ~/.docker when verifying.
+func (c Config) DockerTLS() (verify bool, certPath string) {
+	verify, certPath = c.given["DOCKER_TLS_VERIFY"] != "", c.given["DOCKER_CERT_PATH"]
+	if verify && certPath == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			certPath = filepath.Join(home, ".docker")
+		}
+	}
+	return verify, certPath
+}
+
+// BuildCPULimit is GRPC_BUILD_CPUS on an engine of n cores: auto leaves
+// one core to dockerd and the orchestrator when there are two or more.
+func (c Config) BuildCPULimit(n int) CPUs {
+	if !c.BuildCPUs.Auto {
+		return c.BuildCPUs.CPUs
+	}
+	return CPUs(max(1, n-1))
 }
 
 // RoundDuration is each round's measured time: GRPC_BENCHMARK_DURATION

@@ -126,6 +126,9 @@ func TestParseDefaults(t *testing.T) {
 		ReadyTimeout:   60 * time.Second,
 		LoadEngine:     "ghz",
 		CapacityEngine: "h2",
+		BuildRAM:       6 << 30,
+		BuildCPUs:      config.ClientCPUs{Auto: true},
+		BuildStall:     30 * time.Minute,
 	}
 	if len(cfg.Benchmarks) != 0 {
 		t.Errorf("Benchmarks = %q, want none (all servers)", cfg.Benchmarks)
@@ -350,6 +353,16 @@ func TestValidateRefuses(t *testing.T) {
 		{"scenario twice", map[string]string{"GRPC_REQUEST_SCENARIO": "string_10B,string_10B"}, 2, "GRPC_REQUEST_SCENARIO", "string_10B,string_10B"},
 		{"no scenario", map[string]string{"GRPC_REQUEST_SCENARIO": " , "}, 2, "GRPC_REQUEST_SCENARIO", " , "},
 		{"server twice", map[string]string{"GRPC_BENCHMARKS": "go_grpc go_grpc"}, 2, "GRPC_BENCHMARKS", "go_grpc go_grpc"},
+		{"build memory below 512m", map[string]string{"GRPC_BUILD_RAM": "256m"}, 2, "GRPC_BUILD_RAM", "256m"},
+		{"build memory above the host's", map[string]string{"GRPC_BUILD_RAM": "64g"}, 2, "GRPC_BUILD_RAM", "64g"},
+		{"build cpus above the engine", map[string]string{"GRPC_BUILD_CPUS": "3"}, 2, "GRPC_BUILD_CPUS", "3"},
+		{"zero build cpus", map[string]string{"GRPC_BUILD_CPUS": "0"}, 2, "GRPC_BUILD_CPUS", "0"},
+		{"a stall limit of seconds", map[string]string{"GRPC_BUILD_STALL": "30s"}, 2, "GRPC_BUILD_STALL", "30s"},
+		{"a stall limit of a day", map[string]string{"GRPC_BUILD_STALL": "24h"}, 2, "GRPC_BUILD_STALL", "24h"},
+		{"a blank server list", map[string]string{"GRPC_BENCHMARKS": " "}, 2, "GRPC_BENCHMARKS", " "},
+		{"a server list of commas", map[string]string{"GRPC_BENCHMARKS": ","}, 2, "GRPC_BENCHMARKS", ","},
+		{"a blank profile list", map[string]string{"GRPC_LOAD_PROFILE": " , "}, 2, "GRPC_LOAD_PROFILE", " , "},
+		{"a scenario list of commas", map[string]string{"GRPC_REQUEST_SCENARIO": ","}, 2, "GRPC_REQUEST_SCENARIO", ","},
 		{"an unknown profile in a list", map[string]string{"GRPC_LOAD_PROFILE": "1a,4c"}, 2, "GRPC_LOAD_PROFILE", "1a,4c"},
 		{"zero rounds", map[string]string{"GRPC_BENCHMARK_ROUNDS": "0"}, 2, "GRPC_BENCHMARK_ROUNDS", "0"},
 		{"too many rounds", map[string]string{"GRPC_BENCHMARK_ROUNDS": "101"}, 2, "GRPC_BENCHMARK_ROUNDS", "101"},
@@ -610,6 +623,9 @@ func TestSettings(t *testing.T) {
 		{"GRPC_SERVER_ADDRESS", ""},
 		{"GRPC_SOURCE_MIRROR", ""},
 		{"GRPC_LOAD_PROFILE", ""},
+		{"GRPC_BUILD_RAM", "6g"},
+		{"GRPC_BUILD_CPUS", "auto"},
+		{"GRPC_BUILD_STALL", "30m"},
 	}
 	got := cfg.All()
 	if len(got) != len(want) {
@@ -887,8 +903,14 @@ func TestTwoEngines(t *testing.T) {
 		{"both name the same engine", map[string]string{"GRPC_SERVER_DOCKER_HOST": "unix:///var/run/docker.sock"}, "", "", false, 0},
 		{"two engines and the address", map[string]string{"GRPC_CLIENT_DOCKER_HOST": "ssh://bench@client", "GRPC_SERVER_ADDRESS": "10.0.0.2:50051"}, "", "", true, 8},
 		{"two engines without the address", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376"}, "GRPC_SERVER_ADDRESS", "", true, 0},
-		{"an address without a port", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2"}, "GRPC_SERVER_ADDRESS", "10.0.0.2", true, 0},
-		{"an address with port 0", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2:0"}, "GRPC_SERVER_ADDRESS", "10.0.0.2:0", true, 0},
+		{"an address without a port: the engine picks one", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2"}, "", "", true, 0},
+		{"an address with port 0: the engine picks one", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2:0"}, "", "", true, 0},
+		{"an IPv6 address", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "fd00::2"}, "", "", true, 0},
+		{"an IPv6 address and port", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "[fd00::2]:50051"}, "", "", true, 0},
+		{"a host name", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "server-box:50051"}, "GRPC_SERVER_ADDRESS", "server-box:50051", true, 0},
+		{"a host name without a port", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "server-box"}, "GRPC_SERVER_ADDRESS", "server-box", true, 0},
+		{"a port past 65535", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2:70000"}, "GRPC_SERVER_ADDRESS", "10.0.0.2:70000", true, 0},
+		{"a port that is no number", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2:grpc"}, "GRPC_SERVER_ADDRESS", "10.0.0.2:grpc", true, 0},
 		{"an engine that is no URL", map[string]string{"GRPC_CLIENT_DOCKER_HOST": "client-box:2375", "GRPC_SERVER_ADDRESS": "10.0.0.2:50051"}, "GRPC_CLIENT_DOCKER_HOST", "client-box:2375", true, 0},
 		{"a tcp engine without a port", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2", "GRPC_SERVER_ADDRESS": "10.0.0.2:50051"}, "GRPC_SERVER_DOCKER_HOST", "tcp://10.0.0.2", true, 0},
 	} {
@@ -917,5 +939,110 @@ func TestTwoEngines(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEngineHostsResolveSockets: two addresses of one socket are one
+// engine; two sockets are two.
+func TestEngineHostsResolveSockets(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "docker.sock")
+	if err := os.WriteFile(sock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dir, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, a, b string
+		same       bool
+	}{
+		{"the same words", "unix://" + sock, "unix://" + sock, true},
+		{"through a linked folder, as /var/run and /run", "unix://" + sock, "unix://" + filepath.Join(dir, "link", "docker.sock"), true},
+		{"with a dot and a double slash", "unix://" + sock, "unix://" + dir + "/./" + "/docker.sock", true},
+		{"another socket", "unix://" + sock, "unix://" + filepath.Join(dir, "other.sock"), false},
+		{"a socket and a tcp engine", "unix://" + sock, "tcp://10.0.0.2:2376", false},
+		{"two tcp engines", "tcp://10.0.0.2:2376", "tcp://10.0.0.3:2376", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := config.SameEngine(tc.a, tc.b); got != tc.same {
+				t.Errorf("SameEngine(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
+			}
+			cfg, err := config.Parse(map[string]string{"GRPC_SERVER_DOCKER_HOST": tc.a, "GRPC_CLIENT_DOCKER_HOST": tc.b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.TwoEngines() == tc.same {
+				t.Errorf("TwoEngines = %v for %q and %q", cfg.TwoEngines(), tc.a, tc.b)
+			}
+		})
+	}
+}
+
+// TestDockerVariablesFromFileOrEnvironment: DOCKER_HOST, DOCKER_TLS_VERIFY
+// and DOCKER_CERT_PATH are read alike from .env and from the process.
+func TestDockerVariablesFromFileOrEnvironment(t *testing.T) {
+	const host, certs = "tcp://10.0.0.2:2376", "/etc/grpcbench/certs"
+	for _, name := range []string{"DOCKER_HOST", "DOCKER_TLS_VERIFY", "DOCKER_CERT_PATH"} {
+		unsetenv(t, name)
+	}
+	t.Setenv("HOME", "/home/bench")
+	lines := "DOCKER_HOST=" + host + "\nDOCKER_TLS_VERIFY=1\nDOCKER_CERT_PATH=" + certs + "\n"
+	for _, tc := range []struct {
+		name       string
+		file       string
+		env        map[string]string
+		wantHost   string
+		wantVerify bool
+		wantCerts  string
+	}{
+		{"all in .env", lines, nil, host, true, certs},
+		{"all in the environment", "", map[string]string{"DOCKER_HOST": host, "DOCKER_TLS_VERIFY": "1", "DOCKER_CERT_PATH": certs}, host, true, certs},
+		{"host in .env, TLS in the environment", "DOCKER_HOST=" + host + "\n", map[string]string{"DOCKER_TLS_VERIFY": "1", "DOCKER_CERT_PATH": certs}, host, true, certs},
+		{"TLS in .env, host in the environment", "DOCKER_TLS_VERIFY=1\nDOCKER_CERT_PATH=" + certs + "\n", map[string]string{"DOCKER_HOST": host}, host, true, certs},
+		{"verify without a folder takes ~/.docker, as the CLI", "DOCKER_HOST=" + host + "\nDOCKER_TLS_VERIFY=1\n", nil, host, true, "/home/bench/.docker"},
+		{"certificates without verification", "DOCKER_CERT_PATH=" + certs + "\n", nil, config.DefaultDockerHost, false, certs},
+		{"the environment wins", lines, map[string]string{"DOCKER_HOST": "tcp://10.0.0.3:2376"}, "tcp://10.0.0.3:2376", true, certs},
+		{"nothing", "", nil, config.DefaultDockerHost, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), ".env")
+			if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			cfg, err := config.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			server, client := cfg.EngineHosts()
+			verify, certPath := cfg.DockerTLS()
+			if server != tc.wantHost || client != tc.wantHost || verify != tc.wantVerify || certPath != tc.wantCerts {
+				t.Errorf("hosts %q %q, TLS verify %v certs %q; want %q, %v, %q", server, client, verify, certPath, tc.wantHost, tc.wantVerify, tc.wantCerts)
+			}
+		})
+	}
+}
+
+func TestServerPublish(t *testing.T) {
+	for _, tc := range []struct {
+		address, ip string
+		port        int
+	}{
+		{"10.0.0.2", "10.0.0.2", 0},
+		{"10.0.0.2:0", "10.0.0.2", 0},
+		{"10.0.0.2:50051", "10.0.0.2", 50051},
+		{"fd00::2", "fd00::2", 0},
+		{"[fd00::2]:50051", "fd00::2", 50051},
+	} {
+		cfg, err := config.Parse(map[string]string{"GRPC_SERVER_ADDRESS": tc.address})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ip, port, err := cfg.ServerPublish(); ip != tc.ip || port != tc.port || err != nil {
+			t.Errorf("ServerPublish of %q = %q, %d, %v; want %q, %d", tc.address, ip, port, err, tc.ip, tc.port)
+		}
 	}
 }

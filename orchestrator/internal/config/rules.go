@@ -66,6 +66,10 @@ const (
 	// (h2: about 400k req/s), and keeps the per-call interval above a
 	// nanosecond for every engine.
 	MaxQPS = 1_000_000
+	// MinBuildRAM is less than any build of the catalog needs; MaxBuildStall
+	// is longer than any of its steps runs silent.
+	MinBuildRAM   = 512 << 20
+	MaxBuildStall = 6 * time.Hour
 	// MaxImageName keeps GRPC_IMAGE_NAME:<server>-<scenario> under the 255
 	// characters of a Docker reference.
 	MaxImageName = 100
@@ -181,6 +185,9 @@ var rules = []rule{
 		return ""
 	}},
 	{"GRPC_BENCHMARKS", func(c Config, f Facts) string {
+		if r := c.blank("GRPC_BENCHMARKS", c.Benchmarks, "server", "every server"); r != "" {
+			return r
+		}
 		if r := names(c.Benchmarks, f.Servers, "server", true); r != "" {
 			return r
 		}
@@ -213,12 +220,8 @@ var rules = []rule{
 			}
 			return ""
 		}
-		host, port, err := net.SplitHostPort(c.ServerAddress)
-		if err != nil {
-			return "not host:port: " + reason(err)
-		}
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || host == "" {
-			return "not host:port with a port from 1 to 65535"
+		if _, _, err := c.ServerPublish(); err != nil {
+			return err.Error()
 		}
 		return ""
 	}},
@@ -231,7 +234,26 @@ var rules = []rule{
 		}
 		return ""
 	}},
+	{"GRPC_BUILD_RAM", func(c Config, f Facts) string {
+		switch {
+		case c.BuildRAM < MinBuildRAM:
+			return "below 512m"
+		case f.EngineMemory > 0 && int64(c.BuildRAM) > f.EngineMemory:
+			return fmt.Sprintf("more than the engine host's %s of memory", Bytes(f.EngineMemory&^(1<<20-1)))
+		}
+		return ""
+	}},
+	{"GRPC_BUILD_CPUS", func(c Config, f Facts) string {
+		if c.BuildCPUs.Auto {
+			return ""
+		}
+		return cpus(c.BuildCPUs.CPUs, f)
+	}},
+	{"GRPC_BUILD_STALL", func(c Config, _ Facts) string { return between(c.BuildStall, time.Minute, MaxBuildStall) }},
 	{"GRPC_LOAD_PROFILE", func(c Config, _ Facts) string {
+		if r := c.blank("GRPC_LOAD_PROFILE", c.LoadProfiles, "profile", "GRPC_CLIENT_CONNECTIONS and GRPC_CLIENT_CONCURRENCY"); r != "" {
+			return r
+		}
 		if r := names(c.LoadProfiles, ProfileNames(), "profile", true); r != "" {
 			return r
 		}
@@ -242,6 +264,26 @@ var rules = []rule{
 		}
 		return ""
 	}},
+}
+
+// ServerPublish is where a server publishes its port on the servers'
+// machine (GRPC_SERVER_ADDRESS): an IP address, and a port, 0 when the
+// engine is to pick a free one.
+func (c Config) ServerPublish() (ip string, port int, err error) {
+	if net.ParseIP(c.ServerAddress) != nil {
+		return c.ServerAddress, 0, nil
+	}
+	host, p, err := net.SplitHostPort(c.ServerAddress)
+	if err != nil {
+		return "", 0, fmt.Errorf("not an IP address or IP:port: %s", reason(err))
+	}
+	if net.ParseIP(host) == nil {
+		return "", 0, errors.New("not an IP address: the server publishes its port on that address of its machine only, and a name may resolve elsewhere")
+	}
+	if port, err = strconv.Atoi(p); err != nil || port < 0 || port > 65535 {
+		return "", 0, errors.New("the port is not from 1 to 65535 (or 0: the engine picks one)")
+	}
+	return host, port, nil
 }
 
 // dockerHost checks an engine address as the Docker CLI takes them.
@@ -373,6 +415,15 @@ func oneOf(v string, allowed []string, reason string) string {
 		return ""
 	}
 	return reason + "; known: " + strings.Join(allowed, ", ")
+}
+
+// blank refuses a list that was given but names nothing (" " or ","):
+// it would silently mean what leaving the setting out means.
+func (c Config) blank(name string, list []string, what, unset string) string {
+	if len(list) == 0 && c.given[name] != "" {
+		return fmt.Sprintf("names no %s, only separators; leave it unset or empty for %s", what, unset)
+	}
+	return ""
 }
 
 // names checks a list against the names allowed: every one known, none

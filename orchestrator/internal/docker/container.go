@@ -2,6 +2,8 @@ package docker
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +19,7 @@ import (
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/pkg/stdcopy"
 )
 
@@ -40,9 +43,13 @@ type ContainerSpec struct {
 	// HostNetwork runs the container in its host's network namespace: a
 	// load client on a machine of its own, without NAT on its path.
 	HostNetwork bool
-	// Publish makes a container port (TCP) reachable at a port of the
-	// engine's host, on every address.
-	Publish map[int]int
+	// Publish makes container ports (TCP) reachable from other machines
+	// at host ports of PublishIP, an address of the engine's host only
+	// (host port 0: one the engine picks, which State reads back). The
+	// container then runs on a network of its own, removed with it,
+	// without NAT for what it sends out (see ownNetwork).
+	Publish   map[int]int
+	PublishIP string
 	// Files are written into the container before it starts, by path
 	// under InputDir, an anonymous volume: a read-only root file system
 	// takes no copy.
@@ -69,6 +76,8 @@ var (
 type Container struct {
 	id     string
 	engine *Engine
+	// network is the container's own network, removed with it.
+	network string
 }
 
 // ID is the engine's id of the container.
@@ -105,9 +114,21 @@ func (e *Engine) Start(ctx context.Context, spec ContainerSpec) (*Container, err
 	for inside, outside := range spec.Publish {
 		port := nat.Port(strconv.Itoa(inside) + "/tcp")
 		exposed[port] = struct{}{}
-		bindings[port] = []nat.PortBinding{{HostPort: strconv.Itoa(outside)}}
+		binding := nat.PortBinding{HostIP: spec.PublishIP}
+		if outside != 0 {
+			binding.HostPort = strconv.Itoa(outside)
+		}
+		bindings[port] = []nat.PortBinding{binding}
 	}
 	host.PortBindings = bindings
+	var network string
+	if len(spec.Publish) > 0 {
+		var err error
+		if network, err = e.ownNetwork(ctx, spec.Labels); err != nil {
+			return nil, err
+		}
+		host.NetworkMode = container.NetworkMode(network)
+	}
 	if len(spec.Files) > 0 {
 		host.Mounts = []mount.Mount{{Type: mount.TypeVolume, Target: spec.InputDir}}
 	}
@@ -120,9 +141,12 @@ func (e *Engine) Start(ctx context.Context, spec ContainerSpec) (*Container, err
 		ExposedPorts: exposed,
 	}, host, nil, nil, "")
 	if err != nil {
+		if network != "" {
+			_ = e.removeNetwork(context.WithoutCancel(ctx), network)
+		}
 		return nil, fmt.Errorf("create container from %s: %w", spec.Image, err)
 	}
-	c := &Container{id: created.ID, engine: e}
+	c := &Container{id: created.ID, engine: e, network: network}
 	if err := c.start(ctx, spec.InputDir, spec.Files); err != nil {
 		_ = c.Remove(context.WithoutCancel(ctx))
 		return nil, err
@@ -168,11 +192,13 @@ func (c *Container) Wait(ctx context.Context) (int64, error) {
 	}
 }
 
-// State is what the engine knows of a container's process.
+// State is what the engine knows of a container's process, and the host
+// ports its published ports are at (container port → host port).
 type State struct {
 	Running   bool
 	ExitCode  int
 	OOMKilled bool
+	Ports     map[int]int
 }
 
 // State inspects the container.
@@ -183,7 +209,15 @@ func (c *Container) State(ctx context.Context) (State, error) {
 	if err != nil {
 		return State{}, fmt.Errorf("inspect container %.12s: %w", c.id, err)
 	}
-	return State{Running: info.State.Running, ExitCode: info.State.ExitCode, OOMKilled: info.State.OOMKilled}, nil
+	st := State{Running: info.State.Running, ExitCode: info.State.ExitCode, OOMKilled: info.State.OOMKilled, Ports: map[int]int{}}
+	if info.NetworkSettings != nil {
+		for port, bindings := range info.NetworkSettings.Ports {
+			if len(bindings) > 0 {
+				st.Ports[port.Int()], _ = strconv.Atoi(bindings[0].HostPort)
+			}
+		}
+	}
+	return st, nil
 }
 
 // Logs copies what the container wrote to stdout and stderr: so far, or,
@@ -223,6 +257,9 @@ func (c *Container) Remove(ctx context.Context) error {
 	if err != nil && !IsMissing(err) {
 		return fmt.Errorf("remove container %.12s: %w", c.id, err)
 	}
+	if c.network != "" {
+		return c.engine.removeNetwork(ctx, c.network)
+	}
 	return nil
 }
 
@@ -241,7 +278,52 @@ func (e *Engine) RemoveLabelled(ctx context.Context, key, value string) (int, er
 			return 0, err
 		}
 	}
+	// The networks of their own that published servers ran on.
+	networks, err := e.api.NetworkList(listCtx, network.ListOptions{Filters: filters.NewArgs(filters.Arg("label", label))})
+	if err != nil {
+		return 0, fmt.Errorf("list networks labelled %s: %w", label, err)
+	}
+	for _, n := range networks {
+		if err := e.removeNetwork(ctx, n.ID); err != nil {
+			return 0, err
+		}
+	}
 	return len(list), nil
+}
+
+// Options of a published server's own network. The engine masquerades
+// nothing the network sends out, so a packet to another machine leaves
+// with the container's private source address, which nothing outside
+// routes back; and containers of the network cannot reach each other.
+// Port publishing still works: it rewrites the destination of incoming
+// connections, and their answers, not what the container starts. (An
+// internal network would cut the way out entirely, but the engine
+// publishes no port of a container on one.)
+var ownNetworkOptions = map[string]string{
+	"com.docker.network.bridge.enable_ip_masquerade": "false",
+	"com.docker.network.bridge.enable_icc":           "false",
+}
+
+// ownNetwork creates a bridge network for one container, with its labels.
+func (e *Engine) ownNetwork(ctx context.Context, labels map[string]string) (string, error) {
+	suffix := make([]byte, 6)
+	if _, err := rand.Read(suffix); err != nil {
+		return "", err
+	}
+	name := "grpcbench-" + hex.EncodeToString(suffix)
+	if _, err := e.api.NetworkCreate(ctx, name, network.CreateOptions{Driver: "bridge", Options: ownNetworkOptions, Labels: labels}); err != nil {
+		return "", fmt.Errorf("create network %s: %w", name, err)
+	}
+	return name, nil
+}
+
+func (e *Engine) removeNetwork(ctx context.Context, id string) error {
+	ctx, cancel := quick(ctx)
+	defer cancel()
+	if err := e.api.NetworkRemove(ctx, id); err != nil && !IsMissing(err) {
+		return fmt.Errorf("remove network %s: %w", id, err)
+	}
+	return nil
 }
 
 // WatchOOM counts the kills of the kernel's OOM killer in the container's

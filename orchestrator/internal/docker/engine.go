@@ -6,10 +6,13 @@ package docker
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/docker/cli/cli/connhelper"
+	"github.com/docker/go-connections/tlsconfig"
 
 	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/client"
@@ -63,12 +66,40 @@ func (e *UnreachableError) Error() string {
 		"set DOCKER_HOST (or GRPC_SERVER_DOCKER_HOST and GRPC_CLIENT_DOCKER_HOST) to use another engine", what, e.Host, e.Err)
 }
 
-// Connect opens the engine at host (unix://, tcp:// with TLS as the Docker
-// CLI takes it from DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, or ssh:// through
-// the Docker CLI's own connection helper) and checks that it answers. role
-// names what the engine is for in messages.
-func Connect(ctx context.Context, role, host string) (*Engine, error) {
-	opts := []client.Opt{client.FromEnv, client.WithHost(host), client.WithAPIVersionNegotiation()}
+// TLS is how a tcp:// engine is reached: with the client certificates of
+// CertPath (ca.pem, cert.pem, key.pem) when it is set, verifying the
+// engine's certificate when Verify is set, as the Docker CLI does.
+type TLS struct {
+	Verify   bool
+	CertPath string
+}
+
+// option is the client option for tls: none without certificates.
+func (tls TLS) option() client.Opt {
+	return func(c *client.Client) error {
+		if tls.CertPath == "" {
+			return nil
+		}
+		config, err := tlsconfig.Client(tlsconfig.Options{
+			CAFile:             filepath.Join(tls.CertPath, "ca.pem"),
+			CertFile:           filepath.Join(tls.CertPath, "cert.pem"),
+			KeyFile:            filepath.Join(tls.CertPath, "key.pem"),
+			InsecureSkipVerify: !tls.Verify,
+		})
+		if err != nil {
+			return fmt.Errorf("TLS certificates in %s: %w", tls.CertPath, err)
+		}
+		return client.WithHTTPClient(&http.Client{Transport: &http.Transport{TLSClientConfig: config}, CheckRedirect: client.CheckRedirect})(c)
+	}
+}
+
+// Connect opens the engine at host (unix://, tcp:// with tls, or ssh://
+// through the Docker CLI's own connection helper) and checks that it
+// answers. role names what the engine is for in messages. Nothing is read
+// from the process environment: the settings give host and tls, from .env
+// and the environment alike.
+func Connect(ctx context.Context, role, host string, tls TLS) (*Engine, error) {
+	opts := []client.Opt{tls.option(), client.WithHost(host), client.WithAPIVersionNegotiation()}
 	if strings.HasPrefix(host, "ssh://") {
 		helper, err := connhelper.GetConnectionHelper(host)
 		if err != nil {

@@ -19,7 +19,16 @@ type BuildOptions struct {
 	Dockerfile string // path inside the context; "" means Dockerfile
 	BuildArgs  map[string]string
 	Labels     map[string]string
+	// Memory (bytes, swap included) and CPUs (cores) limit the container
+	// of each step; 0 means none. The classic builder takes no limit on
+	// processes.
+	Memory int64
+	CPUs   float64
 }
+
+// cpuPeriod is the CFS period a build's CPU quota is a share of, Docker's
+// default.
+const cpuPeriod = 100_000
 
 // Build builds an image from a context with the classic builder, writing the
 // builder's output to log, and returns the image id. Layers that did not
@@ -37,6 +46,10 @@ func (e *Engine) Build(ctx context.Context, buildContext io.Reader, opts BuildOp
 		Remove:      true,
 		ForceRemove: true,
 		Version:     build.BuilderV1,
+		Memory:      opts.Memory,
+		MemorySwap:  opts.Memory, // no swap: a step over its limit fails rather than crawls
+		CPUPeriod:   cpuPeriodOf(opts.CPUs),
+		CPUQuota:    int64(opts.CPUs * cpuPeriod),
 	})
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", opts.Tag, err)
@@ -46,6 +59,13 @@ func (e *Engine) Build(ctx context.Context, buildContext io.Reader, opts BuildOp
 		return "", fmt.Errorf("build %s: %w", opts.Tag, err)
 	}
 	return e.ImageID(ctx, opts.Tag)
+}
+
+func cpuPeriodOf(cpus float64) int64 {
+	if cpus <= 0 {
+		return 0
+	}
+	return cpuPeriod
 }
 
 // ImageID returns the id of a local image, or an error that IsMissing
@@ -91,14 +111,16 @@ func (e *Engine) Import(ctx context.Context, rootfs io.Reader, ref string, chang
 }
 
 // Copy copies an image of this engine into another, as `docker save | docker
-// load` does: for a base image one engine has and another lacks.
-func (e *Engine) Copy(ctx context.Context, ref string, to *Engine) error {
+// load` does: for a base image one engine has and another lacks. log hears
+// how far it got, every copyReport bytes.
+func (e *Engine) Copy(ctx context.Context, ref string, to *Engine, log io.Writer) error {
 	r, err := e.api.ImageSave(ctx, []string{ref})
 	if err != nil {
 		return fmt.Errorf("save %s: %w", ref, err)
 	}
 	defer r.Close()
-	resp, err := to.api.ImageLoad(ctx, r, client.ImageLoadWithQuiet(true))
+	counted := &copyProgress{r: r, log: log, ref: ref}
+	resp, err := to.api.ImageLoad(ctx, counted, client.ImageLoadWithQuiet(true))
 	if err != nil {
 		return fmt.Errorf("load %s into %s: %w", ref, to.host, err)
 	}
@@ -107,4 +129,26 @@ func (e *Engine) Copy(ctx context.Context, ref string, to *Engine) error {
 		return fmt.Errorf("load %s into %s: %w", ref, to.host, err)
 	}
 	return nil
+}
+
+// copyReport is how often Copy says how far it got.
+const copyReport = 64 << 20
+
+// copyProgress counts what an image copy has read, and says so now and
+// then: the only output of a long copy, for its stall detector.
+type copyProgress struct {
+	r        io.Reader
+	log      io.Writer
+	ref      string
+	n, noted int64
+}
+
+func (c *copyProgress) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	if c.n-c.noted >= copyReport {
+		c.noted = c.n
+		fmt.Fprintf(c.log, "copying %s: %d MiB\n", c.ref, c.n>>20)
+	}
+	return n, err
 }

@@ -11,12 +11,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/baseimage"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/sources"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/stall"
 )
 
 // Builder builds the images of one repository under one image name.
@@ -37,6 +39,12 @@ type Builder struct {
 	Self string
 	// Sources checks out the third-party sources servers pin.
 	Sources sources.Fetcher
+	// Memory and CPUs limit each step of a build (GRPC_BUILD_RAM,
+	// GRPC_BUILD_CPUS); Stall is how long a build may go without output
+	// (GRPC_BUILD_STALL) before it fails as hung. 0 means no limit.
+	Memory int64
+	CPUs   float64
+	Stall  time.Duration
 }
 
 // ClientTag is the tag of the orchestrator's own image.
@@ -164,8 +172,19 @@ func (b Builder) build(ctx context.Context, dir string, extra func(*docker.Archi
 }
 
 // buildContext makes sure the Dockerfile's base images exist, then builds
-// the archive into an image and returns its id.
+// the archive into an image under the build limits and returns its id. A
+// step that writes nothing for b.Stall (a copy between engines, a pull, a
+// base image made here, the build) is taken to hang: it is cut off and
+// the build fails with that reason.
 func (b Builder) buildContext(ctx context.Context, archive *docker.Archive, dockerfile []byte, opts docker.BuildOptions, log io.Writer) (string, error) {
+	ctx, watch := stall.Guard(ctx, b.Stall, "the build of "+opts.Tag)
+	defer watch.Stop()
+	id, err := b.buildWatched(ctx, archive, dockerfile, opts, watch.Writer(log))
+	return id, watch.Err(err)
+}
+
+func (b Builder) buildWatched(ctx context.Context, archive *docker.Archive, dockerfile []byte, opts docker.BuildOptions, log io.Writer) (string, error) {
+	opts.Memory, opts.CPUs = b.Memory, b.CPUs
 	bases := baseimage.FromImages(dockerfile)
 	if err := b.copyFromPeer(ctx, bases, log); err != nil {
 		return "", err
@@ -195,7 +214,7 @@ func (b Builder) copyFromPeer(ctx context.Context, refs []string, log io.Writer)
 			continue
 		}
 		fmt.Fprintf(log, "copying base image %s from %s\n", ref, b.Peer.Host())
-		if err := b.Peer.Copy(ctx, ref, to); err != nil {
+		if err := b.Peer.Copy(ctx, ref, to, log); err != nil {
 			return err
 		}
 	}

@@ -17,6 +17,8 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/term"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
 
 // Reporter hears what a run is doing.
@@ -70,7 +72,7 @@ type plain struct {
 func (p *plain) Printf(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, format+"\n", args...)
+	fmt.Fprintln(p.w, visible.Text(fmt.Sprintf(format, args...)))
 }
 
 func (p *plain) Building(name string) { p.Round(name) }
@@ -202,7 +204,10 @@ func (b *bars) timing() string {
 	return text
 }
 
-func (b *bars) Printf(format string, args ...any) { fmt.Fprintf(b.p, format+"\n", args...) }
+// Printf's lines may quote a server or a build: they are shown escaped.
+func (b *bars) Printf(format string, args ...any) {
+	fmt.Fprintln(b.p, visible.Text(fmt.Sprintf(format, args...)))
+}
 
 func (b *bars) Building(name string) {
 	b.mu.Lock()
@@ -232,7 +237,7 @@ func (b *bars) Rate(rps float64) {
 func (b *bars) Step(text string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.step = text
+	b.step = visible.Text(text) // a line of build output
 }
 
 func (b *bars) RoundDone() {

@@ -52,3 +52,21 @@ func TestPlainWritesLinesOnly(t *testing.T) {
 		t.Errorf("lines %q", lines)
 	}
 }
+
+// TestServerTextIsShownEscaped: a reason that quotes a server, with
+// escape sequences and line breaks, is one line of visible text, on a
+// terminal's status line as in plain output.
+func TestServerTextIsShownEscaped(t *testing.T) {
+	var b bytes.Buffer
+	p := Plain(&b)
+	p.Printf("%s: %s failed: %s", "evil", "conformance", "\x1b]0;pwned\x07\x1b[2J\n| fake | 999999 |")
+	if got, want := b.String(), "evil: conformance failed: \\x1b]0;pwned\\a\\x1b[2J\\n| fake | 999999 |\n"; got != want {
+		t.Errorf("Printf wrote %q, want %q", got, want)
+	}
+	bars := &bars{}
+	bars.Phase("building", 0)
+	bars.Step("Step 2/9 : RUN echo \x1b[2J")
+	if bars.step != `Step 2/9 : RUN echo \x1b[2J` {
+		t.Errorf("the status line's step is %q", bars.step)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
 
 // The layout of grpc_bench's bench.txt, column for column.
@@ -117,6 +118,10 @@ func notes(run Run, c Cell, rows []Row, a stats.Analysis) []string {
 	}
 	if run.Interrupted {
 		out = append(out, "the run was interrupted: servers and rounds after the last one listed were not measured")
+	}
+	// Reasons and warnings carry what servers and builds said.
+	for i, n := range out {
+		out[i] = visible.Text(n)
 	}
 	return out
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
 
 // CSVColumns are the columns of results.csv, in order. The file has one
@@ -120,7 +122,7 @@ func WriteCSV(w io.Writer, run Run) error {
 			rec := append(cell[:len(cell):len(cell)], s.Name, "", strconv.Itoa(len(s.Rounds)))
 			rec = append(rec, make([]string, len(CSVColumns)-len(rec))...)
 			rec[colRanked] = "false"
-			rec[colFailure] = FailureText(s)
+			rec[colFailure] = csvText(FailureText(s))
 			if err := cw.Write(rec); err != nil {
 				return fmt.Errorf("write results.csv: %w", err)
 			}
@@ -137,9 +139,20 @@ func WriteCSV(w io.Writer, run Run) error {
 // phase (and round) that failed and the reason.
 func FailureText(s Server) string {
 	if f := s.FirstFailure(); f != nil {
-		return fmt.Sprintf("%s failed: %s", f.where(), f.Reason)
+		return visible.Text(fmt.Sprintf("%s failed: %s", f.where(), f.Reason))
 	}
 	return "not measured"
+}
+
+// csvText keeps a text cell from being taken for a formula by a
+// spreadsheet: a cell that starts with = + - @ (or a tab or carriage
+// return) gets a leading ', as OWASP advises. Only text columns pass
+// here: a negative number in a numeric column stays a number.
+func csvText(s string) string {
+	if s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0 {
+		return "'" + s
+	}
+	return s
 }
 
 func num(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }

@@ -71,9 +71,28 @@ func markdownTable(b *strings.Builder, rows []Row) {
 	}
 }
 
-// markdownText keeps a server's name or a note from breaking the table.
-// Underscores stay as they are: inside words they are not emphasis.
-func markdownText(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+// markdownText keeps a server's name or a note, which may quote a server,
+// from breaking the table or the list, or becoming markup: every character
+// with a meaning inline (code, emphasis, links, images, HTML, entities,
+// strike-through, cell borders) is escaped with a backslash. Underscores
+// inside words stay as they are: there they are not emphasis.
+func markdownText(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '_' && i > 0 && i+1 < len(s) && wordByte(s[i-1]) && wordByte(s[i+1]):
+		case strings.IndexByte("\\`*_[]<>!|~&", c) >= 0:
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func wordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
 
 // msOf is a duration in milliseconds.
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

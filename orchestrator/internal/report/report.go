@@ -128,6 +128,10 @@ type Round struct {
 	Phases []Phase   `json:"phases"`
 	// Failure is set when the round could not be measured.
 	Failure *Failure `json:"failure,omitempty"`
+	// ServerAddress is where the clients reached the server from another
+	// machine: the address of GRPC_SERVER_ADDRESS and the port the
+	// server was published at in this round.
+	ServerAddress string `json:"server_address,omitempty"`
 	// Measurement is the run's load engine's.
 	Measurement
 	// ClientBound is set when the load client used nearly all the CPU it

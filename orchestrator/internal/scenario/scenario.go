@@ -59,6 +59,12 @@ func Load(ctx context.Context, dir string) (*Scenario, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: compile %s: %w", s.Name, ProtoFile, err)
 	}
+	// Servers compile helloworld.proto alone, with their own toolchains: a
+	// file it imports would compile here and fail every build.
+	if imports := files[0].Imports(); imports.Len() > 0 {
+		return nil, fmt.Errorf("scenario %s: %s imports %s: a scenario is one self-contained proto, which every server compiles alone",
+			s.Name, ProtoFile, imports.Get(0).Path())
+	}
 	svc := files[0].Services().ByName(protoreflect.Name("Greeter"))
 	if svc == nil || string(svc.FullName()) != Service {
 		return nil, fmt.Errorf("scenario %s: %s has no service %s", s.Name, ProtoFile, Service)

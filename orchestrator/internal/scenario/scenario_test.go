@@ -107,3 +107,31 @@ message HelloRequest { A request = 1; } message HelloReply { B response = 1; }`,
 		})
 	}
 }
+
+// TestLoadRefusesImports: a proto that imports another file compiles here
+// but not in the servers' builds, which take helloworld.proto alone.
+func TestLoadRefusesImports(t *testing.T) {
+	const service = `service Greeter { rpc SayHello (HelloRequest) returns (HelloReply); }
+message HelloRequest { Hello request = 1; } message HelloReply { Hello response = 1; }`
+	for _, tc := range []struct {
+		name, proto, sibling, want string
+	}{
+		{"a file of the scenario folder", `syntax = "proto3"; package helloworld; import "hello.proto";` + service,
+			`syntax = "proto3"; package helloworld; message Hello { string name = 1; }`, "imports hello.proto"},
+		{"a well-known type", `syntax = "proto3"; package helloworld; import "google/protobuf/timestamp.proto";` + service +
+			` message Hello { google.protobuf.Timestamp at = 1; }`, "", "imports google/protobuf/timestamp.proto"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := t.TempDir()
+			os.WriteFile(filepath.Join(d, ProtoFile), []byte(tc.proto), 0o644)
+			if tc.sibling != "" {
+				os.WriteFile(filepath.Join(d, "hello.proto"), []byte(tc.sibling), 0o644)
+			}
+			os.WriteFile(filepath.Join(d, PayloadFile), []byte(`{}`), 0o644)
+			_, err := Load(context.Background(), d)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "self-contained") {
+				t.Errorf("Load = %v, want a refusal saying %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,17 +75,19 @@ func (e Engines) close() {
 func connect(ctx context.Context, cfg config.Config) (Engines, error) {
 	serverHost, clientHost := cfg.EngineHosts()
 	serverRole, clientRole := "", ""
-	if serverHost != clientHost {
+	if cfg.TwoEngines() {
 		serverRole, clientRole = "servers", "clients"
 	}
+	var tls docker.TLS
+	tls.Verify, tls.CertPath = cfg.DockerTLS()
 	var e Engines
 	var err error
-	if e.Server, err = docker.Connect(ctx, serverRole, serverHost); err != nil {
+	if e.Server, err = docker.Connect(ctx, serverRole, serverHost, tls); err != nil {
 		return e, err
 	}
 	e.Client = e.Server
-	if serverHost != clientHost {
-		if e.Client, err = docker.Connect(ctx, clientRole, clientHost); err != nil {
+	if cfg.TwoEngines() {
+		if e.Client, err = docker.Connect(ctx, clientRole, clientHost, tls); err != nil {
 			e.Server.Close()
 			return e, err
 		}
@@ -133,6 +136,10 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 		return nil, parseErr
 	}
 	cat, err := catalog.Open(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &config.Error{Var: "--root", Value: root, Reason: err.Error(),
+			Allowed: "the repository: a folder that holds servers/ and scenarios/"}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +276,8 @@ func (s *Session) builder(eng, other *docker.Engine) images.Builder {
 	}
 	self, _ := os.Executable()
 	b := images.Builder{Engine: eng, Catalog: s.Catalog, Name: s.Config.ImageName, Arch: goArch(info.Architecture), Self: self,
-		Sources: sources.Fetcher{Cache: sources.DefaultCache(), Mirror: s.Config.SourceMirror}}
+		Sources: sources.Fetcher{Cache: sources.DefaultCache(), Mirror: s.Config.SourceMirror, Stall: s.Config.BuildStall},
+		Memory:  int64(s.Config.BuildRAM), CPUs: float64(s.Config.BuildCPULimit(info.NCPU)), Stall: s.Config.BuildStall}
 	if s.Engines.Two() {
 		b.Peer = other
 	}
@@ -297,7 +305,8 @@ func (s *Session) Suite() *suite.Suite {
 		Labels:       map[string]string{docker.RunLabel: s.Run.ID, docker.ImagesLabel: s.Config.ImageName},
 	}
 	if s.Engines.Two() {
-		st.Address = s.Config.ServerAddress
+		ip, port, _ := s.Config.ServerPublish() // checked with the settings
+		st.Remote = &suite.Remote{IP: ip, Port: port}
 	}
 	return st
 }

@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // File is the declaration's name in a server's folder.
@@ -94,6 +95,20 @@ type Fetcher struct {
 	// Mirror is a folder of git bundles named <repository>.bundle (the
 	// URL's last path element), tried after the URL; "" means none.
 	Mirror string
+	// Stall is how long a fetch over HTTP may go with less than
+	// lowSpeed bytes a second before git gives it up; 0 means never.
+	Stall time.Duration
+}
+
+// lowSpeed is the rate below which a fetch counts as stalled.
+const lowSpeed = 1000
+
+// stallEnv is git's own stall detector for HTTP transfers, set to f.Stall.
+func (f Fetcher) stallEnv() []string {
+	if f.Stall <= 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("GIT_HTTP_LOW_SPEED_LIMIT=%d", lowSpeed), fmt.Sprintf("GIT_HTTP_LOW_SPEED_TIME=%d", int(f.Stall.Seconds()))}
 }
 
 // DefaultCache is the user's cache folder's grpcbench/sources (usually
@@ -142,7 +157,7 @@ func (f Fetcher) repository(ctx context.Context, src Source, log io.Writer) (str
 	var tried []string
 	for _, origin := range origins {
 		// Branches and tags: a pinned commit is reachable from one of them.
-		err := git(ctx, "-C", repo, "fetch", "--quiet", "--no-tags", origin,
+		err := gitEnv(ctx, f.stallEnv(), "-C", repo, "fetch", "--quiet", "--no-tags", origin,
 			"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
 		switch {
 		case err != nil:

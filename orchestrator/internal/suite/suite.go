@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/docker/go-units"
+
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
@@ -51,10 +53,10 @@ type Suite struct {
 	// clients (nil: Engine).
 	Engine       Engine
 	ClientEngine Engine
-	// Address is where the clients reach a server when they run on another
+	// Remote is where the clients reach a server when they run on another
 	// machine (GRPC_SERVER_ADDRESS): the server publishes its port there;
-	// "" has the clients join the server's network namespace.
-	Address string
+	// nil has the clients join the server's network namespace.
+	Remote *Remote
 	// ClientImage is the orchestrator's own image: it runs the readiness
 	// probe, the conformance gate and the load engines that are Runners.
 	ClientImage string
@@ -73,12 +75,13 @@ func (s *Suite) clientEngine() Engine {
 	return s.ClientEngine
 }
 
-// target is the server's address for its clients.
-func (s *Suite) target() string {
-	if s.Address != "" {
-		return s.Address
-	}
-	return loopback
+// Remote is an address of the servers' machine that the clients' machine
+// reaches: each server publishes its port on IP only, at Port, or at a
+// port the engine picks for it when Port is 0, so that two runs on one
+// engine never ask for the same port.
+type Remote struct {
+	IP   string
+	Port int
 }
 
 func (s *Suite) observer() Observer {
@@ -127,6 +130,9 @@ type Server struct {
 	// RoundTrip is the network's round trip to a server on another
 	// machine, timed before the gate.
 	RoundTrip *time.Duration
+	// Address is where the clients reach the server: loopback in its
+	// network namespace, or the address and port it was published at.
+	Address string
 
 	stopOOM  func() int
 	oomKills int
@@ -150,17 +156,17 @@ func (s *Suite) Up(ctx context.Context, spec ServerSpec) (*Server, error) {
 	err := srv.phase(ctx, "start", func(ctx context.Context) (err error) {
 		c := s.serverContainer(spec)
 		c.Labels = srv.labels("server")
-		srv.container, err = srv.start(ctx, s.Engine, c)
-		if err == nil {
-			srv.stopOOM = srv.container.WatchOOM(context.WithoutCancel(ctx))
+		if srv.container, err = srv.start(ctx, s.Engine, c); err != nil {
+			return err
 		}
-		return err
+		srv.stopOOM = srv.container.WatchOOM(context.WithoutCancel(ctx))
+		return srv.published(ctx)
 	})
 	if err == nil {
 		s.observer().Phase("waiting until it answers", 0)
 		err = srv.phase(ctx, "readiness", srv.awaitReady)
 	}
-	if err == nil && s.Address != "" {
+	if err == nil && s.Remote != nil {
 		err = srv.phase(ctx, "round trip", srv.roundTrip)
 	}
 	if err == nil {
@@ -172,7 +178,7 @@ func (s *Suite) Up(ctx context.Context, spec ServerSpec) (*Server, error) {
 
 // serverContainer is the container of a server: without network when its
 // clients join its namespace (loopback is all it needs), else publishing
-// its port at the address's port.
+// its port on the remote address only, on a network of its own.
 func (s *Suite) serverContainer(spec ServerSpec) docker.ContainerSpec {
 	c := contained(docker.ContainerSpec{
 		Image: spec.Image,
@@ -184,14 +190,31 @@ func (s *Suite) serverContainer(spec ServerSpec) docker.ContainerSpec {
 		NanoCPUs:  spec.CPUs.NanoCPUs(),
 		CPUSet:    spec.Placement.ServerCPUSet,
 		Memory:    int64(spec.RAM),
-		NoNetwork: s.Address == "",
+		NoNetwork: s.Remote == nil,
 	}, serverPids)
-	if s.Address != "" {
-		_, port, _ := net.SplitHostPort(s.Address) // checked with the settings
-		published, _ := strconv.Atoi(port)
-		c.Publish = map[int]int{ServerPort: published}
+	if s.Remote != nil {
+		c.Publish, c.PublishIP = map[int]int{ServerPort: s.Remote.Port}, s.Remote.IP
 	}
 	return c
+}
+
+// published reads back where the server's port was published, the port
+// the engine picked included.
+func (srv *Server) published(ctx context.Context) error {
+	if srv.suite.Remote == nil {
+		srv.Address = loopback
+		return nil
+	}
+	st, err := srv.container.State(ctx)
+	if err != nil {
+		return err
+	}
+	port := st.Ports[ServerPort]
+	if port == 0 {
+		return fmt.Errorf("the engine published port %d of the server at no port of %s", ServerPort, srv.suite.Remote.IP)
+	}
+	srv.Address = net.JoinHostPort(srv.suite.Remote.IP, strconv.Itoa(port))
+	return nil
 }
 
 // phase runs one step and records when it started and how long it took.
@@ -261,7 +284,7 @@ func (srv *Server) start(ctx context.Context, eng Engine, spec docker.ContainerS
 func (srv *Server) client(role string, args ...string) docker.ContainerSpec {
 	return srv.beside(docker.ContainerSpec{
 		Image:    srv.suite.ClientImage,
-		Cmd:      append([]string{role, "--target", srv.suite.target(), "--scenario", load.ScenarioDir}, args...),
+		Cmd:      append([]string{role, "--target", srv.Address, "--scenario", load.ScenarioDir}, args...),
 		Labels:   srv.labels(role),
 		Files:    srv.inputs(nil),
 		InputDir: load.InputDir,
@@ -271,7 +294,7 @@ func (srv *Server) client(role string, args ...string) docker.ContainerSpec {
 
 // beside places a client container where it reaches the server, contained.
 func (srv *Server) beside(c docker.ContainerSpec) docker.ContainerSpec {
-	if srv.suite.Address != "" {
+	if srv.suite.Remote != nil {
 		c.HostNetwork = true
 	} else {
 		c.NetworkOf = srv.container.ID()
@@ -328,7 +351,7 @@ func (srv *Server) awaitReady(ctx context.Context) error {
 // server's, before any load.
 func (srv *Server) roundTrip(ctx context.Context) error {
 	spec := srv.client("rtt")
-	spec.Cmd = []string{"rtt", "--target", srv.suite.target()}
+	spec.Cmd = []string{"rtt", "--target", srv.Address}
 	stdout, err := srv.runBeside(ctx, spec, "round-trip", conformLimit, nil)
 	if err != nil {
 		return err
@@ -378,7 +401,7 @@ func (srv *Server) Measure(ctx context.Context, engine load.Engine, spec load.Sp
 }
 
 func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
-	spec.Target, spec.ScenarioDir = srv.suite.target(), load.ScenarioDir
+	spec.Target, spec.ScenarioDir = srv.Address, load.ScenarioDir
 	// The stats are interpolated to the window's ends, which needs the
 	// sample holding the end under load all through.
 	spec.Tail = usage.LoadTail
@@ -436,7 +459,7 @@ func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Sp
 // server's folder, and returns its stdout. It fails, saying how, when the
 // server died meanwhile, and when the client exited non-zero.
 func (srv *Server) runBeside(ctx context.Context, spec docker.ContainerSpec, name string, limit time.Duration, started func(Container)) ([]byte, error) {
-	code, stdout, stderr, err := srv.runToEnd(ctx, spec, limit, started)
+	code, oom, stdout, stderr, err := srv.runToEnd(ctx, spec, limit, started)
 	for file, content := range map[string][]byte{name + ".json": stdout, name + ".log": stderr} {
 		if werr := srv.spec.Folder.Write(file, content); err == nil {
 			err = werr
@@ -450,15 +473,43 @@ func (srv *Server) runBeside(ctx context.Context, spec docker.ContainerSpec, nam
 		return nil, err
 	}
 	if code != 0 {
-		return nil, fmt.Errorf("%s (%s exited with code %d)", lastLine(stderr), spec.Cmd[0], code)
+		who := clientNames[spec.Labels[docker.RoleLabel]]
+		if oom || bySignal(int(code)) {
+			// What it printed last is not why it ended: it is in its log.
+			return nil, fmt.Errorf("%s (see %s.log)", ending(who, int(code), oom, spec.Memory), name)
+		}
+		return nil, fmt.Errorf("%s: %s", ending(who, int(code), oom, spec.Memory), lastLine(stderr))
 	}
 	return stdout, nil
 }
 
-func (srv *Server) runToEnd(ctx context.Context, spec docker.ContainerSpec, limit time.Duration, started func(Container)) (code int64, stdout, stderr []byte, err error) {
+// clientNames say what each role of client container is, in words.
+var clientNames = map[string]string{
+	"probe":   "the readiness probe",
+	"conform": "the conformance gate",
+	"rtt":     "the round-trip timer",
+	"load":    "the load client",
+}
+
+// ending says how a container's process ended, in words: an exit status
+// above 128 is the engine's way of saying a signal killed it.
+func ending(who string, code int, oomKilled bool, memory int64) string {
+	switch {
+	case oomKilled:
+		return fmt.Sprintf("%s was killed for going over its memory limit of %s", who, units.BytesSize(float64(memory)))
+	case bySignal(code):
+		return fmt.Sprintf("%s was killed (signal %d)", who, code-128)
+	}
+	return fmt.Sprintf("%s exited with code %d", who, code)
+}
+
+// bySignal says an exit status is the engine's 128 + the signal's number.
+func bySignal(code int) bool { return code > 128 && code <= 128+64 }
+
+func (srv *Server) runToEnd(ctx context.Context, spec docker.ContainerSpec, limit time.Duration, started func(Container)) (code int64, oomKilled bool, stdout, stderr []byte, err error) {
 	c, err := srv.start(ctx, srv.suite.clientEngine(), spec)
 	if err != nil {
-		return 0, nil, nil, err
+		return 0, false, nil, nil, err
 	}
 	// A client that outlives its own deadlines by far means a hung engine.
 	ctx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("%s did not end within %s: the Docker engine may be hung", spec.Cmd[0], limit))
@@ -478,9 +529,16 @@ func (srv *Server) runToEnd(ctx context.Context, spec docker.ContainerSpec, limi
 	logErr := c.Logs(ctx, true, &out, live)
 	live.Close()
 	if code, err = c.Wait(ctx); err != nil {
-		return code, out.Bytes(), errOut.Bytes(), err // what it wrote says why, when it hung
+		return code, false, out.Bytes(), errOut.Bytes(), err // what it wrote says why, when it hung
 	}
-	return code, out.Bytes(), errOut.Bytes(), logErr
+	if code != 0 {
+		st, err := c.State(ctx)
+		if err != nil {
+			return code, false, out.Bytes(), errOut.Bytes(), err
+		}
+		oomKilled = st.OOMKilled
+	}
+	return code, oomKilled, out.Bytes(), errOut.Bytes(), logErr
 }
 
 // exited returns an error when the server container is no longer running,
@@ -493,7 +551,7 @@ func (srv *Server) exited(ctx context.Context) error {
 	if st.OOMKilled {
 		return fmt.Errorf("server was killed for going over GRPC_SERVER_RAM=%s", srv.spec.RAM)
 	}
-	return fmt.Errorf("server exited with code %d (see server.log)", st.ExitCode)
+	return fmt.Errorf("%s (see server.log)", ending("server", st.ExitCode, false, 0))
 }
 
 func lastLine(b []byte) string {

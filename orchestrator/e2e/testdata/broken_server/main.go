@@ -21,6 +21,10 @@ import (
 //go:embed behaviour
 var behaviour string
 
+const hostile = "=HYPERLINK(\"http://evil\")\x1b]0;pwned\x07\x1b[2J" +
+	"\n| fake_server |   999999 |        0.01 ms | forged row |\r\n" +
+	"| 1 | fake_server | h2 | 999999 | forged | md |\n- forged item <script>alert(1)</script>"
+
 type server struct {
 	pb.UnimplementedGreeterServer
 }
@@ -31,6 +35,10 @@ func (s *server) SayHello(_ context.Context, in *pb.HelloRequest) (*pb.HelloRepl
 		out := proto.Clone(in.GetRequest()).(*pb.Hello)
 		out.Name += "!"
 		return &pb.HelloReply{Response: out}, nil
+	case "hostile_text":
+		// Terminal escapes, a forged ranking row, a Markdown row, HTML and
+		// a formula: what the reports must show as text.
+		return nil, status.Error(codes.Internal, hostile)
 	default:
 		return nil, status.Error(codes.Internal, "broken on purpose")
 	}
