@@ -251,18 +251,23 @@ func rowOf(name string, rounds []Round, pick func(Round) *Measurement, clientCPU
 // client-bound row is left out: its req/s is the client's, a lower bound of
 // the server's, so no order against it can be claimed.
 func Judge(run Run, rows []Row) stats.Analysis {
-	var judged []int
-	var samples []stats.Sample
-	for i, r := range rows {
-		if !r.ClientBound {
-			judged = append(judged, i)
-			samples = append(samples, stats.Sample{Name: r.Name, Rounds: r.Rounds, Values: r.Values})
-		}
-	}
+	judged, samples := samplesOf(rows)
 	a := stats.Analyse(samples, run.design())
 	letters := stats.Letters(len(judged), func(i, j int) bool { return a.Separated(rows[judged[i]].Name, rows[judged[j]].Name) })
 	for k, i := range judged {
 		rows[i].Group = letters[k]
 	}
 	return a
+}
+
+// samplesOf is the req/s of each round of the measured (not client-bound)
+// rows, and which rows they are.
+func samplesOf(rows []Row) (judged []int, samples []stats.Sample) {
+	for i, r := range rows {
+		if !r.ClientBound {
+			judged = append(judged, i)
+			samples = append(samples, stats.Sample{Name: r.Name, Rounds: r.Rounds, Values: r.Values})
+		}
+	}
+	return judged, samples
 }

@@ -38,6 +38,8 @@ func WriteSummary(w io.Writer, run Run) error {
 		for _, n := range capacityNotes {
 			b.WriteString("! server capacity: " + n + "\n")
 		}
+		noiseLine(&b, "load ranking", rows)
+		noiseLine(&b, "server capacity", capacity)
 		if o := overheads(c); len(o) > 0 {
 			fmt.Fprintf(&b, "overhead per round beyond warm-up and measurement (start, readiness, gate, clients, stats): median %.2f s, max %.2f s over %d rounds\n",
 				stats.Median(o), slices.Max(o), len(o))
@@ -46,6 +48,17 @@ func WriteSummary(w io.Writer, run Run) error {
 	b.WriteString(legend)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// noiseLine says how much of the rounds' spread the machine's state put
+// on every server of a round alike and how much is each server's own: the
+// paired tests cancel the first, so the second sets the gaps they resolve.
+func noiseLine(b *strings.Builder, ranking string, rows []Row) {
+	_, samples := samplesOf(rows)
+	if n, ok := stats.NoiseOf(samples); ok {
+		fmt.Fprintf(b, "round-to-round noise of the %s: %.1f%% shared by every server of a round, %.1f%% each server's own (%d servers, %d rounds); the paired tests see the own part only\n",
+			ranking, 100*n.Shared, 100*n.Own, n.Servers, n.Rounds)
+	}
 }
 
 const legend = `
