@@ -44,6 +44,10 @@ type Session struct {
 	Run report.Run
 
 	release []func(context.Context) error
+	// commit and contexts are the code here: the commit line and a hash of
+	// each server's build context.
+	commit   string
+	contexts map[string]string
 }
 
 // Engines are the engines of a run: one runs servers and clients unless
@@ -105,27 +109,28 @@ func connect(ctx context.Context, cfg config.Config) (Engines, error) {
 // receives what the user should know.
 func Open(ctx context.Context, root string, out io.Writer) (*Session, error) {
 	cfg, parseErr := config.Load(filepath.Join(root, ".env"))
-	return open(ctx, root, cfg, parseErr, nil, out)
+	return open(ctx, root, cfg, parseErr, nil, false, out)
 }
 
-// Resume sets up the rest of the interrupted run in dir: its settings as
-// it recorded them (not the environment's), its folder, and its record
-// less the rounds the interruption cut short, which run again.
-func Resume(ctx context.Context, root, dir string, out io.Writer) (*Session, error) {
+// Resume sets up the rest of the interrupted run in dir: the settings it
+// was given and the engines it used (not the environment's), its folder,
+// and its record less the rounds the interruption cut short, which run
+// again. It refuses when the commit, the servers or a server's build
+// context changed, unless anyway; a finished run is ErrFinished.
+func Resume(ctx context.Context, root, dir string, anyway bool, out io.Writer) (*Session, error) {
 	prior, err := report.Load(dir)
 	if err != nil {
 		return nil, &config.Error{Var: "--resume", Value: dir, Reason: err.Error(), Allowed: "the folder of a run that was interrupted"}
 	}
-	vars := map[string]string{}
-	for _, st := range prior.Settings {
-		vars[st.Name] = st.Value
+	if !prior.Finished.IsZero() && !prior.Interrupted {
+		return nil, fmt.Errorf("run %s finished at %s: %w", prior.ID, prior.Finished.Format(time.RFC3339), ErrFinished)
 	}
-	cfg, parseErr := config.Parse(vars)
+	cfg, parseErr := config.Parse(resumeVars(prior))
 	prior.Dir = dir
-	return open(ctx, root, cfg, parseErr, &prior, out)
+	return open(ctx, root, cfg, parseErr, &prior, anyway, out)
 }
 
-func open(ctx context.Context, root string, cfg config.Config, parseErr error, prior *report.Run, out io.Writer) (*Session, error) {
+func open(ctx context.Context, root string, cfg config.Config, parseErr error, prior *report.Run, anyway bool, out io.Writer) (*Session, error) {
 	// Values that do not parse are listed with every other problem, after
 	// the checks that need the engines.
 	var cfgErr *config.Error
@@ -135,6 +140,18 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 	cat, err := catalog.Open(root)
 	if err != nil {
 		return nil, err
+	}
+	servers := cfg.Servers(cat.Servers)
+	contexts, err := fingerprints(cat, servers, cfg.Scenarios)
+	if err != nil {
+		return nil, err
+	}
+	commit := cat.Commit(ctx)
+	var changed []string
+	if prior != nil {
+		if changed, err = checkResume(*prior, anyway, commit, servers, contexts); err != nil {
+			return nil, err
+		}
 	}
 	engines, err := connect(ctx, cfg)
 	if err != nil {
@@ -146,12 +163,12 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 		}
 		return nil, err
 	}
-	s := &Session{Config: cfg, Catalog: cat, Engines: engines}
+	s := &Session{Config: cfg, Catalog: cat, Engines: engines, commit: commit, contexts: contexts}
 	if err := s.check(ctx, parseErr); err != nil {
 		engines.close()
 		return nil, err
 	}
-	if err := s.start(ctx, prior, out); err != nil {
+	if err := s.start(ctx, prior, changed, out); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -183,8 +200,9 @@ func (s *Session) check(ctx context.Context, parseErr error) error {
 }
 
 // start takes the locks, removes what killed runs left and starts the
-// run's folder and record (or takes up prior's).
-func (s *Session) start(ctx context.Context, prior *report.Run, out io.Writer) error {
+// run's folder and record (or takes up prior's, noting the changes a
+// resume was told to go on with).
+func (s *Session) start(ctx context.Context, prior *report.Run, changed []string, out io.Writer) error {
 	started := time.Now()
 	id := started.Format(runID)
 	if prior != nil {
@@ -206,8 +224,9 @@ func (s *Session) start(ctx context.Context, prior *report.Run, out io.Writer) e
 	if prior != nil {
 		s.Folder, s.Run = report.Folder{Dir: prior.Dir}, *prior
 		s.Run.Resume()
-		if commit := s.Catalog.Commit(ctx); commit != prior.Commit {
-			fmt.Fprintf(out, "resuming a run of %q with the code of %q\n", prior.Commit, commit)
+		if len(changed) > 0 {
+			fmt.Fprintf(out, "resuming with other code than the run started with (--resume-anyway): %s\n", strings.Join(changed, "; "))
+			s.Run.ResumedAnyway = append(s.Run.ResumedAnyway, changed...)
 		}
 		return nil
 	}
@@ -219,11 +238,14 @@ func (s *Session) start(ctx context.Context, prior *report.Run, out io.Writer) e
 	s.Run = report.Run{
 		ID:       filepath.Base(folder.Dir),
 		Started:  started,
-		Commit:   s.Catalog.Commit(ctx),
+		Commit:   s.commit,
 		Settings: s.Config.All(),
+		Engines:  &report.EngineHosts{},
+		Contexts: s.contexts,
 		Hardware: report.HardwareOf(s.Engines.ServerInfo),
 		Cells:    bench.Cells(s.Config, s.Engines.ServerInfo.NCPU, s.Engines.ClientInfo.NCPU),
 	}
+	s.Run.Engines.Servers, s.Run.Engines.Clients = s.Config.EngineHosts()
 	if s.Engines.Two() {
 		client := report.HardwareOf(s.Engines.ClientInfo)
 		s.Run.ClientHardware = &client
