@@ -44,6 +44,8 @@ type Session struct {
 	Run report.Run
 
 	release []func(context.Context) error
+	// newFolder says the run's folder was made by this session.
+	newFolder bool
 	// commit and contexts are the code here: the commit line and a hash of
 	// each server's build context.
 	commit   string
@@ -204,12 +206,28 @@ func (s *Session) check(ctx context.Context, parseErr error) error {
 // resume was told to go on with).
 func (s *Session) start(ctx context.Context, prior *report.Run, changed []string, out io.Writer) error {
 	started := time.Now()
-	id := started.Format(runID)
+	// The folder comes first: it holds the token that tells this machine's
+	// lock from a same-named machine's.
 	if prior != nil {
-		id = prior.ID // the lock names the run that goes on
+		s.Folder = report.Folder{Dir: prior.Dir}
+	} else {
+		folder, err := report.NewFolder(s.Config.ResultsDir, started.Format(runID))
+		if err != nil {
+			return err
+		}
+		s.Folder, s.newFolder = folder, true
 	}
+	dir, err := filepath.Abs(s.Folder.Dir)
+	if err != nil {
+		return err
+	}
+	token := newToken()
+	if err := s.Folder.Write(TokenFile, []byte(token+"\n")); err != nil {
+		return err
+	}
+	owner := self(filepath.Base(dir), dir, token)
 	for _, eng := range s.Engines.each() {
-		release, err := eng.Lock(ctx, s.Config.ImageName, self(id), alive(eng))
+		release, err := eng.Lock(ctx, s.Config.ImageName, owner, alive(eng))
 		if err != nil {
 			return err
 		}
@@ -222,7 +240,7 @@ func (s *Session) start(ctx context.Context, prior *report.Run, changed []string
 		}
 	}
 	if prior != nil {
-		s.Folder, s.Run = report.Folder{Dir: prior.Dir}, *prior
+		s.Run = *prior
 		s.Run.Resume()
 		if len(changed) > 0 {
 			fmt.Fprintf(out, "resuming with other code than the run started with (--resume-anyway): %s\n", strings.Join(changed, "; "))
@@ -230,13 +248,8 @@ func (s *Session) start(ctx context.Context, prior *report.Run, changed []string
 		}
 		return nil
 	}
-	folder, err := report.NewFolder(s.Config.ResultsDir, id)
-	if err != nil {
-		return err
-	}
-	s.Folder = folder
 	s.Run = report.Run{
-		ID:       filepath.Base(folder.Dir),
+		ID:       filepath.Base(s.Folder.Dir),
 		Started:  started,
 		Commit:   s.commit,
 		Settings: s.Config.All(),
@@ -250,14 +263,21 @@ func (s *Session) start(ctx context.Context, prior *report.Run, changed []string
 		client := report.HardwareOf(s.Engines.ClientInfo)
 		s.Run.ClientHardware = &client
 	}
-	return report.SaveHardware(folder, s.Run)
+	return report.SaveHardware(s.Folder, s.Run)
 }
 
-// Close gives the locks back and releases the engines.
+// Close gives the locks back and releases the engines. A new run's folder
+// that a refused lock left empty (no record started) goes too.
 func (s *Session) Close() error {
 	var errs []error
 	for _, release := range s.release {
 		errs = append(errs, release(context.Background()))
+	}
+	if s.Folder.Dir != "" {
+		errs = append(errs, removeMissing(os.Remove(s.Folder.Path(TokenFile))))
+		if s.newFolder && s.Run.ID == "" {
+			errs = append(errs, removeMissing(os.Remove(s.Folder.Dir)))
+		}
 	}
 	s.Engines.close()
 	return errors.Join(errs...)
@@ -342,33 +362,10 @@ func (s *Session) ScenarioList() []*scenario.Scenario {
 	return list
 }
 
-// self is this process as the owner of a lock.
-func self(run string) docker.Owner {
-	host, _ := os.Hostname()
-	return docker.Owner{Host: host, Boot: bootID(), PID: os.Getpid(), Run: run}
-}
-
-func bootID() string {
-	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	return strings.TrimSpace(string(b))
-}
-
-// alive says whether the owner of a lock still runs: a process of this
-// machine and boot, or the container it ran in on this engine. An owner on
-// another machine cannot be checked, and counts as alive.
-func alive(eng *docker.Engine) func(context.Context, docker.Owner) bool {
-	me := self("")
-	return func(ctx context.Context, o docker.Owner) bool {
-		switch {
-		case o.Host == me.Host && o.Boot == me.Boot:
-			cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", o.PID))
-			return err == nil && strings.Contains(string(cmdline), "grpcbench")
-		case o.Host == me.Host:
-			return false // this machine, since rebooted
-		case eng.Running(ctx, o.Host):
-			return true // a container of this engine, as `docker compose up` runs it
-		default:
-			return o.Boot != me.Boot // a container that is gone, or another machine, which cannot be asked
-		}
+// removeMissing is err, unless it says there was nothing to remove.
+func removeMissing(err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
+	return err
 }
