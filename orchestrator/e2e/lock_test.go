@@ -103,15 +103,7 @@ func waitForServer(t *testing.T, done <-chan error) {
 // that lock over, remove what the killed run left and finish.
 func TestComposeUpAfterAnUncleanStop(t *testing.T) {
 	api := engine(t)
-	root := copyRepo(t, map[string]string{"docker-compose.yml": "docker-compose.yml"})
-	env := "GRPC_BENCHMARKS=go_grpc\nGRPC_BENCHMARK_DURATION=6s\nGRPC_BENCHMARK_WARMUP=1s\nGRPC_BENCHMARK_ROUNDS=2\nGRPC_CAPACITY_ENGINE=off\nGRPC_IMAGE_NAME=" + testImageName + "\n"
-	if err := os.WriteFile(filepath.Join(root, ".env"), []byte(env), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	project := "grpcbench-restart-" + strconv.Itoa(os.Getpid())
-	composeArgs := func(args ...string) []string { return append([]string{"compose", "--project-name", project}, args...) }
-	compose := func(args ...string) runResult { return runProgram(t, root, "docker", composeArgs(args...)...) }
-	t.Cleanup(func() { compose("down", "--remove-orphans", "--volumes") })
+	root, composeArgs, compose := composeProject(t, "grpcbench-restart", "6s", 2)
 
 	first := exec.Command("docker", composeArgs("up")...)
 	first.Dir = root

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
 
 // TestResumeOfAFinishedRunDoesNothing: it says so and exits 0, before any
@@ -32,12 +33,7 @@ func TestResumeOfAFinishedRunDoesNothing(t *testing.T) {
 func TestResumeWithOtherCodeIsRefused(t *testing.T) {
 	root := t.TempDir()
 	for name, content := range map[string]string{"servers/a/Dockerfile": "FROM scratch\n", "scenarios/complex_proto/helloworld.proto": "syntax = \"proto3\";\n"} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testfiles.Write(t, filepath.Join(root, name), content)
 	}
 	dir := saveRun(t, report.Run{ID: "r", Commit: "unknown commit (no git history here)", Interrupted: true,
 		Engines:  &report.EngineHosts{Servers: "unix:///nonexistent/docker.sock", Clients: "unix:///nonexistent/docker.sock"},

@@ -19,7 +19,9 @@ type engineSays struct {
 	err     error
 }
 
-func (e engineSays) Started(context.Context, string) (string, bool, error) { return e.started, e.running, e.err }
+func (e engineSays) Started(context.Context, string) (string, bool, error) {
+	return e.started, e.running, e.err
+}
 
 // TestRestartedOwnerIsNotAlive: inside the compose container a restarted
 // grpcbench has the hostname, the boot id and the pid (1) of the one that

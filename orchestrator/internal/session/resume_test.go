@@ -2,7 +2,6 @@ package session
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
 
 var facts = config.Facts{Servers: []string{"go_grpc", "rust_tonic_st", "python_grpc"},
@@ -117,7 +117,7 @@ func TestResumeRefusesOtherCode(t *testing.T) {
 	root := t.TempDir()
 	for name, content := range map[string]string{"servers/a/Dockerfile": "FROM scratch\n", "servers/b/Dockerfile": "FROM scratch\n",
 		"servers/c/Dockerfile": "FROM scratch\n", "scenarios/s/helloworld.proto": "syntax = \"proto3\";\n"} {
-		write(t, filepath.Join(root, name), content)
+		testfiles.Write(t, filepath.Join(root, name), content)
 	}
 	cat, err := catalog.Open(root)
 	if err != nil {
@@ -133,8 +133,8 @@ func TestResumeRefusesOtherCode(t *testing.T) {
 		t.Fatalf("the same code is refused: %v %v", diff, err)
 	}
 
-	write(t, filepath.Join(root, "servers/b/main.go"), "package main\n")
-	write(t, filepath.Join(root, "scenarios/s/payload.json"), "{}\n") // every server's context
+	testfiles.Write(t, filepath.Join(root, "servers/b/main.go"), "package main\n")
+	testfiles.Write(t, filepath.Join(root, "scenarios/s/payload.json"), "{}\n") // every server's context
 	now, err := fingerprints(cat, []string{"a", "b", "c"}, []string{"s"})
 	if err != nil {
 		t.Fatal(err)
@@ -163,15 +163,5 @@ func TestResumeRefusesOtherCode(t *testing.T) {
 				t.Errorf("with --resume-anyway: %q, %v; want the change %q noted", diff, err, tc.want)
 			}
 		})
-	}
-}
-
-func write(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
