@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -72,11 +73,12 @@ func TestSecondRunIsRefusedAndADeadOnesLockTakenOver(t *testing.T) {
 	assertNoContainersLeft(t, api)
 }
 
-// waitForServer waits until a run's server container runs.
+// waitForServer waits until a run's server container runs: up to 10
+// minutes, as compose builds the orchestrator's image first.
 func waitForServer(t *testing.T, done <-chan error) {
 	t.Helper()
 	api := engine(t)
-	deadline := time.After(3 * time.Minute)
+	deadline := time.After(10 * time.Minute)
 	for {
 		list, err := api.ContainerList(context.Background(), container.ListOptions{Filters: filters.NewArgs(
 			filters.Arg("label", "io.grpcbench.images="+testImageName), filters.Arg("label", "io.grpcbench.role=server"))})
@@ -90,7 +92,7 @@ func waitForServer(t *testing.T, done <-chan error) {
 		case err := <-done:
 			t.Fatalf("the run ended (%v) before its server started", err)
 		case <-deadline:
-			t.Fatal("no server running after 3 minutes")
+			t.Fatal("no server running after 10 minutes")
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -106,12 +108,24 @@ func TestComposeUpAfterAnUncleanStop(t *testing.T) {
 	root, composeArgs, compose := composeProject(t, "grpcbench-restart", "6s", 2)
 
 	first := exec.Command("docker", composeArgs("up")...)
-	first.Dir = root
+	var output bytes.Buffer
+	first.Dir, first.Stdout, first.Stderr = root, &output, &output
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- first.Wait() }()
+	// Before the project is taken down: an `up` still building would
+	// start its container after the `down`.
+	t.Cleanup(func() {
+		if first.ProcessState == nil {
+			first.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("the first docker compose up:\n%s", output.String())
+		}
+	})
 	waitForServer(t, done)
 	before := compose("ps", "--all", "--quiet")
 	if res := compose("kill"); res.code != 0 {
