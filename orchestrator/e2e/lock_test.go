@@ -113,14 +113,16 @@ func TestComposeUpAfterAnUncleanStop(t *testing.T) {
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- first.Wait() }()
+	done, exited := make(chan error, 1), make(chan struct{})
+	go func() { done <- first.Wait(); close(exited) }()
 	// Before the project is taken down: an `up` still building would
 	// start its container after the `down`.
 	t.Cleanup(func() {
-		if first.ProcessState == nil {
+		select {
+		case <-exited:
+		default:
 			first.Process.Kill()
-			<-done
+			<-exited
 		}
 		if t.Failed() {
 			t.Logf("the first docker compose up:\n%s", output.String())
