@@ -739,20 +739,31 @@ func TestVariantRunsItsBasesImageWithItsSettings(t *testing.T) {
 	assertNoContainersLeft(t, api)
 }
 
+// composeProject is a copy of the repository with docker-compose.yml and a
+// .env that runs go_grpc for duration in rounds, and a compose project of
+// this test process, taken down (with its volumes) when the test ends:
+// the arguments of a `docker compose` command of the project, and a
+// command run to its end.
+func composeProject(t *testing.T, name, duration string, rounds int) (root string, args func(...string) []string, compose func(...string) runResult) {
+	t.Helper()
+	root = copyRepo(t, map[string]string{"docker-compose.yml": "docker-compose.yml"})
+	env := "GRPC_BENCHMARKS=go_grpc\nGRPC_BENCHMARK_DURATION=" + duration + "\nGRPC_BENCHMARK_WARMUP=1s\nGRPC_BENCHMARK_ROUNDS=" + strconv.Itoa(rounds) +
+		"\nGRPC_CAPACITY_ENGINE=off\nGRPC_IMAGE_NAME=" + testImageName + "\n"
+	if err := os.WriteFile(filepath.Join(root, ".env"), []byte(env), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	project := name + "-" + strconv.Itoa(os.Getpid())
+	args = func(a ...string) []string { return append([]string{"compose", "--project-name", project}, a...) }
+	compose = func(a ...string) runResult { return runProgram(t, root, "docker", args(a...)...) }
+	t.Cleanup(func() { compose("down", "--remove-orphans", "--volumes") }) // the project's own cache volume too
+	return root, args, compose
+}
+
 // TestComposeUp runs the suite as a user of `docker compose up` does, from
 // the orchestrator's image, with the settings in .env.
 func TestComposeUp(t *testing.T) {
 	api := engine(t)
-	root := copyRepo(t, map[string]string{"docker-compose.yml": "docker-compose.yml"})
-	env := "GRPC_BENCHMARKS=go_grpc\nGRPC_BENCHMARK_DURATION=3s\nGRPC_BENCHMARK_WARMUP=1s\nGRPC_BENCHMARK_ROUNDS=1\nGRPC_CAPACITY_ENGINE=off\nGRPC_IMAGE_NAME=" + testImageName + "\n"
-	if err := os.WriteFile(filepath.Join(root, ".env"), []byte(env), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	project := "grpcbench-test-" + strconv.Itoa(os.Getpid())
-	compose := func(args ...string) runResult {
-		return runProgram(t, root, "docker", append([]string{"compose", "--project-name", project}, args...)...)
-	}
-	t.Cleanup(func() { compose("down", "--remove-orphans", "--volumes") }) // the project's own cache volume too
+	root, _, compose := composeProject(t, "grpcbench-test", "3s", 1)
 	res := compose("up")
 	if res.code != 0 {
 		t.Fatalf("docker compose up: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)

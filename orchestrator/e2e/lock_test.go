@@ -1,9 +1,11 @@
 package e2e_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,7 +13,8 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/volume"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 )
 
 // TestSecondRunIsRefusedAndADeadOnesLockTakenOver starts a run, then a
@@ -52,14 +55,17 @@ func TestSecondRunIsRefusedAndADeadOnesLockTakenOver(t *testing.T) {
 	// run would leave it, must not stop the next run.
 	host, _ := os.Hostname()
 	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	lock := "grpcbench-lock-" + testImageName
-	if _, err := api.VolumeCreate(ctx, volume.CreateOptions{Name: lock, Labels: map[string]string{
-		"io.grpcbench.owner.host": host, "io.grpcbench.owner.boot": strings.TrimSpace(string(boot)),
-		"io.grpcbench.owner.pid": strconv.Itoa(cmd.Process.Pid), "io.grpcbench.owner.run": "killed-earlier",
-	}}); err != nil {
+	eng, err := docker.Connect(ctx, "", api.DaemonHost(), docker.TLS{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { api.VolumeRemove(ctx, lock, true) })
+	defer eng.Close()
+	left, err := eng.Lock(ctx, testImageName, docker.Owner{Host: host, Boot: strings.TrimSpace(string(boot)), PID: cmd.Process.Pid, Start: 1,
+		Run: "killed-earlier"}, func(context.Context, docker.Owner) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { left(ctx) })
 	third := benchEnv(t, nil)
 	if res := runBinary(t, repoRoot(t), third, "bench"); res.code != 0 {
 		t.Errorf("a run after a dead run's lock: exit code %d\nstderr:\n%s", res.code, res.stderr)
@@ -67,11 +73,12 @@ func TestSecondRunIsRefusedAndADeadOnesLockTakenOver(t *testing.T) {
 	assertNoContainersLeft(t, api)
 }
 
-// waitForServer waits until a run's server container runs.
+// waitForServer waits until a run's server container runs: up to 10
+// minutes, as compose builds the orchestrator's image first.
 func waitForServer(t *testing.T, done <-chan error) {
 	t.Helper()
 	api := engine(t)
-	deadline := time.After(3 * time.Minute)
+	deadline := time.After(10 * time.Minute)
 	for {
 		list, err := api.ContainerList(context.Background(), container.ListOptions{Filters: filters.NewArgs(
 			filters.Arg("label", "io.grpcbench.images="+testImageName), filters.Arg("label", "io.grpcbench.role=server"))})
@@ -85,8 +92,69 @@ func waitForServer(t *testing.T, done <-chan error) {
 		case err := <-done:
 			t.Fatalf("the run ended (%v) before its server started", err)
 		case <-deadline:
-			t.Fatal("no server running after 3 minutes")
+			t.Fatal("no server running after 10 minutes")
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// TestComposeUpAfterAnUncleanStop kills the compose container in the
+// middle of a run (no cleanup: its lock and server stay behind), then runs
+// `docker compose up` again: the same container restarts, with the same
+// hostname, boot id and pid 1 as the run that took the lock, and must take
+// that lock over, remove what the killed run left and finish.
+func TestComposeUpAfterAnUncleanStop(t *testing.T) {
+	api := engine(t)
+	root, composeArgs, compose := composeProject(t, "grpcbench-restart", "6s", 2)
+
+	first := exec.Command("docker", composeArgs("up")...)
+	var output bytes.Buffer
+	first.Dir, first.Stdout, first.Stderr = root, &output, &output
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done, exited := make(chan error, 1), make(chan struct{})
+	go func() { done <- first.Wait(); close(exited) }()
+	// Before the project is taken down: an `up` still building would
+	// start its container after the `down`.
+	t.Cleanup(func() {
+		select {
+		case <-exited:
+		default:
+			first.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("the first docker compose up:\n%s", output.String())
+		}
+	})
+	waitForServer(t, done)
+	before := compose("ps", "--all", "--quiet")
+	if res := compose("kill"); res.code != 0 {
+		t.Fatalf("docker compose kill: exit %d\n%s", res.code, res.stderr)
+	}
+	<-done
+	if n := len(containerIDs(t, api, "io.grpcbench.images="+testImageName)); n == 0 {
+		t.Fatal("the killed run left no container behind: the test kills too late")
+	}
+
+	res := compose("up")
+	if res.code != 0 {
+		t.Fatalf("docker compose up after a kill: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	if after := compose("ps", "--all", "--quiet"); after.stdout != before.stdout {
+		t.Errorf("compose made another container (%q, before %q): the test must restart the same one", after.stdout, before.stdout)
+	}
+	if !strings.Contains(res.stdout, "containers left behind by an earlier run") {
+		t.Errorf("the restarted run does not say it removed the killed run's containers:\n%s", res.stdout)
+	}
+	entries, err := os.ReadDir(filepath.Join(root, "results"))
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("want two run folders in results/, have %v (%v)", entries, err)
+	}
+	bench, _ := readRun(t, filepath.Join(root, "results", entries[1].Name()))
+	if _, ok := parseRows(t, bench)["go_grpc"]; !ok {
+		t.Errorf("the run after the restart did not rank go_grpc:\n%s", bench)
+	}
+	assertNoContainersLeft(t, api)
 }

@@ -2,27 +2,38 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
 )
 
 type benchCmd struct {
-	Root   string `help:"The repository: servers/, scenarios/ and the Dockerfile of the client image." default:"." type:"existingdir"`
-	Resume string `help:"Finish the interrupted run in this folder: its finished rounds are kept, the rest run with the settings it recorded." placeholder:"RUN-FOLDER"`
+	Root         string `help:"The repository: servers/, scenarios/ and the Dockerfile of the client image." default:"." type:"existingdir"`
+	Resume       string `help:"Finish the interrupted run in this folder: its finished rounds are kept, the rest run with the settings it was given, on the engines it used; refused when the code changed since." placeholder:"RUN-FOLDER"`
+	ResumeAnyway bool   `help:"With --resume, go on even though the commit, the servers or a server's build context changed since the run started (the record notes what changed)."`
 }
 
 func (c *benchCmd) Run(ctx context.Context, std streams) error {
 	open := func() (*session.Session, error) { return session.Open(ctx, c.Root, std.Stdout) }
 	if c.Resume != "" {
-		open = func() (*session.Session, error) { return session.Resume(ctx, c.Root, c.Resume, std.Stdout) }
+		open = func() (*session.Session, error) {
+			return session.Resume(ctx, c.Root, c.Resume, c.ResumeAnyway, std.Stdout)
+		}
+	} else if c.ResumeAnyway {
+		return &config.Error{Var: "--resume-anyway", Value: "true", Reason: "there is no run to resume", Allowed: "only with --resume RUN-FOLDER"}
 	}
 	s, err := open()
+	if errors.Is(err, session.ErrFinished) {
+		fmt.Fprintf(std.Stdout, "grpcbench: %v\n", err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

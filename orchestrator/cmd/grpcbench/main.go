@@ -19,6 +19,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scratch"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
 
@@ -59,21 +60,38 @@ type streams struct {
 
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
-	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	go func() {
-		// The first signal ends the run: containers are removed and the
-		// results kept. A second one, while that cleanup runs, leaves at
-		// once; the next run removes what is left.
-		<-signals
-		cancel()
-		<-signals
-		fmt.Fprintln(os.Stderr, "grpcbench: interrupted again: leaving without cleaning up; the next run removes the containers left")
-		os.Exit(exitInterrupted)
-	}()
+	go stopOn(interrupts(), cancel, os.Exit)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	cancel()
 	os.Exit(code)
+}
+
+// stopOn ends the run on the first signal: cancel removes the containers
+// and keeps the results. A second one, while that cleanup runs, leaves at
+// once with the temporary folders removed; the next run removes the
+// containers.
+func stopOn(signals <-chan os.Signal, cancel func(), exit func(int)) {
+	<-signals
+	cancel()
+	<-signals
+	if err := scratch.RemoveAll(); err != nil {
+		fmt.Fprintln(os.Stderr, "grpcbench:", err)
+	}
+	fmt.Fprintln(os.Stderr, "grpcbench: interrupted again: leaving without removing the containers; the next run removes them")
+	exit(exitInterrupted)
+}
+
+// interrupts delivers the signals that stop a run: SIGINT, SIGTERM, and
+// SIGHUP unless it was ignored when the process started (`nohup make
+// bench &`), which must outlive the terminal.
+func interrupts() <-chan os.Signal {
+	signals := make(chan os.Signal, 2)
+	stops := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		stops = append(stops, syscall.SIGHUP)
+	}
+	signal.Notify(signals, stops...)
+	return signals
 }
 
 // runCommand runs the parsed command and turns a panic into an error that

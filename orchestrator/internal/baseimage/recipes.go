@@ -12,8 +12,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scratch"
 )
 
 // debianMirror is plain HTTP on purpose: it needs no CA bundle, so it works
@@ -31,13 +34,18 @@ func debootstrap(suite string) func(context.Context, Engine, string, io.Writer) 
 		if os.Geteuid() != 0 {
 			return errors.New("debootstrap needs root: run `make images` as root once")
 		}
-		dir, err := os.MkdirTemp("", "grpcbench-rootfs-")
+		// Removing the root unmounts the proc and sys that debootstrap
+		// mounts in it and leaves there when it is stopped.
+		dir, removeDir, err := scratch.Dir("grpcbench-rootfs-")
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(dir)
+		defer removeDir()
 		cmd := exec.CommandContext(ctx, "debootstrap", "--variant=minbase", suite, dir, debianMirror)
 		cmd.Stdout, cmd.Stderr = log, log
+		// A cancel asks first: debootstrap's own exit trap unmounts too.
+		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+		cmd.WaitDelay = 10 * time.Second
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("debootstrap %s: %w", suite, err)
 		}

@@ -5,6 +5,8 @@ package catalog
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -166,4 +168,48 @@ func (c Catalog) Commit(ctx context.Context) string {
 	}
 	slog.Debug("no commit line", "err", err)
 	return "unknown commit (no git history here)"
+}
+
+// Fingerprint is a hash of what a server's images are built from: its
+// folder (or its base's) and the folders of the scenarios, every file's
+// path, mode and content.
+func (c Catalog) Fingerprint(server string, scenarios []string) (string, error) {
+	h := sha256.New()
+	dirs := []string{c.ServerDir(server)}
+	for _, sc := range scenarios {
+		dirs = append(dirs, filepath.Join(c.Root, "scenarios", sc))
+	}
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(c.Root, path)
+			fmt.Fprintf(h, "%s\x00%o\x00", rel, info.Mode())
+			switch {
+			case info.Mode().IsRegular():
+				b, err := os.ReadFile(path)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(h, "%d\x00", len(b))
+				h.Write(b)
+			case info.Mode()&fs.ModeSymlink != 0:
+				target, err := os.Readlink(path)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(h, "%s\x00", target)
+			}
+			return nil
+		})
+		if err != nil {
+			return "", fmt.Errorf("read the build context of %s: %w", server, err)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

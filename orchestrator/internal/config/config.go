@@ -71,6 +71,10 @@ type Setting struct {
 	Help  string `json:"help"`
 	// Default is the value used when the variable is not set.
 	Default string `json:"default"`
+	// Given says the user set the variable: a resumed run sets only these,
+	// so that defaults do not count as given (a load profile refuses a
+	// GRPC_CLIENT_CONNECTIONS given beside it).
+	Given bool `json:"given,omitempty"`
 }
 
 // Error is a refused setting: the variable, the value given and what is
@@ -328,7 +332,8 @@ func capacityHelp() string {
 func (c Config) All() []Setting {
 	out := make([]Setting, 0, len(declared))
 	for _, v := range declared {
-		out = append(out, Setting{Name: v.name, Value: c.value(v.name), Help: v.help, Default: v.def})
+		_, given := c.given[v.name]
+		out = append(out, Setting{Name: v.name, Value: c.value(v.name), Help: v.help, Default: v.def, Given: given})
 	}
 	return out
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
 
 // entries reads an archive back: names in order, and the content of files.
@@ -40,24 +42,14 @@ func entries(t *testing.T, r io.Reader) ([]string, map[string]string) {
 	}
 }
 
-func write(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestArchiveFollowsDockerignore(t *testing.T) {
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "Dockerfile"), "FROM scratch\n")
-	write(t, filepath.Join(dir, ".dockerignore"), "target/\n*.log\n!keep.log\n")
-	write(t, filepath.Join(dir, "src", "main.rs"), "fn main() {}\n")
-	write(t, filepath.Join(dir, "target", "release", "server"), "binary")
-	write(t, filepath.Join(dir, "build.log"), "noise")
-	write(t, filepath.Join(dir, "keep.log"), "kept")
+	testfiles.Write(t, filepath.Join(dir, "Dockerfile"), "FROM scratch\n")
+	testfiles.Write(t, filepath.Join(dir, ".dockerignore"), "target/\n*.log\n!keep.log\n")
+	testfiles.Write(t, filepath.Join(dir, "src", "main.rs"), "fn main() {}\n")
+	testfiles.Write(t, filepath.Join(dir, "target", "release", "server"), "binary")
+	testfiles.Write(t, filepath.Join(dir, "build.log"), "noise")
+	testfiles.Write(t, filepath.Join(dir, "keep.log"), "kept")
 
 	r, err := NewArchive().AddDir(dir, "").AddBytes("scenario/payload.json", []byte(`{}`), 0o644).Reader()
 	if err != nil {
@@ -75,7 +67,7 @@ func TestArchiveFollowsDockerignore(t *testing.T) {
 
 func TestArchiveIsReproducible(t *testing.T) {
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "a", "b.txt"), "b")
+	testfiles.Write(t, filepath.Join(dir, "a", "b.txt"), "b")
 	read := func() []byte {
 		r, err := NewArchive().AddDir(dir, "ctx").Reader()
 		if err != nil {

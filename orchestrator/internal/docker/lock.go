@@ -1,36 +1,61 @@
 package docker
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
-	"maps"
+	"regexp"
 	"strconv"
+	"time"
 
-	"github.com/docker/docker/api/types/volume"
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
 )
 
-// Owner says who holds a lock: the process, on which machine and boot.
+// Owner says who holds a lock: the process, on which machine and boot, and
+// the container it runs in when the lock's engine runs that container.
 type Owner struct {
-	Host string // hostname; a container's when the run is in one
-	Boot string // the kernel's boot id
-	PID  int
-	Run  string // the run's id
+	Host  string // hostname; a container's when the run is in one
+	Boot  string // the kernel's boot id
+	PID   int
+	Start uint64 // the process's start time, in clock ticks since boot
+	Run   string // the run's id
+	// Token is random, and also in the run's folder Dir on the owner's
+	// machine: a machine of the same name does not have that file.
+	Token, Dir string
+	// Container and Started are the owner's container and when it
+	// started, when the lock's engine runs it: a restarted container is
+	// the same container with another start.
+	Container, Started string
 }
 
 const (
-	ownerHost = "io.grpcbench.owner.host"
-	ownerBoot = "io.grpcbench.owner.boot"
-	ownerPID  = "io.grpcbench.owner.pid"
-	ownerRun  = "io.grpcbench.owner.run"
+	ownerHost      = "io.grpcbench.owner.host"
+	ownerBoot      = "io.grpcbench.owner.boot"
+	ownerPID       = "io.grpcbench.owner.pid"
+	ownerStart     = "io.grpcbench.owner.start"
+	ownerRun       = "io.grpcbench.owner.run"
+	ownerToken     = "io.grpcbench.owner.token"
+	ownerDir       = "io.grpcbench.owner.dir"
+	ownerContainer = "io.grpcbench.owner.container"
+	ownerStarted   = "io.grpcbench.owner.started"
+	// LockLabel marks a lock container; its value is the image name.
+	LockLabel = "io.grpcbench.lock"
 )
 
 func (o Owner) labels() map[string]string {
-	return map[string]string{ownerHost: o.Host, ownerBoot: o.Boot, ownerPID: strconv.Itoa(o.PID), ownerRun: o.Run}
+	return map[string]string{ownerHost: o.Host, ownerBoot: o.Boot, ownerPID: strconv.Itoa(o.PID), ownerStart: strconv.FormatUint(o.Start, 10),
+		ownerRun: o.Run, ownerToken: o.Token, ownerDir: o.Dir, ownerContainer: o.Container, ownerStarted: o.Started}
 }
 
 func ownerOf(labels map[string]string) Owner {
 	pid, _ := strconv.Atoi(labels[ownerPID])
-	return Owner{Host: labels[ownerHost], Boot: labels[ownerBoot], PID: pid, Run: labels[ownerRun]}
+	start, _ := strconv.ParseUint(labels[ownerStart], 10, 64)
+	return Owner{Host: labels[ownerHost], Boot: labels[ownerBoot], PID: pid, Start: start, Run: labels[ownerRun],
+		Token: labels[ownerToken], Dir: labels[ownerDir], Container: labels[ownerContainer], Started: labels[ownerStarted]}
 }
 
 func (o Owner) String() string {
@@ -41,84 +66,126 @@ func (o Owner) String() string {
 type LockedError struct {
 	Name   string
 	Holder Owner
-	Volume string
+	Lock   string
 }
 
 func (e *LockedError) Error() string {
 	return fmt.Sprintf("another grpcbench run uses GRPC_IMAGE_NAME=%s on this engine: %s. Wait for it, or use another GRPC_IMAGE_NAME; "+
-		"if no such run is going, remove the lock with `docker volume rm %s`", e.Name, e.Holder, e.Volume)
+		"if no such run is going, remove the lock with `docker rm %s`", e.Name, e.Holder, e.Lock)
 }
 
-// Lock takes the engine-wide lock of an image name for owner: a volume,
-// whose name the engine keeps unique and whose labels say who created it.
-// A lock left by an owner that alive says is gone is taken over. release
-// gives the lock back.
+// lockImage is the image of lock containers: empty, imported on first
+// use; a lock container is created, never started.
+const lockImage = "grpcbench-lock:empty"
+
+var unsafeInName = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)
+
+// LockName is the name of the lock container of an image name. A name
+// with a registry path (registry.local/team/bench) has characters a
+// container name cannot hold: they become _, and a hash of the whole name
+// keeps a/b and a_b apart.
+func LockName(image string) string {
+	safe := unsafeInName.ReplaceAllString(image, "_")
+	if safe == image {
+		return "grpcbench-lock-" + image
+	}
+	sum := sha256.Sum256([]byte(image))
+	return "grpcbench-lock-" + safe + "-" + hex.EncodeToString(sum[:4])
+}
+
+// Lock takes the engine-wide lock of an image name for owner: a container
+// of a fixed name, which the engine creates once (a second create is
+// refused), whose labels say who created it, and which no `docker volume
+// prune` removes. A lock left by an owner that alive says is gone is taken
+// over: removed by its id, so that a lock another taker created in the
+// meantime stays, then created again, which only one taker can do. When
+// owner.Container runs on this engine, its start is recorded with it.
+// release removes the lock this call created, not another.
 func (e *Engine) Lock(ctx context.Context, name string, owner Owner, alive func(context.Context, Owner) bool) (release func(context.Context) error, err error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
-	vol := "grpcbench-lock-" + name
-	for range 2 {
-		// Creating an existing volume returns it, labels and all: whoever
-		// created it first holds the lock.
-		v, err := e.api.VolumeCreate(ctx, volume.CreateOptions{Name: vol, Labels: owner.labels()})
-		if err != nil {
-			return nil, fmt.Errorf("take the lock of GRPC_IMAGE_NAME=%s: %w", name, err)
+	lock := LockName(name)
+	if err := e.ensureLockImage(ctx); err != nil {
+		return nil, fmt.Errorf("take the lock of GRPC_IMAGE_NAME=%s: %w", name, err)
+	}
+	if owner.Container != "" {
+		if info, err := e.api.ContainerInspect(ctx, owner.Container); err == nil && info.State != nil && info.State.Running {
+			owner.Started = info.State.StartedAt
+		} else {
+			owner.Container = "" // a container of another engine
 		}
-		if !maps.Equal(v.Labels, owner.labels()) {
-			// Docker 20.10 answers the first create of a volume it restored
-			// after a restart without the volume's labels; inspect has them.
-			if v, err = e.api.VolumeInspect(ctx, vol); IsMissing(err) {
-				continue // released in between
-			} else if err != nil {
-				return nil, fmt.Errorf("read the lock of GRPC_IMAGE_NAME=%s: %w", name, err)
-			}
-		}
-		holder := ownerOf(v.Labels)
-		if maps.Equal(v.Labels, owner.labels()) {
+	}
+	labels := owner.labels()
+	labels[LockLabel] = name
+	// Each pass either takes the lock, finds a live holder, or removes a
+	// dead one; takers racing for a dead one's lock may need a few.
+	for range 50 {
+		created, err := e.api.ContainerCreate(ctx, &container.Config{Image: lockImage, Cmd: []string{"lock"}, Labels: labels},
+			&container.HostConfig{NetworkMode: "none"}, nil, nil, lock)
+		if err == nil {
 			return func(ctx context.Context) error {
 				ctx, cancel := quick(ctx)
 				defer cancel()
-				return e.removeLock(ctx, vol, owner.labels())
+				if err := e.api.ContainerRemove(ctx, created.ID, container.RemoveOptions{Force: true}); err != nil && !IsMissing(err) {
+					return fmt.Errorf("give back the lock %s: %w", lock, err)
+				}
+				return nil
 			}, nil
 		}
+		if !cerrdefs.IsConflict(err) {
+			return nil, fmt.Errorf("take the lock of GRPC_IMAGE_NAME=%s: %w", name, err)
+		}
+		info, err := e.api.ContainerInspect(ctx, lock)
+		if IsMissing(err) {
+			continue // given back in between
+		} else if err != nil {
+			return nil, fmt.Errorf("read the lock of GRPC_IMAGE_NAME=%s: %w", name, err)
+		}
+		holder := ownerOf(info.Config.Labels)
 		if alive(ctx, holder) {
-			return nil, &LockedError{Name: name, Holder: holder, Volume: vol}
+			return nil, &LockedError{Name: name, Holder: holder, Lock: lock}
 		}
-		if err := e.removeLock(ctx, vol, v.Labels); err != nil {
-			return nil, fmt.Errorf("remove the lock %s of a run that is gone: %w", vol, err)
+		err = e.api.ContainerRemove(ctx, info.ID, container.RemoveOptions{Force: true})
+		switch {
+		case cerrdefs.IsConflict(err): // another taker is removing it: wait for the name to be free
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		case err != nil && !IsMissing(err):
+			return nil, fmt.Errorf("remove the lock %s of a run that is gone: %w", lock, err)
 		}
 	}
-	return nil, fmt.Errorf("take the lock of GRPC_IMAGE_NAME=%s: another run took it at the same moment", name)
+	return nil, fmt.Errorf("take the lock of GRPC_IMAGE_NAME=%s: other runs took it at the same moment", name)
 }
 
-// removeLock removes the lock volume if it still carries labels: a run
-// that took a dead run's lock over in the meantime keeps its own.
-func (e *Engine) removeLock(ctx context.Context, vol string, labels map[string]string) error {
-	v, err := e.api.VolumeInspect(ctx, vol)
-	if IsMissing(err) {
+// ensureLockImage imports the empty image of lock containers when the
+// engine lacks it.
+func (e *Engine) ensureLockImage(ctx context.Context) error {
+	if _, err := e.api.ImageInspect(ctx, lockImage); err == nil {
 		return nil
-	}
-	if err != nil {
+	} else if !IsMissing(err) {
 		return err
 	}
-	if !maps.Equal(v.Labels, labels) {
-		return nil
-	}
-	if err := e.api.VolumeRemove(ctx, vol, false); err != nil && !IsMissing(err) {
+	var empty bytes.Buffer
+	if err := tar.NewWriter(&empty).Close(); err != nil {
 		return err
 	}
-	return nil
+	return e.Import(ctx, &empty, lockImage, []string{"LABEL " + LockLabel + "=image"})
 }
 
-// Running says whether a container with the id (or a prefix of it, as a
-// container's hostname is) runs on the engine. An engine that cannot tell
-// counts it as running: a live run's lock must not be taken.
-func (e *Engine) Running(ctx context.Context, id string) bool {
+// Started says when the container with the id started and whether it runs;
+// an error that IsMissing when the engine has no such container.
+func (e *Engine) Started(ctx context.Context, id string) (started string, running bool, err error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
 	info, err := e.api.ContainerInspect(ctx, id)
 	if err != nil {
-		return !IsMissing(err)
+		return "", false, err
 	}
-	return info.State != nil && info.State.Running
+	if info.State == nil {
+		return "", false, nil
+	}
+	return info.State.StartedAt, info.State.Running, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scratch"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/sources"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stall"
 )
@@ -129,11 +130,11 @@ func (b Builder) Server(ctx context.Context, server string, sc *scenario.Scenari
 	if err != nil {
 		return Image{}, err
 	}
-	trees, err := os.MkdirTemp("", "grpcbench-sources-")
+	trees, removeTrees, err := scratch.Dir("grpcbench-sources-")
 	if err != nil {
 		return Image{}, err
 	}
-	defer os.RemoveAll(trees)
+	defer removeTrees()
 	for _, src := range srcs {
 		if err := b.Sources.Checkout(ctx, src, filepath.Join(trees, src.Dir), log); err != nil {
 			return Image{}, fmt.Errorf("server %s: %w", server, err)

@@ -23,6 +23,15 @@ type Run struct {
 	Commit   string    `json:"commit"`
 	// Settings are the variables as given; each cell has its own, resolved.
 	Settings []config.Setting `json:"settings"`
+	// Engines are the Docker engines the run used, which a resume uses too.
+	Engines *EngineHosts `json:"engines,omitempty"`
+	// Contexts are a hash of each server's build context (its folder and
+	// the run's scenarios), by server: a resume refuses to go on with
+	// other code.
+	Contexts map[string]string `json:"build_contexts,omitempty"`
+	// ResumedAnyway lists what had changed when a resume was told to go
+	// on all the same (--resume-anyway).
+	ResumedAnyway []string `json:"resumed_anyway,omitempty"`
 	// Hardware is the servers' machine; ClientHardware the clients', when
 	// another engine runs them.
 	Hardware       Hardware  `json:"hardware"`
@@ -73,6 +82,12 @@ func (r Run) design() stats.Design {
 		return *r.Design
 	}
 	return stats.Fixed(0, 0)
+}
+
+// EngineHosts are the DOCKER_HOST of the servers' and the clients' engine.
+type EngineHosts struct {
+	Servers string `json:"servers"`
+	Clients string `json:"clients"`
 }
 
 // Resume prepares a record to go on after an interruption: rounds the

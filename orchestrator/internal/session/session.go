@@ -45,6 +45,12 @@ type Session struct {
 	Run report.Run
 
 	release []func(context.Context) error
+	// newFolder says the run's folder was made by this session.
+	newFolder bool
+	// commit and contexts are the code here: the commit line and a hash of
+	// each server's build context.
+	commit   string
+	contexts map[string]string
 }
 
 // Engines are the engines of a run: one runs servers and clients unless
@@ -108,27 +114,28 @@ func connect(ctx context.Context, cfg config.Config) (Engines, error) {
 // receives what the user should know.
 func Open(ctx context.Context, root string, out io.Writer) (*Session, error) {
 	cfg, parseErr := config.Load(filepath.Join(root, ".env"))
-	return open(ctx, root, cfg, parseErr, nil, out)
+	return open(ctx, root, cfg, parseErr, nil, false, out)
 }
 
-// Resume sets up the rest of the interrupted run in dir: its settings as
-// it recorded them (not the environment's), its folder, and its record
-// less the rounds the interruption cut short, which run again.
-func Resume(ctx context.Context, root, dir string, out io.Writer) (*Session, error) {
+// Resume sets up the rest of the interrupted run in dir: the settings it
+// was given and the engines it used (not the environment's), its folder,
+// and its record less the rounds the interruption cut short, which run
+// again. It refuses when the commit, the servers or a server's build
+// context changed, unless anyway; a finished run is ErrFinished.
+func Resume(ctx context.Context, root, dir string, anyway bool, out io.Writer) (*Session, error) {
 	prior, err := report.Load(dir)
 	if err != nil {
 		return nil, &config.Error{Var: "--resume", Value: dir, Reason: err.Error(), Allowed: "the folder of a run that was interrupted"}
 	}
-	vars := map[string]string{}
-	for _, st := range prior.Settings {
-		vars[st.Name] = st.Value
+	if !prior.Finished.IsZero() && !prior.Interrupted {
+		return nil, fmt.Errorf("run %s finished at %s: %w", prior.ID, prior.Finished.Format(time.RFC3339), ErrFinished)
 	}
-	cfg, parseErr := config.Parse(vars)
+	cfg, parseErr := config.Parse(resumeVars(prior))
 	prior.Dir = dir
-	return open(ctx, root, cfg, parseErr, &prior, out)
+	return open(ctx, root, cfg, parseErr, &prior, anyway, out)
 }
 
-func open(ctx context.Context, root string, cfg config.Config, parseErr error, prior *report.Run, out io.Writer) (*Session, error) {
+func open(ctx context.Context, root string, cfg config.Config, parseErr error, prior *report.Run, anyway bool, out io.Writer) (*Session, error) {
 	// Values that do not parse are listed with every other problem, after
 	// the checks that need the engines.
 	var cfgErr *config.Error
@@ -143,6 +150,18 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 	if err != nil {
 		return nil, err
 	}
+	servers := cfg.Servers(cat.Servers)
+	contexts, err := fingerprints(cat, servers, cfg.Scenarios)
+	if err != nil {
+		return nil, err
+	}
+	commit := cat.Commit(ctx)
+	var changed []string
+	if prior != nil {
+		if changed, err = checkResume(*prior, anyway, commit, servers, contexts); err != nil {
+			return nil, err
+		}
+	}
 	engines, err := connect(ctx, cfg)
 	if err != nil {
 		// Bad input first, as far as it can be checked without the engine:
@@ -153,12 +172,12 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 		}
 		return nil, err
 	}
-	s := &Session{Config: cfg, Catalog: cat, Engines: engines}
+	s := &Session{Config: cfg, Catalog: cat, Engines: engines, commit: commit, contexts: contexts}
 	if err := s.check(ctx, parseErr); err != nil {
 		engines.close()
 		return nil, err
 	}
-	if err := s.start(ctx, prior, out); err != nil {
+	if err := s.start(ctx, prior, changed, out); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -190,15 +209,32 @@ func (s *Session) check(ctx context.Context, parseErr error) error {
 }
 
 // start takes the locks, removes what killed runs left and starts the
-// run's folder and record (or takes up prior's).
-func (s *Session) start(ctx context.Context, prior *report.Run, out io.Writer) error {
+// run's folder and record (or takes up prior's, noting the changes a
+// resume was told to go on with).
+func (s *Session) start(ctx context.Context, prior *report.Run, changed []string, out io.Writer) error {
 	started := time.Now()
-	id := started.Format(runID)
+	// The folder comes first: it holds the token that tells this machine's
+	// lock from a same-named machine's.
 	if prior != nil {
-		id = prior.ID // the lock names the run that goes on
+		s.Folder = report.Folder{Dir: prior.Dir}
+	} else {
+		folder, err := report.NewFolder(s.Config.ResultsDir, started.Format(runID))
+		if err != nil {
+			return err
+		}
+		s.Folder, s.newFolder = folder, true
 	}
+	dir, err := filepath.Abs(s.Folder.Dir)
+	if err != nil {
+		return err
+	}
+	token := newToken()
+	if err := s.Folder.Write(TokenFile, []byte(token+"\n")); err != nil {
+		return err
+	}
+	owner := self(filepath.Base(dir), dir, token)
 	for _, eng := range s.Engines.each() {
-		release, err := eng.Lock(ctx, s.Config.ImageName, self(id), alive(eng))
+		release, err := eng.Lock(ctx, s.Config.ImageName, owner, alive(eng))
 		if err != nil {
 			return err
 		}
@@ -211,38 +247,44 @@ func (s *Session) start(ctx context.Context, prior *report.Run, out io.Writer) e
 		}
 	}
 	if prior != nil {
-		s.Folder, s.Run = report.Folder{Dir: prior.Dir}, *prior
+		s.Run = *prior
 		s.Run.Resume()
-		if commit := s.Catalog.Commit(ctx); commit != prior.Commit {
-			fmt.Fprintf(out, "resuming a run of %q with the code of %q\n", prior.Commit, commit)
+		if len(changed) > 0 {
+			fmt.Fprintf(out, "resuming with other code than the run started with (--resume-anyway): %s\n", strings.Join(changed, "; "))
+			s.Run.ResumedAnyway = append(s.Run.ResumedAnyway, changed...)
 		}
 		return nil
 	}
-	folder, err := report.NewFolder(s.Config.ResultsDir, id)
-	if err != nil {
-		return err
-	}
-	s.Folder = folder
 	s.Run = report.Run{
-		ID:       filepath.Base(folder.Dir),
+		ID:       filepath.Base(s.Folder.Dir),
 		Started:  started,
-		Commit:   s.Catalog.Commit(ctx),
+		Commit:   s.commit,
 		Settings: s.Config.All(),
+		Engines:  &report.EngineHosts{},
+		Contexts: s.contexts,
 		Hardware: report.HardwareOf(s.Engines.ServerInfo),
 		Cells:    bench.Cells(s.Config, s.Engines.ServerInfo.NCPU, s.Engines.ClientInfo.NCPU),
 	}
+	s.Run.Engines.Servers, s.Run.Engines.Clients = s.Config.EngineHosts()
 	if s.Engines.Two() {
 		client := report.HardwareOf(s.Engines.ClientInfo)
 		s.Run.ClientHardware = &client
 	}
-	return report.SaveHardware(folder, s.Run)
+	return report.SaveHardware(s.Folder, s.Run)
 }
 
-// Close gives the locks back and releases the engines.
+// Close gives the locks back and releases the engines. A new run's folder
+// that a refused lock left empty (no record started) goes too.
 func (s *Session) Close() error {
 	var errs []error
 	for _, release := range s.release {
 		errs = append(errs, release(context.Background()))
+	}
+	if s.Folder.Dir != "" {
+		errs = append(errs, removeMissing(os.Remove(s.Folder.Path(TokenFile))))
+		if s.newFolder && s.Run.ID == "" {
+			errs = append(errs, removeMissing(os.Remove(s.Folder.Dir)))
+		}
 	}
 	s.Engines.close()
 	return errors.Join(errs...)
@@ -329,33 +371,10 @@ func (s *Session) ScenarioList() []*scenario.Scenario {
 	return list
 }
 
-// self is this process as the owner of a lock.
-func self(run string) docker.Owner {
-	host, _ := os.Hostname()
-	return docker.Owner{Host: host, Boot: bootID(), PID: os.Getpid(), Run: run}
-}
-
-func bootID() string {
-	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	return strings.TrimSpace(string(b))
-}
-
-// alive says whether the owner of a lock still runs: a process of this
-// machine and boot, or the container it ran in on this engine. An owner on
-// another machine cannot be checked, and counts as alive.
-func alive(eng *docker.Engine) func(context.Context, docker.Owner) bool {
-	me := self("")
-	return func(ctx context.Context, o docker.Owner) bool {
-		switch {
-		case o.Host == me.Host && o.Boot == me.Boot:
-			cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", o.PID))
-			return err == nil && strings.Contains(string(cmdline), "grpcbench")
-		case o.Host == me.Host:
-			return false // this machine, since rebooted
-		case eng.Running(ctx, o.Host):
-			return true // a container of this engine, as `docker compose up` runs it
-		default:
-			return o.Boot != me.Boot // a container that is gone, or another machine, which cannot be asked
-		}
+// removeMissing is err, unless it says there was nothing to remove.
+func removeMissing(err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
+	return err
 }

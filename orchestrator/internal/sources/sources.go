@@ -26,6 +26,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scratch"
 )
 
 // File is the declaration's name in a server's folder.
@@ -216,11 +218,11 @@ func checkout(ctx context.Context, repo, commit, dst string) error {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "grpcbench-index-")
+	tmp, removeTmp, err := scratch.Dir("grpcbench-index-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer removeTmp()
 	env := "GIT_INDEX_FILE=" + filepath.Join(tmp, "index")
 	for _, args := range [][]string{{"read-tree", commit}, {"checkout-index", "--all", "--force"}} {
 		if err := gitEnv(ctx, []string{env}, append([]string{"--git-dir", repo, "--work-tree", dst}, args...)...); err != nil {

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scratch"
+)
+
+// TestIgnoredHangupStaysIgnored starts this test binary as a child that
+// registers the run's signals and reports the first it receives: under
+// `trap "" HUP` (what nohup does) a SIGHUP must not reach it, so the
+// SIGTERM sent after it is the first; without the trap the SIGHUP is.
+func TestIgnoredHangupStaysIgnored(t *testing.T) {
+	if os.Getenv("GRPCBENCH_SIGNAL_CHILD") == "1" {
+		signals := interrupts()
+		os.Stdout.WriteString("ready\n")
+		os.Stdout.WriteString((<-signals).String() + "\n")
+		os.Exit(0)
+	}
+	for _, tc := range []struct {
+		name, trap string
+		send       []syscall.Signal
+		want       string
+	}{
+		{"nohup", `trap "" HUP;`, []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM}, "terminated"},
+		{"terminal", "", []syscall.Signal{syscall.SIGHUP}, "hangup"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command("sh", "-c", tc.trap+` exec "$0" -test.run='^TestIgnoredHangupStaysIgnored$'`, os.Args[0])
+			cmd.Env = append(os.Environ(), "GRPCBENCH_SIGNAL_CHILD=1")
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			lines := bufio.NewScanner(out)
+			if !lines.Scan() || lines.Text() != "ready" {
+				t.Fatalf("the child did not start: %q", lines.Text())
+			}
+			for _, sig := range tc.send {
+				if err := cmd.Process.Signal(sig); err != nil {
+					t.Fatal(err)
+				}
+			}
+			lines.Scan()
+			if got := lines.Text(); got != tc.want {
+				t.Errorf("the child received %q first, want %q", got, tc.want)
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("the child: %v", err)
+			}
+		})
+	}
+}
+
+// TestSecondInterruptRemovesTemporaries: the first signal cancels, the
+// second removes the run's temporary folders and exits 130.
+func TestSecondInterruptRemovesTemporaries(t *testing.T) {
+	dir, _, err := scratch.Dir("grpcbench-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/checkout", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	signals := make(chan os.Signal, 2)
+	signals <- os.Interrupt
+	signals <- os.Interrupt
+	cancelled, code := false, -1
+	stopOn(signals, func() { cancelled = true }, func(c int) { code = c })
+	if !cancelled || code != exitInterrupted {
+		t.Errorf("cancelled %v, exit %d; want true, %d", cancelled, code, exitInterrupted)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the temporary folder %s is still there after the second interrupt (%v)", dir, err)
+	}
+}

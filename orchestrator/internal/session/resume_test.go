@@ -1,0 +1,167 @@
+package session
+
+import (
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
+)
+
+var facts = config.Facts{Servers: []string{"go_grpc", "rust_tonic_st", "python_grpc"},
+	Scenarios: []string{"complex_proto", "string_100B"}, EngineCPUs: 8, EngineMemory: 16 << 30, ClientCPUs: 8}
+
+// TestResumeUsesTheSettingsAsGiven records a run as results.json holds it,
+// reads it back and sets up its resume: each list-valued setting, a load
+// profile (whose recorded GRPC_CLIENT_CONNECTIONS default used to be taken
+// as given, and refused), and the engines, one or two, resume with exactly
+// the settings, cells and engines the run had.
+func TestResumeUsesTheSettingsAsGiven(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		given map[string]string
+	}{
+		{"server CPUs", map[string]string{"GRPC_SERVER_CPUS": "1,2"}},
+		{"scenarios", map[string]string{"GRPC_REQUEST_SCENARIO": "complex_proto,string_100B"}},
+		{"servers", map[string]string{"GRPC_BENCHMARKS": "go_grpc rust_tonic_st"}},
+		{"load profiles", map[string]string{"GRPC_LOAD_PROFILE": "1a,2b"}},
+		{"a matrix", map[string]string{"GRPC_LOAD_PROFILE": "1a,2b", "GRPC_SERVER_CPUS": "1,2", "GRPC_REQUEST_SCENARIO": "complex_proto,string_100B"}},
+		{"DOCKER_HOST", map[string]string{"DOCKER_HOST": "tcp://10.0.0.9:2375"}},
+		{"two engines", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2375", "GRPC_SERVER_ADDRESS": "10.0.0.2:50051"}},
+		{"two engines by DOCKER_HOST", map[string]string{"DOCKER_HOST": "tcp://10.0.0.3:2375", "GRPC_CLIENT_DOCKER_HOST": "ssh://bench@client",
+			"GRPC_SERVER_ADDRESS": "10.0.0.3:50051"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := config.Parse(tc.given)
+			if err == nil {
+				err = cfg.Validate(facts)
+			}
+			if err != nil {
+				t.Fatalf("the run itself is refused: %v", err)
+			}
+			servers, clients := cfg.EngineHosts()
+			resumed := recordAndResume(t, report.Run{ID: "r", Settings: cfg.All(), Engines: &report.EngineHosts{Servers: servers, Clients: clients}})
+			assertSameRun(t, cfg, resumed)
+		})
+	}
+}
+
+// TestResumeOfAnOlderRecord: a record written before settings said
+// whether they were given takes the values other than the defaults as
+// given, so that a profile run of then resumes too.
+func TestResumeOfAnOlderRecord(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{"GRPC_LOAD_PROFILE": "1a,2b", "GRPC_BENCHMARK_ROUNDS": "5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := cfg.All()
+	for i := range settings {
+		settings[i].Given = false
+	}
+	assertSameRun(t, cfg, recordAndResume(t, report.Run{ID: "r", Settings: settings}))
+}
+
+// recordAndResume saves run as results.json, loads it and parses the
+// settings a resume of it uses.
+func recordAndResume(t *testing.T, run report.Run) config.Config {
+	t.Helper()
+	f := report.Folder{Dir: t.TempDir()}
+	if err := f.WriteJSON("results.json", run); err != nil {
+		t.Fatal(err)
+	}
+	prior, err := report.Load(f.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed, err := config.Parse(resumeVars(prior))
+	if err == nil {
+		err = resumed.Validate(facts)
+	}
+	if err != nil {
+		t.Fatalf("the resume is refused: %v", err)
+	}
+	return resumed
+}
+
+func assertSameRun(t *testing.T, cfg, resumed config.Config) {
+	t.Helper()
+	values := func(c config.Config) map[string]string {
+		m := map[string]string{}
+		for _, s := range c.All() {
+			m[s.Name] = s.Value
+		}
+		return m
+	}
+	if got, want := values(resumed), values(cfg); !reflect.DeepEqual(got, want) {
+		t.Errorf("resumed settings %v\nwant %v", got, want)
+	}
+	if got, want := resumed.Cells(facts), cfg.Cells(facts); !reflect.DeepEqual(got, want) {
+		t.Errorf("resumed cells %+v\nwant %+v", got, want)
+	}
+	gs, gc := resumed.EngineHosts()
+	ws, wc := cfg.EngineHosts()
+	if gs != ws || gc != wc {
+		t.Errorf("resumed on engines %s and %s, want %s and %s", gs, gc, ws, wc)
+	}
+}
+
+// TestResumeRefusesOtherCode: a changed commit, server list or build
+// context refuses the resume as a bad setting naming what changed, unless
+// told to go on anyway.
+func TestResumeRefusesOtherCode(t *testing.T) {
+	root := t.TempDir()
+	for name, content := range map[string]string{"servers/a/Dockerfile": "FROM scratch\n", "servers/b/Dockerfile": "FROM scratch\n",
+		"servers/c/Dockerfile": "FROM scratch\n", "scenarios/s/helloworld.proto": "syntax = \"proto3\";\n"} {
+		testfiles.Write(t, filepath.Join(root, name), content)
+	}
+	cat, err := catalog.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, err := fingerprints(cat, []string{"a", "b"}, []string{"s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prior := report.Run{ID: "r", Dir: "results/r", Commit: "abc1234 first", Contexts: started,
+		Cells: []report.Cell{{Servers: []report.Server{{Name: "a"}, {Name: "b"}}}}}
+	if diff, err := checkResume(prior, false, prior.Commit, []string{"a", "b"}, started); err != nil || diff != nil {
+		t.Fatalf("the same code is refused: %v %v", diff, err)
+	}
+
+	testfiles.Write(t, filepath.Join(root, "servers/b/main.go"), "package main\n")
+	testfiles.Write(t, filepath.Join(root, "scenarios/s/payload.json"), "{}\n") // every server's context
+	now, err := fingerprints(cat, []string{"a", "b", "c"}, []string{"s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		commit   string
+		servers  []string
+		contexts map[string]string
+		want     string
+	}{
+		{"commit", "def5678 second", []string{"a", "b"}, started, `the commit was "abc1234 first", it is now "def5678 second"`},
+		{"server added", prior.Commit, []string{"a", "b", "c"}, started, "servers added: c"},
+		{"server gone", prior.Commit, []string{"a"}, started, "servers gone: b"},
+		{"build context", prior.Commit, []string{"a", "b"}, now, "build context changed (servers/<name>/ or the scenarios): a, b"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := checkResume(prior, false, tc.commit, tc.servers, tc.contexts)
+			var cfgErr *config.Error
+			if !errors.As(err, &cfgErr) || cfgErr.Var != "--resume" || !strings.Contains(err.Error(), tc.want) ||
+				!strings.Contains(err.Error(), "--resume-anyway") {
+				t.Errorf("refusal %v, want a --resume error saying %q", err, tc.want)
+			}
+			diff, err := checkResume(prior, true, tc.commit, tc.servers, tc.contexts)
+			if err != nil || len(diff) != 1 || diff[0] != tc.want {
+				t.Errorf("with --resume-anyway: %q, %v; want the change %q noted", diff, err, tc.want)
+			}
+		})
+	}
+}
