@@ -903,17 +903,26 @@ func TestRoundsInterleaveAndCapacity(t *testing.T) {
 	if len(srv) != 2 || len(srv[0].Rounds) != 2 || len(srv[1].Rounds) != 2 {
 		t.Fatalf("servers %+v", srv)
 	}
+	// Rounds start in the order results.json records, round 1 of every
+	// server before round 2 of any.
+	if run.Seed == 0 || len(run.Order) != 2 {
+		t.Fatalf("seed %d, order %+v: want a seed and 2 rounds", run.Seed, run.Order)
+	}
+	start := map[string]*report.Server{}
+	for i := range srv {
+		start[srv[i].Name] = &srv[i]
+	}
 	var order []string
 	var starts []time.Time
-	for r := range 2 {
-		for _, s := range srv {
-			order = append(order, fmt.Sprintf("%s/%d", s.Name, s.Rounds[r].Round))
-			starts = append(starts, s.Rounds[r].Start)
+	for r, visits := range run.Order {
+		for _, v := range visits {
+			order = append(order, fmt.Sprintf("%s/%d", v.Server, r+1))
+			starts = append(starts, start[v.Server].Rounds[r].Start)
 		}
 	}
 	for i := 1; i < len(starts); i++ {
 		if !starts[i-1].Before(starts[i]) {
-			t.Errorf("rounds did not start in the order %v: %v", order, starts)
+			t.Errorf("rounds did not start in the recorded order %v: %v", order, starts)
 		}
 	}
 	for _, s := range srv {
@@ -1120,12 +1129,16 @@ func TestInterruptKeepsFinishedServers(t *testing.T) {
 	}
 	var printed strings.Builder
 	sc := bufio.NewScanner(stdout)
+	// The round visits the two in a random order: interrupt the second.
+	var ready []string
 	for sc.Scan() {
 		printed.WriteString(sc.Text() + "\n")
-		if strings.HasPrefix(sc.Text(), "go_grpc_again: ready") {
-			time.Sleep(3 * time.Second) // into the load phase
-			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-				t.Fatal(err)
+		if name, _, ok := strings.Cut(sc.Text(), ": ready;"); ok {
+			if ready = append(ready, name); len(ready) == 2 {
+				time.Sleep(3 * time.Second) // into the load phase
+				if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 	}
@@ -1134,11 +1147,14 @@ func TestInterruptKeepsFinishedServers(t *testing.T) {
 	if exitErr := (*exec.ExitError)(nil); !errors.As(err, &exitErr) || exitErr.ExitCode() != 130 {
 		t.Errorf("exit %v, want status 130\nstdout:\n%s\nstderr:\n%s", err, printed.String(), stderr.String())
 	}
+	if len(ready) != 2 {
+		t.Fatalf("servers ready: %v, want both\n%s", ready, printed.String())
+	}
 	bench, run := readRun(t, runFolder(t, env))
-	if _, ok := parseRows(t, bench)["go_grpc"]; !ok {
+	if _, ok := parseRows(t, bench)[ready[0]]; !ok {
 		t.Errorf("the finished server's row is gone:\n%s", bench)
 	}
-	if !strings.Contains(bench, "! go_grpc_again: not ranked, round 1, load failed: interrupted") || !run.Interrupted {
+	if !strings.Contains(bench, "! "+ready[1]+": not ranked, round 1, load failed: interrupted") || !run.Interrupted {
 		t.Errorf("the interrupted server is not reported as such:\n%s", bench)
 	}
 	assertNoContainersLeft(t, api)
