@@ -1116,19 +1116,9 @@ func TestInterruptKeepsFinishedServers(t *testing.T) {
 	api := engine(t)
 	root := copyRepo(t, map[string]string{"servers/go_grpc": "servers/go_grpc_again"})
 	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "go_grpc go_grpc_again", "GRPC_BENCHMARK_DURATION": "30s"})
-	cmd := exec.Command(binary, "bench")
-	cmd.Dir, cmd.Env = root, env
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, sc := startBench(t, root, env, &stderr)
 	var printed strings.Builder
-	sc := bufio.NewScanner(stdout)
 	// The round visits the two in a random order: interrupt the second.
 	var ready []string
 	for sc.Scan() {
@@ -1142,8 +1132,7 @@ func TestInterruptKeepsFinishedServers(t *testing.T) {
 			}
 		}
 	}
-	io.Copy(io.Discard, stdout)
-	err = cmd.Wait()
+	err := cmd.Wait()
 	if exitErr := (*exec.ExitError)(nil); !errors.As(err, &exitErr) || exitErr.ExitCode() != 130 {
 		t.Errorf("exit %v, want status 130\nstdout:\n%s\nstderr:\n%s", err, printed.String(), stderr.String())
 	}
@@ -1158,6 +1147,23 @@ func TestInterruptKeepsFinishedServers(t *testing.T) {
 		t.Errorf("the interrupted server is not reported as such:\n%s", bench)
 	}
 	assertNoContainersLeft(t, api)
+}
+
+// startBench starts `grpcbench bench` in dir and returns it with a scanner
+// of its stdout, for a test that acts on what the run prints; stderr goes
+// where the caller says (nil: discarded).
+func startBench(t *testing.T, dir string, env []string, stderr io.Writer) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(binary, "bench")
+	cmd.Dir, cmd.Env, cmd.Stderr = dir, env, stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, bufio.NewScanner(stdout)
 }
 
 // copyRepo copies what a run needs of the repository into a temporary

@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"os"
@@ -18,17 +17,8 @@ import (
 func TestKilledLoadClientIsSaidInWords(t *testing.T) {
 	api := engine(t)
 	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "go_grpc", "GRPC_BENCHMARK_DURATION": "20s"})
-	cmd := exec.Command(binary, "bench")
-	cmd.Dir, cmd.Env = repoRoot(t), env
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, sc := startBench(t, repoRoot(t), env, nil)
 	killed := false
-	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
 		if killed || !strings.HasPrefix(sc.Text(), "go_grpc: ready") {
 			continue
@@ -45,7 +35,7 @@ func TestKilledLoadClientIsSaidInWords(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	if !killed {
 		t.Fatalf("no load client to kill; the run ended with %v", err)
 	}

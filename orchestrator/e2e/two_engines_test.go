@@ -1,11 +1,9 @@
 package e2e_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net"
 	"os"
@@ -110,16 +108,7 @@ func TestServerAndClientOnTwoEngines(t *testing.T) {
 
 	// Ctrl-C in the middle of the load: nothing left on either engine.
 	env = benchEnv(t, mergeSettings(settings, map[string]string{"GRPC_BENCHMARK_DURATION": "30s"}))
-	cmd := exec.Command(binary, "bench")
-	cmd.Dir, cmd.Env = repoRoot(t), env
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stdout)
+	cmd, sc := startBench(t, repoRoot(t), env, nil)
 	for sc.Scan() {
 		if strings.HasPrefix(sc.Text(), "go_grpc: ready") {
 			serverIsContained(t, serverEngine, settings["GRPC_SERVER_ADDRESS"])
@@ -129,7 +118,6 @@ func TestServerAndClientOnTwoEngines(t *testing.T) {
 			}
 		}
 	}
-	io.Copy(io.Discard, stdout)
 	if err := cmd.Wait(); !errors.As(err, new(*exec.ExitError)) {
 		t.Errorf("interrupted run: %v", err)
 	}
@@ -146,20 +134,10 @@ func TestServerAndClientOnTwoEngines(t *testing.T) {
 // it finished, and leaves nothing on the engine that is still there.
 func engineGoesAway(t *testing.T, settings map[string]string, clientEngine *client.Client) {
 	env := benchEnv(t, mergeSettings(settings, map[string]string{"GRPC_BENCHMARK_ROUNDS": "2", "GRPC_BENCHMARK_DURATION": "10s"}))
-	cmd := exec.Command(binary, "bench")
-	cmd.Dir, cmd.Env = repoRoot(t), env
 	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, sc := startBench(t, repoRoot(t), env, &stderr)
 	pidFile := filepath.Join(os.TempDir(), "grpcbench-second-engine", "docker.pid")
 	stopped := false
-	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
 		if !stopped && strings.HasPrefix(sc.Text(), "go_grpc: ") && strings.Contains(sc.Text(), " req/s, server CPU ") {
 			pid, err := os.ReadFile(pidFile)
@@ -172,8 +150,7 @@ func engineGoesAway(t *testing.T, settings map[string]string, clientEngine *clie
 			stopped = true
 		}
 	}
-	io.Copy(io.Discard, stdout)
-	err = cmd.Wait()
+	err := cmd.Wait()
 	if !stopped {
 		t.Fatalf("the run ended (%v) before its first round finished\nstderr:\n%s", err, stderr.String())
 	}
