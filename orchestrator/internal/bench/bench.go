@@ -196,22 +196,34 @@ func (b *Bench) look(rounds int, elapsed time.Duration) map[string]bool {
 	rec := report.RunLook{Rounds: rounds, Elapsed: elapsed.Seconds()}
 	open := map[string]bool{}
 	for _, cell := range b.Run.Cells {
-		rows := report.Ranking(cell)
-		a := report.Judge(*b.Run, rows)
-		samples := make([]stats.Sample, len(rows))
-		for i, r := range rows {
-			samples[i] = stats.Sample{Name: r.Name}
+		// Both rankings decide: a client-bound server is out of the load
+		// ranking's tests, and its order stands on the capacity ranking.
+		load, loadOpen := openIn(*b.Run, report.Ranking(cell))
+		capacity, capacityOpen := openIn(*b.Run, report.CapacityRanking(cell))
+		var names []string
+		for _, srv := range cell.Servers {
+			if slices.Contains(loadOpen, srv.Name) || slices.Contains(capacityOpen, srv.Name) {
+				names = append(names, srv.Name)
+				open[srv.Name] = true
+			}
 		}
-		names := a.Open(samples)
-		for _, n := range names {
-			open[n] = true
-		}
-		rec.Cells = append(rec.Cells, a)
+		rec.Cells = append(rec.Cells, load)
+		rec.Capacity = append(rec.Capacity, capacity)
 		rec.Continuing = append(rec.Continuing, names)
 	}
 	b.Run.Looks = append(b.Run.Looks, rec)
 	b.Progress.Printf("look after round %d: %d servers go on", rounds, len(open))
 	return open
+}
+
+// openIn analyses a ranking and names the servers of its unresolved pairs.
+func openIn(run report.Run, rows []report.Row) (stats.Analysis, []string) {
+	a := report.Judge(run, rows)
+	samples := make([]stats.Sample, len(rows))
+	for i, r := range rows {
+		samples[i] = stats.Sample{Name: r.Name}
+	}
+	return a, a.Open(samples)
 }
 
 // EngineGoneError stops a run whose engine no longer answers.

@@ -51,9 +51,10 @@ type fakeEngine struct {
 	loaded  map[string]bool
 	// loads lists the load clients started, as server/engine.
 	loads []string
-	// rate, when set, is the ghz req/s of a server's n-th load (from 1).
-	rate  func(server string, n int) float64
-	count map[string]int
+	// rate, when set, is the ghz req/s of a server's n-th load (from 1),
+	// capacity the h2 req/s.
+	rate, capacity func(server string, n int) float64
+	count          map[string]int
 }
 
 // ghzLoads are the servers of the ghz loads, in order.
@@ -99,8 +100,8 @@ func (f *fakeEngine) Start(_ context.Context, spec docker.ContainerSpec) (suite.
 		}
 		if spec.Labels["io.grpcbench.engine"] == "ghz" {
 			f.count[c.server]++
-			c.n = f.count[c.server]
 		}
+		c.n = f.count[c.server] // a capacity load's is its round's ghz load's
 		if f.onLoad != nil {
 			f.onLoad(c.server)
 		}
@@ -172,6 +173,9 @@ func (c *fakeContainer) Logs(_ context.Context, _ bool, stdout, stderr io.Writer
 		rps := map[string]float64{"ghz": 1000, "h2": 3000}[engine]
 		if c.engine.rate != nil && engine == "ghz" {
 			rps = c.engine.rate(c.server, c.n)
+		}
+		if c.engine.capacity != nil && engine == "h2" {
+			rps = c.engine.capacity(c.server, c.n)
 		}
 		return json.NewEncoder(stdout).Encode(load.Result{Engine: engine, Start: now.Add(-time.Second), End: now,
 			Requests: 1000, OK: 1000, Statuses: map[string]uint64{"OK": 1000}, RPS: rps})
@@ -625,6 +629,35 @@ func TestAutoMeasuresOnlyTheServersOfOpenPairs(t *testing.T) {
 		if want := map[bool]int{true: 3, false: 2}[r < 3]; len(round) != want {
 			t.Errorf("round %d visited %v", r+1, round)
 		}
+	}
+}
+
+// TestAutoGoesOnForOpenCapacityPairs: x and y are client-bound, so the
+// load ranking tests no pair of theirs; their capacity figures swing
+// against each other, and that open pair keeps them going to the last
+// look while fast stops at the first.
+func TestAutoGoesOnForOpenCapacityPairs(t *testing.T) {
+	s := autoBench(t, nil)
+	eng := s.Suite.Engine.(*fakeEngine)
+	eng.saturate = map[string]bool{"x": true, "y": true}
+	eng.capacity = func(server string, n int) float64 {
+		if server == "fast" {
+			return 15000
+		}
+		return eng.rate(server, n) * 3
+	}
+	if err := s.Benchmark(context.Background(), []string{"fast", "x", "y"}); err != nil {
+		t.Fatal(err)
+	}
+	rounds := map[string]int{}
+	for _, srv := range s.Run.Cells[0].Servers {
+		rounds[srv.Name] = len(srv.Rounds)
+	}
+	if rounds["fast"] != 3 || rounds["x"] != 12 || rounds["y"] != 12 {
+		t.Errorf("rounds %v, want fast 3, x and y 12", rounds)
+	}
+	if l := s.Run.Looks[0]; len(l.Capacity) != 1 || len(l.Capacity[0].Pairs) != 3 {
+		t.Errorf("the first look does not record the capacity ranking's pairs: %+v", l.Capacity)
 	}
 }
 

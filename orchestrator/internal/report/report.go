@@ -71,6 +71,8 @@ type RunLook struct {
 	Rounds  int              `json:"rounds"`
 	Elapsed float64          `json:"elapsed_seconds"`
 	Cells   []stats.Analysis `json:"cells"`
+	// Capacity is the same analysis of each cell's capacity ranking.
+	Capacity []stats.Analysis `json:"capacity"`
 	// Continuing are the servers of unresolved pairs, per cell, measured
 	// in the next look's rounds.
 	Continuing [][]string `json:"continuing"`
