@@ -56,11 +56,13 @@ func recordedServers(run report.Run) []string {
 // fingerprints hashes the build context of each server for the scenarios.
 func fingerprints(cat catalog.Catalog, servers, scenarios []string) (map[string]string, error) {
 	out := map[string]string{}
+	// An unknown scenario is refused by Validate, with what is allowed.
+	known := slices.DeleteFunc(slices.Clone(scenarios), func(sc string) bool { return !slices.Contains(cat.Scenarios, sc) })
 	for _, name := range servers {
 		if !slices.Contains(cat.Servers, name) {
 			continue // refused by Validate, or gone from servers/: said by changes
 		}
-		fp, err := cat.Fingerprint(name, scenarios)
+		fp, err := cat.Fingerprint(name, known)
 		if err != nil {
 			return nil, err
 		}
