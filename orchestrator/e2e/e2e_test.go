@@ -383,11 +383,12 @@ func TestUnreachableEngineIsExplained(t *testing.T) {
 type row struct {
 	name                  string
 	rps                   float64
+	bound                 bool    // client-bound: its req/s (≥) is a lower bound
 	avg, p90, p95, p99    float64 // ms
 	cpuPercent, memoryMiB float64
 }
 
-var rowPattern = regexp.MustCompile(`^\| (\S+)\s+\|\s+(\d+) \|\s+([\d.]+) ms \|\s+([\d.]+) ms \|\s+([\d.]+) ms \|\s+([\d.]+) ms \|\s+([\d.]+)% \|\s+([\d.]+) MiB \|$`)
+var rowPattern = regexp.MustCompile(`^\| (\S+)\s+\|\s+(≥?)(\d+) \|\s+([\d.]+) ms \|\s+([\d.]+) ms \|\s+([\d.]+) ms \|\s+([\d.]+) ms \|\s+([\d.]+)% \|\s+([\d.]+) MiB \|$`)
 
 func parseRows(t *testing.T, bench string) map[string]row {
 	t.Helper()
@@ -399,13 +400,13 @@ func parseRows(t *testing.T, bench string) map[string]row {
 		}
 		var f [7]float64
 		for i := range f {
-			v, err := strconv.ParseFloat(m[i+2], 64)
+			v, err := strconv.ParseFloat(m[i+3], 64)
 			if err != nil {
 				t.Fatal(err)
 			}
 			f[i] = v
 		}
-		rows[m[1]] = row{m[1], f[0], f[1], f[2], f[3], f[4], f[5], f[6]}
+		rows[m[1]] = row{m[1], f[0], m[2] != "", f[1], f[2], f[3], f[4], f[5], f[6]}
 	}
 	return rows
 }
@@ -465,6 +466,9 @@ func TestBenchGoGRPC(t *testing.T) {
 	s := srv[0].Rounds[0]
 	if got := math.Round(s.Load.RPS); got != r.rps {
 		t.Errorf("results.json rps %v, bench.txt %v", got, r.rps)
+	}
+	if r.bound != s.ClientBound {
+		t.Errorf("bench.txt marks the row as a bound (≥) %v, results.json says client-bound %v", r.bound, s.ClientBound)
 	}
 	if got := math.Round(s.Server.CPUAvgPercent*100) / 100; got != r.cpuPercent {
 		t.Errorf("results.json cpu %v, bench.txt %v", got, r.cpuPercent)
