@@ -158,3 +158,46 @@ func TestComposeUpAfterAnUncleanStop(t *testing.T) {
 	}
 	assertNoContainersLeft(t, api)
 }
+
+// TestLockRemovedMidRunIsTakenAgain removes the lock container during round
+// 1, as `docker container prune` would: before round 2 the run takes it
+// again, so a second run is refused, and the run ends with both rounds.
+func TestLockRemovedMidRunIsTakenAgain(t *testing.T) {
+	api := engine(t)
+	ctx := context.Background()
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARK_ROUNDS": "2", "GRPC_BENCHMARK_DURATION": "6s"})
+	var stderr bytes.Buffer
+	cmd, sc := startBench(t, repoRoot(t), env, &stderr)
+	lock := docker.LockName(testImageName)
+	removed, retaken := false, false
+	for sc.Scan() {
+		line := sc.Text()
+		if !removed && strings.Contains(line, ": ready;") {
+			if err := api.ContainerRemove(ctx, lock, container.RemoveOptions{Force: true}); err != nil {
+				t.Fatalf("remove the lock %s: %v", lock, err)
+			}
+			removed = true
+		}
+		if removed && !retaken && strings.Contains(line, "round 2 of 2") {
+			if _, err := api.ContainerInspect(ctx, lock); err != nil {
+				t.Errorf("round 2 started without the lock: %v", err)
+			}
+			res := runBinary(t, repoRoot(t), benchEnv(t, nil), "bench")
+			if res.code != 1 || !strings.Contains(res.stderr, "another grpcbench run uses") {
+				t.Errorf("a second run beside it exited %d, want 1 naming the first\n%s", res.code, res.stderr)
+			}
+			retaken = true
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	if !removed || !retaken {
+		t.Fatalf("the lock was removed %v, round 2 seen %v", removed, retaken)
+	}
+	_, run := readRun(t, runFolder(t, env))
+	if srv := servers(t, run); len(srv) != 1 || len(srv[0].Rounds) != 2 || srv[0].FirstFailure() != nil {
+		t.Errorf("rounds: %+v", srv)
+	}
+	assertNoContainersLeft(t, api)
+}

@@ -45,7 +45,7 @@ func (c *benchCmd) Run(ctx context.Context, std streams) error {
 	// depend on what they decide.
 	out := progress.New(std.Stdout, bench.Planned(s.Run.Cells, servers, s.Config.FirstRounds()), bench.PerRound(s.Config))
 	b := &bench.Bench{Suite: s.Suite(), Builder: s.Builder(), ClientBuilder: s.ClientBuilder(), Config: s.Config, Scenarios: s.Scenarios,
-		Folder: s.Folder, Run: &s.Run, HostStat: s.HostStat(), Alive: s.Alive, Progress: out}
+		Folder: s.Folder, Run: &s.Run, HostStat: s.HostStat(), Alive: s.Alive, Held: s.Held, Progress: out}
 	b.Suite.Observer = out
 	err = b.Benchmark(ctx, servers)
 	out.Close()

@@ -63,6 +63,9 @@ type Bench struct {
 	// Alive says whether the engine still answers; after a failure, a
 	// run whose engine is gone stops rather than fail every server left.
 	Alive func(context.Context) error
+	// Held says, before each round, whether the run still holds its
+	// locks (taking back one that was removed); nil checks nothing.
+	Held func(context.Context) error
 	// Progress hears how the run goes.
 	Progress progress.Reporter
 }
@@ -101,6 +104,11 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) error {
 			for _, v := range visits {
 				if ctx.Err() != nil {
 					return b.stop(ctx.Err())
+				}
+				if b.Held != nil {
+					if err := b.Held(ctx); err != nil {
+						return b.stop(err)
+					}
 				}
 				spent, err := b.visit(ctx, v, r, look, engine, capacity)
 				if err != nil {

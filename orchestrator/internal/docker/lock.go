@@ -160,6 +160,21 @@ func (e *Engine) Lock(ctx context.Context, name string, owner Owner, alive func(
 	return nil, fmt.Errorf("take the lock of GRPC_IMAGE_NAME=%s: other runs took it at the same moment", name)
 }
 
+// LockHeld says whether the lock of an image name is there and carries
+// token: a `docker container prune` removes the lock container (it is
+// never started), which the run must notice before another run takes it.
+func (e *Engine) LockHeld(ctx context.Context, name, token string) (bool, error) {
+	ctx, cancel := quick(ctx)
+	defer cancel()
+	info, err := e.api.ContainerInspect(ctx, LockName(name))
+	if IsMissing(err) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("read the lock of GRPC_IMAGE_NAME=%s: %w", name, err)
+	}
+	return ownerOf(info.Config.Labels).Token == token, nil
+}
+
 // ensureLockImage imports the empty image of lock containers when the
 // engine lacks it.
 func (e *Engine) ensureLockImage(ctx context.Context) error {

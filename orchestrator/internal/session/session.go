@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,6 +46,8 @@ type Session struct {
 	Run report.Run
 
 	release []func(context.Context) error
+	// owner is who holds the locks, for Held to check and take them again.
+	owner docker.Owner
 	// newFolder says the run's folder was made by this session.
 	newFolder bool
 	// commit and contexts are the code here: the commit line and a hash of
@@ -233,6 +236,7 @@ func (s *Session) start(ctx context.Context, prior *report.Run, changed []string
 		return err
 	}
 	owner := self(filepath.Base(dir), dir, token)
+	s.owner = owner
 	for _, eng := range s.Engines.each() {
 		release, err := eng.Lock(ctx, s.Config.ImageName, owner, alive(eng))
 		if err != nil {
@@ -288,6 +292,29 @@ func (s *Session) Close() error {
 	}
 	s.Engines.close()
 	return errors.Join(errs...)
+}
+
+// Held checks, before each round, that the run still holds its locks: a
+// `docker container prune` removes a lock container, and another run could
+// then take the engine. A lock gone is taken again; one another live run
+// took stops this run.
+func (s *Session) Held(ctx context.Context) error {
+	for i, eng := range s.Engines.each() {
+		held, err := eng.LockHeld(ctx, s.Config.ImageName, s.owner.Token)
+		if err != nil {
+			return err
+		}
+		if held {
+			continue
+		}
+		release, err := eng.Lock(ctx, s.Config.ImageName, s.owner, alive(eng))
+		if err != nil {
+			return fmt.Errorf("the lock of GRPC_IMAGE_NAME=%s on %s was removed during the run (docker container prune?) and could not be taken again: %w", s.Config.ImageName, eng.Host(), err)
+		}
+		slog.Info("took the lock again: it was removed during the run", "engine", eng.Host())
+		s.release[i] = release
+	}
+	return nil
 }
 
 // Alive says whether every engine of the run still answers.
