@@ -591,10 +591,10 @@ func autoBench(t *testing.T, extra map[string]string) *Bench {
 	return s
 }
 
-// TestAutoMeasuresOnlyTheServersOfOpenPairs: after the first look, fast is
-// separated from both others and stops; x and y go on to the last look.
-func TestAutoMeasuresOnlyTheServersOfOpenPairs(t *testing.T) {
-	s := autoBench(t, nil)
+// runAutoFastXY runs fast, x and y under auto: fast stops at the first
+// look, x and y, whose pair stays open, go on to the last.
+func runAutoFastXY(t *testing.T, s *Bench) {
+	t.Helper()
 	if err := s.Benchmark(context.Background(), []string{"fast", "x", "y"}); err != nil {
 		t.Fatal(err)
 	}
@@ -605,6 +605,13 @@ func TestAutoMeasuresOnlyTheServersOfOpenPairs(t *testing.T) {
 	if rounds["fast"] != 3 || rounds["x"] != 12 || rounds["y"] != 12 {
 		t.Errorf("rounds %v, want fast 3, x and y 12", rounds)
 	}
+}
+
+// TestAutoMeasuresOnlyTheServersOfOpenPairs: after the first look, fast is
+// separated from both others and stops; x and y go on to the last look.
+func TestAutoMeasuresOnlyTheServersOfOpenPairs(t *testing.T) {
+	s := autoBench(t, nil)
+	runAutoFastXY(t, s)
 	var looks []int
 	for _, l := range s.Run.Looks {
 		looks = append(looks, l.Rounds)
@@ -646,16 +653,7 @@ func TestAutoGoesOnForOpenCapacityPairs(t *testing.T) {
 		}
 		return eng.rate(server, n) * 3
 	}
-	if err := s.Benchmark(context.Background(), []string{"fast", "x", "y"}); err != nil {
-		t.Fatal(err)
-	}
-	rounds := map[string]int{}
-	for _, srv := range s.Run.Cells[0].Servers {
-		rounds[srv.Name] = len(srv.Rounds)
-	}
-	if rounds["fast"] != 3 || rounds["x"] != 12 || rounds["y"] != 12 {
-		t.Errorf("rounds %v, want fast 3, x and y 12", rounds)
-	}
+	runAutoFastXY(t, s)
 	if l := s.Run.Looks[0]; len(l.Capacity) != 1 || len(l.Capacity[0].Pairs) != 3 {
 		t.Errorf("the first look does not record the capacity ranking's pairs: %+v", l.Capacity)
 	}
