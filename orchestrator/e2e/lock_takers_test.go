@@ -10,17 +10,18 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 )
 
 // lockEngine is the test engine (DOCKER_HOST, else the local socket).
-func lockEngine(t *testing.T) *docker.Engine {
+func lockEngine(t *testing.T) *docker.Host {
 	t.Helper()
 	host := os.Getenv("DOCKER_HOST")
 	if host == "" {
 		host = "unix:///var/run/docker.sock"
 	}
-	eng, err := docker.Connect(context.Background(), "", host, docker.TLS{})
+	eng, err := docker.Connect(context.Background(), backend.Target{Address: host})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func lockName(base string) string {
 }
 
 // runs says a lock's owner is alive unless its run is named "dead".
-func runs(_ context.Context, o docker.Owner) bool { return o.Run != "dead" }
+func runs(_ context.Context, o backend.Owner) bool { return o.Run != "dead" }
 
 // TestTwoTakersAtOnce leaves the lock of a dead run, then lets several
 // takers go for it at the same moment, on the real engine: exactly one
@@ -48,7 +49,7 @@ func TestTwoTakersAtOnce(t *testing.T) {
 	eng := lockEngine(t)
 	ctx := context.Background()
 	name := lockName("takers")
-	if _, err := eng.Lock(ctx, name, docker.Owner{Run: "dead"}, runs); err != nil { // never given back, as a killed run leaves it
+	if _, err := eng.Lock(ctx, name, backend.Owner{Run: "dead"}, runs); err != nil { // never given back, as a killed run leaves it
 		t.Fatal(err)
 	}
 	for round := range 3 {
@@ -60,7 +61,7 @@ func TestTwoTakersAtOnce(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				releases[i], errs[i] = eng.Lock(ctx, name, docker.Owner{Run: fmt.Sprintf("taker-%d-%d", round, i), PID: i}, runs)
+				releases[i], errs[i] = eng.Lock(ctx, name, backend.Owner{Run: fmt.Sprintf("taker-%d-%d", round, i), PID: i}, runs)
 			}()
 		}
 		wg.Wait()
@@ -92,14 +93,14 @@ func TestTwoTakersAtOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 		} else {
-			dead, err := eng.Lock(ctx, name, docker.Owner{Run: "dead"}, func(context.Context, docker.Owner) bool { return false })
+			dead, err := eng.Lock(ctx, name, backend.Owner{Run: "dead"}, func(context.Context, backend.Owner) bool { return false })
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { dead(ctx) })
 		}
 	}
-	release, err := eng.Lock(ctx, name, docker.Owner{Run: "after"}, runs)
+	release, err := eng.Lock(ctx, name, backend.Owner{Run: "after"}, runs)
 	if err != nil {
 		t.Fatalf("the lock given back cannot be taken: %v", err)
 	}
@@ -114,11 +115,11 @@ func TestReleaseRemovesOnlyItsOwnLock(t *testing.T) {
 	eng := lockEngine(t)
 	ctx := context.Background()
 	name := lockName("release")
-	first, err := eng.Lock(ctx, name, docker.Owner{Run: "first"}, runs)
+	first, err := eng.Lock(ctx, name, backend.Owner{Run: "first"}, runs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := eng.Lock(ctx, name, docker.Owner{Run: "second"}, func(context.Context, docker.Owner) bool { return false })
+	second, err := eng.Lock(ctx, name, backend.Owner{Run: "second"}, func(context.Context, backend.Owner) bool { return false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestReleaseRemovesOnlyItsOwnLock(t *testing.T) {
 	if err := first(ctx); err != nil {
 		t.Fatal(err)
 	}
-	_, err = eng.Lock(ctx, name, docker.Owner{Run: "third"}, runs)
+	_, err = eng.Lock(ctx, name, backend.Owner{Run: "third"}, runs)
 	var locked *docker.LockedError
 	if !errors.As(err, &locked) || locked.Holder.Run != "second" {
 		t.Errorf("after the first run gave its lock back, a third taker gets %v, want the second run's lock", err)
@@ -143,11 +144,11 @@ func TestLockOfARegistryPath(t *testing.T) {
 	if lock := docker.LockName(name); !valid.MatchString(lock) || lock == docker.LockName("registry.local_team_"+lockName("bench")) {
 		t.Errorf("lock name %q of %q", lock, name)
 	}
-	release, err := eng.Lock(ctx, name, docker.Owner{Run: "r"}, runs)
+	release, err := eng.Lock(ctx, name, backend.Owner{Run: "r"}, runs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = eng.Lock(ctx, name, docker.Owner{Run: "s"}, runs)
+	_, err = eng.Lock(ctx, name, backend.Owner{Run: "s"}, runs)
 	var locked *docker.LockedError
 	if !errors.As(err, &locked) || locked.Lock != docker.LockName(name) {
 		t.Errorf("a second taker of %s: %v", name, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 )
 
@@ -55,13 +56,13 @@ func TestSecondRunIsRefusedAndADeadOnesLockTakenOver(t *testing.T) {
 	// run would leave it, must not stop the next run.
 	host, _ := os.Hostname()
 	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	eng, err := docker.Connect(ctx, "", api.DaemonHost(), docker.TLS{})
+	eng, err := docker.Connect(ctx, backend.Target{Address: api.DaemonHost()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	left, err := eng.Lock(ctx, testImageName, docker.Owner{Host: host, Boot: strings.TrimSpace(string(boot)), PID: cmd.Process.Pid, Start: 1,
-		Run: "killed-earlier"}, func(context.Context, docker.Owner) bool { return true })
+	left, err := eng.Lock(ctx, testImageName, backend.Owner{Host: host, Boot: strings.TrimSpace(string(boot)), PID: cmd.Process.Pid, Start: 1,
+		Run: "killed-earlier"}, func(context.Context, backend.Owner) bool { return true })
 	if err != nil {
 		t.Fatal(err)
 	}

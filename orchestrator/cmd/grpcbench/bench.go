@@ -44,9 +44,8 @@ func (c *benchCmd) Run(ctx context.Context, std streams) error {
 	// Under auto, the first look's rounds are planned: the later looks'
 	// depend on what they decide.
 	out := progress.New(std.Stdout, bench.Planned(s.Run.Cells, servers, s.Config.FirstRounds()), bench.PerRound(s.Config))
-	b := &bench.Bench{Suite: s.Suite(), Builder: s.Builder(), ClientBuilder: s.ClientBuilder(), Config: s.Config, Scenarios: s.Scenarios,
-		Folder: s.Folder, Run: &s.Run, HostStat: s.HostStat(), Alive: s.Alive, Held: s.Held, Progress: out}
-	b.Suite.Observer = out
+	b := &bench.Bench{Hosts: s.SuiteHosts(), Builder: s.Builder(), ClientBuilder: s.ClientBuilder(), Config: s.Config, Scenarios: s.Scenarios,
+		Folder: s.Folder, Run: &s.Run, HostStat: s.HostStat(), Alive: s.Alive, Held: s.Held, Progress: out, Observer: out}
 	err = b.Benchmark(ctx, servers)
 	out.Close()
 	if table, readErr := os.ReadFile(s.Folder.Path("bench.txt")); readErr == nil {

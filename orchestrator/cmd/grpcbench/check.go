@@ -32,7 +32,7 @@ func (c *checkCmd) Run(ctx context.Context, std streams) error {
 		}
 		scenarios = append(scenarios, sc)
 	}
-	chk := &check.Check{Suite: s.Suite(), Builder: s.Builder(), ClientBuilder: s.ClientBuilder(), Config: s.Config, Cell: s.Run.Cells[0], Folder: s.Folder, Out: progress.Plain(std.Stdout)}
+	chk := &check.Check{Hosts: s.SuiteHosts(), Builder: s.Builder(), ClientBuilder: s.ClientBuilder(), Config: s.Config, Cell: s.Run.Cells[0], Folder: s.Folder, Out: progress.Plain(std.Stdout)}
 	rows, err := chk.Servers(ctx, s.Config.Servers(s.Catalog.Servers), scenarios)
 	var table bytes.Buffer
 	if werr := check.WriteTable(&table, rows); werr != nil {

@@ -23,7 +23,7 @@ func comparison(ctx context.Context, root string, std streams) (*session.Session
 		return nil, nil, err
 	}
 	cell := s.Run.Cells[0]
-	return s, &engines.Comparison{Suite: s.Suite(), Builder: s.Builder(), ClientBuilder: s.ClientBuilder(), Config: s.Config, Cell: cell, Scenario: s.Scenarios[cell.Scenario],
+	return s, &engines.Comparison{Hosts: s.SuiteHosts(), Builder: s.Builder(), ClientBuilder: s.ClientBuilder(), Config: s.Config, Cell: cell, Scenario: s.Scenarios[cell.Scenario],
 		Folder: s.Folder, Out: progress.Plain(std.Stdout)}, nil
 }
 

@@ -17,10 +17,13 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scratch"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
+
+	// The backends a run can use, each serving its address schemes.
+	_ "github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 )
 
 // Exit statuses.
@@ -151,11 +154,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	}
 	fmt.Fprintln(stderr, "grpcbench:", visible.Lines(err.Error())) // it may quote a server or a build
 	var cfgErr *config.Error
-	var unreachable *docker.UnreachableError
 	switch {
 	case errors.As(err, &cfgErr):
 		return exitBadInput
-	case errors.As(err, &unreachable):
+	case errors.Is(err, backend.ErrUnreachable):
 		return exitFailure
 	case errors.Is(err, errNotRanked):
 		return exitNotRanked

@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,22 +16,22 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 )
 
-// Engine is what the bootstrap needs of Docker.
-type Engine interface {
+// Host is what the bootstrap needs of the host it builds on.
+type Host interface {
 	ImageID(ctx context.Context, ref string) (string, error)
 	Pull(ctx context.Context, ref string, log io.Writer) error
 	Import(ctx context.Context, rootfs io.Reader, ref string, changes []string) error
-	Build(ctx context.Context, buildContext io.Reader, opts docker.BuildOptions, log io.Writer) (string, error)
+	Build(ctx context.Context, buildContext io.Reader, opts backend.BuildOptions, log io.Writer) (string, error)
 }
 
 // recipe builds one base image locally.
 type recipe struct {
 	// needs are base images the recipe itself starts from.
 	needs []string
-	build func(ctx context.Context, eng Engine, ref string, log io.Writer) error
+	build func(ctx context.Context, eng Host, ref string, log io.Writer) error
 }
 
 var debian = []string{"debian:bookworm-slim"}
@@ -81,7 +82,7 @@ func FromImages(dockerfile []byte) []string {
 
 // Ensure makes each image available: it is kept if present, else pulled,
 // else built by its recipe. log receives the output of pulls and builds.
-func Ensure(ctx context.Context, eng Engine, refs []string, log io.Writer) error {
+func Ensure(ctx context.Context, eng Host, refs []string, log io.Writer) error {
 	for _, ref := range refs {
 		if err := ensure(ctx, eng, ref, log); err != nil {
 			return err
@@ -90,10 +91,10 @@ func Ensure(ctx context.Context, eng Engine, refs []string, log io.Writer) error
 	return nil
 }
 
-func ensure(ctx context.Context, eng Engine, ref string, log io.Writer) error {
+func ensure(ctx context.Context, eng Host, ref string, log io.Writer) error {
 	if _, err := eng.ImageID(ctx, ref); err == nil {
 		return nil
-	} else if !docker.IsMissing(err) {
+	} else if !errors.Is(err, backend.ErrMissing) {
 		return err
 	}
 	pullErr := eng.Pull(ctx, ref, log)

@@ -15,7 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/archive"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scratch"
 )
 
@@ -25,8 +26,8 @@ const debianMirror = "http://deb.debian.org/debian"
 
 // debootstrap builds a minimal Debian image of the given suite, trimmed as
 // the official -slim images are (no documentation, no package lists).
-func debootstrap(suite string) func(context.Context, Engine, string, io.Writer) error {
-	return func(ctx context.Context, eng Engine, ref string, log io.Writer) error {
+func debootstrap(suite string) func(context.Context, Host, string, io.Writer) error {
+	return func(ctx context.Context, eng Host, ref string, log io.Writer) error {
 		if _, err := exec.LookPath("debootstrap"); err != nil {
 			return errors.New("debootstrap is not installed (as root: apt-get install debootstrap), " +
 				"and it must run on the host: run `make images` there once")
@@ -69,7 +70,7 @@ func debootstrap(suite string) func(context.Context, Engine, string, io.Writer) 
 }
 
 // importDir turns a root file system folder into an image.
-func importDir(ctx context.Context, eng Engine, dir, ref string, changes []string) error {
+func importDir(ctx context.Context, eng Host, dir, ref string, changes []string) error {
 	tarCmd := exec.CommandContext(ctx, "tar", "--numeric-owner", "-C", dir, "-cf", "-", ".")
 	out, err := tarCmd.StdoutPipe()
 	if err != nil {
@@ -103,8 +104,8 @@ type toolchain struct {
 // the host's trust store (as host-trust-store.crt) and the toolchain that
 // find locates. The toolchain's version must start with the one the tag
 // names; the Dockerfile gets it as the build argument VERSION.
-func fromHost(dockerfile, version string, find func(context.Context) (toolchain, error)) func(context.Context, Engine, string, io.Writer) error {
-	return func(ctx context.Context, eng Engine, ref string, log io.Writer) error {
+func fromHost(dockerfile, version string, find func(context.Context) (toolchain, error)) func(context.Context, Host, string, io.Writer) error {
+	return func(ctx context.Context, eng Host, ref string, log io.Writer) error {
 		tc, err := find(ctx)
 		if err != nil {
 			return err
@@ -116,20 +117,20 @@ func fromHost(dockerfile, version string, find func(context.Context) (toolchain,
 		if err != nil {
 			return err
 		}
-		archive := docker.NewArchive().
+		buildContext := archive.New().
 			AddBytes("Dockerfile", df, 0o644).
 			AddFile(trustStore(), "host-trust-store.crt")
 		for _, name := range slices.Sorted(maps.Keys(tc.dirs)) {
-			archive.AddDir(tc.dirs[name], name)
+			buildContext.AddDir(tc.dirs[name], name)
 		}
 		for _, name := range slices.Sorted(maps.Keys(tc.files)) {
-			archive.AddFile(tc.files[name], name)
+			buildContext.AddFile(tc.files[name], name)
 		}
-		ctxTar, err := archive.Reader()
+		ctxTar, err := buildContext.Reader()
 		if err != nil {
 			return err
 		}
-		_, err = eng.Build(ctx, ctxTar, docker.BuildOptions{Tag: ref, BuildArgs: map[string]string{"VERSION": tc.version}}, log)
+		_, err = eng.Build(ctx, ctxTar, backend.BuildOptions{Tag: ref, BuildArgs: map[string]string{"VERSION": tc.version}}, log)
 		return err
 	}
 }

@@ -45,7 +45,10 @@ func capacitySpec(loadSpec load.Spec) load.Spec {
 
 // Bench is one benchmark run.
 type Bench struct {
-	Suite *suite.Suite
+	// Hosts are where the servers and their clients run; Observer, when
+	// set, hears what each server is doing.
+	Hosts    suite.Hosts
+	Observer suite.Observer
 	// Builder builds the servers' images, ClientBuilder the client's, each
 	// on the engine that runs them.
 	Builder       images.Builder
@@ -68,6 +71,9 @@ type Bench struct {
 	Held func(context.Context) error
 	// Progress hears how the run goes.
 	Progress progress.Reporter
+
+	// suite is made once the client image is built.
+	suite *suite.Suite
 }
 
 // Benchmark measures every server in every cell. It returns ctx's error
@@ -290,7 +296,7 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 	if err != nil {
 		return err
 	}
-	b.Suite.ClientImage = client
+	b.suite = suite.New(b.Hosts, suite.Images{Client: client}, b.Observer)
 	type key struct{ scenario, base string }
 	failed := map[key]error{}
 	ids := map[key]string{}
@@ -342,7 +348,7 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 		return b.fail(srv.Name, round, err)
 	}
 	spec := ServerSpec(b.Config, cell, srv.Name, srv.Image, b.Builder.Catalog.Env(srv.Name), b.Scenarios[cell.Scenario], folder)
-	up, err := b.Suite.Up(ctx, spec)
+	up, err := b.suite.Up(ctx, spec)
 	defer up.Down(ctx)
 	if up.Conformance != nil && srv.Conformance == nil {
 		srv.Conformance = up.Conformance
@@ -350,7 +356,7 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 	if up.RoundTrip != nil && b.Run.RoundTrip == nil {
 		b.Run.RoundTrip = up.RoundTrip
 	}
-	if b.Suite.Remote != nil {
+	if b.Hosts.Remote != nil {
 		round.ServerAddress = up.Address
 	}
 	spent := time.Duration(0) // warm-ups and measurements, for the overhead
@@ -397,7 +403,7 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 
 // measure loads the server and, when the engine runs on this machine,
 // reads how much other work the host did over the measurement window.
-func (b *Bench) measure(ctx context.Context, up *suite.Server, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
+func (b *Bench) measure(ctx context.Context, up *suite.Instance, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
 	if b.HostStat == "" {
 		return up.Measure(ctx, engine, spec, name)
 	}

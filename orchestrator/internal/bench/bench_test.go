@@ -20,11 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
@@ -74,7 +72,9 @@ func (f *fakeEngine) Import(context.Context, io.Reader, string, []string) error 
 	return nil
 }
 
-func (f *fakeEngine) Build(_ context.Context, _ io.Reader, opts docker.BuildOptions, _ io.Writer) (string, error) {
+func (f *fakeEngine) Load(context.Context, io.Reader) error { return nil }
+
+func (f *fakeEngine) Build(_ context.Context, _ io.Reader, opts backend.BuildOptions, _ io.Writer) (string, error) {
 	if f.onBuild != nil {
 		f.onBuild(opts.Tag)
 	}
@@ -84,10 +84,10 @@ func (f *fakeEngine) Build(_ context.Context, _ io.Reader, opts docker.BuildOpti
 	return "sha256:" + opts.Tag, nil
 }
 
-func (f *fakeEngine) Start(_ context.Context, spec docker.ContainerSpec) (suite.Container, error) {
+func (f *fakeEngine) Start(_ context.Context, spec backend.ContainerSpec) (backend.Container, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	c := &fakeContainer{spec: spec, server: spec.Labels["io.grpcbench.server"], role: spec.Labels[docker.RoleLabel], engine: f}
+	c := &fakeContainer{spec: spec, server: spec.Labels["io.grpcbench.server"], role: spec.Labels[backend.RoleLabel], engine: f}
 	f.started = append(f.started, c)
 	if c.role == "load" {
 		if f.loaded == nil {
@@ -122,7 +122,7 @@ func (f *fakeEngine) notRemoved() []string {
 }
 
 type fakeContainer struct {
-	spec         docker.ContainerSpec
+	spec         backend.ContainerSpec
 	server, role string
 	engine       *fakeEngine
 	removed      bool
@@ -148,13 +148,13 @@ func (c *fakeContainer) Wait(ctx context.Context) (int64, error) {
 	return 0, nil
 }
 
-func (c *fakeContainer) State(context.Context) (docker.State, error) {
+func (c *fakeContainer) State(context.Context) (backend.State, error) {
 	c.engine.mu.Lock()
 	defer c.engine.mu.Unlock()
 	if c.engine.crashUnderLoad[c.server] && c.engine.loaded[c.server] {
-		return docker.State{ExitCode: 137, OOMKilled: true}, nil
+		return backend.State{ExitCode: 137, OOMKilled: true}, nil
 	}
-	return docker.State{Running: true}, nil
+	return backend.State{Running: true}, nil
 }
 
 func (c *fakeContainer) Logs(_ context.Context, _ bool, stdout, stderr io.Writer) error {
@@ -186,17 +186,13 @@ func (c *fakeContainer) Logs(_ context.Context, _ bool, stdout, stderr io.Writer
 func (c *fakeContainer) WatchOOM(context.Context) func() int { return func() int { return 0 } }
 
 // Stats gives a saturating ghz client one reading of a full core.
-func (c *fakeContainer) Stats(context.Context) (io.ReadCloser, error) {
+func (c *fakeContainer) Stats(_ context.Context, _ io.Writer, each func(backend.Sample)) error {
 	if c.role != "load" || c.spec.Labels["io.grpcbench.engine"] != "ghz" || !c.engine.saturate[c.server] {
-		return io.NopCloser(strings.NewReader("")), nil
+		return nil
 	}
 	now := time.Now()
-	var r container.StatsResponse
-	r.PreRead, r.Read = now.Add(-500*time.Millisecond), now
-	r.PreCPUStats.CPUUsage.TotalUsage = 1e9
-	r.CPUStats.CPUUsage.TotalUsage = 1e9 + 5e8
-	js, err := json.Marshal(r)
-	return io.NopCloser(bytes.NewReader(js)), err
+	each(backend.Sample{PreRead: now.Add(-500 * time.Millisecond), Read: now, CPUNanos: 5e8, CPUPercent: 100})
+	return nil
 }
 
 func (c *fakeContainer) Remove(context.Context) error {
@@ -230,9 +226,9 @@ func newTestBench(t *testing.T, eng *fakeEngine, servers ...string) *Bench {
 		t.Fatal(err)
 	}
 	return &Bench{
-		Suite:         &suite.Suite{Engine: eng},
-		Builder:       images.Builder{Engine: eng, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "test"},
-		ClientBuilder: images.Builder{Engine: eng, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "test"},
+		Hosts:         suite.Hosts{Servers: eng},
+		Builder:       images.Builder{Host: eng, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "test"},
+		ClientBuilder: images.Builder{Host: eng, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "test"},
 		Config:        cfg,
 		Scenarios:     map[string]*scenario.Scenario{sc.Name: sc},
 		Folder:        report.Folder{Dir: t.TempDir()},
@@ -645,7 +641,7 @@ func TestAutoMeasuresOnlyTheServersOfOpenPairs(t *testing.T) {
 // look while fast stops at the first.
 func TestAutoGoesOnForOpenCapacityPairs(t *testing.T) {
 	s := autoBench(t, nil)
-	eng := s.Suite.Engine.(*fakeEngine)
+	eng := s.Hosts.Servers.(*fakeEngine)
 	eng.saturate = map[string]bool{"x": true, "y": true}
 	eng.capacity = func(server string, n int) float64 {
 		if server == "fast" {

@@ -33,7 +33,8 @@ type Row struct {
 
 // Check is one pass over servers × scenarios.
 type Check struct {
-	Suite                  *suite.Suite
+	// Hosts are where the servers and their clients run.
+	Hosts                  suite.Hosts
 	Builder, ClientBuilder images.Builder
 	Config                 config.Config
 	// Cell gives the servers their CPUs and cores; its scenario is replaced
@@ -41,6 +42,9 @@ type Check struct {
 	Cell   report.Cell
 	Folder report.Folder
 	Out    progress.Reporter
+
+	// suite is made once the client image is built.
+	suite *suite.Suite
 }
 
 // Servers builds every server for every scenario and passes it through the
@@ -50,7 +54,7 @@ func (c *Check) Servers(ctx context.Context, servers []string, scenarios []*scen
 	if err != nil {
 		return nil, err
 	}
-	c.Suite.ClientImage = client
+	c.suite = suite.New(c.Hosts, suite.Images{Client: client}, nil)
 	var rows []Row
 	for _, sc := range scenarios {
 		for _, name := range servers {
@@ -88,7 +92,7 @@ func (c *Check) bringUp(ctx context.Context, name string, sc *scenario.Scenario)
 	}
 	cell := c.Cell
 	cell.Scenario = sc.Name
-	srv, err := c.Suite.Up(ctx, bench.ServerSpec(c.Config, cell, name, img.Tag, c.Builder.Catalog.Env(name), sc, folder))
+	srv, err := c.suite.Up(ctx, bench.ServerSpec(c.Config, cell, name, img.Tag, c.Builder.Catalog.Env(name), sc, folder))
 	srv.Down(ctx)
 	if srv.Conformance == nil {
 		return nil, err

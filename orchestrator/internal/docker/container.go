@@ -21,48 +21,10 @@ import (
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/pkg/stdcopy"
-)
 
-// ContainerSpec is a container to start.
-type ContainerSpec struct {
-	Image  string
-	Cmd    []string
-	Env    []string
-	Labels map[string]string
-	// NanoCPUs is the CPU quota (1e9 = one core); 0 means none.
-	NanoCPUs int64
-	// CPUSet pins the container to these cores ("0", "1-2"); "" means any.
-	CPUSet string
-	// Memory is the memory limit in bytes (swap included); 0 means none.
-	Memory int64
-	// NetworkOf joins the network namespace of that container, so that
-	// 127.0.0.1 is the same loopback for both; NoNetwork gives the
-	// container a namespace with loopback only.
-	NetworkOf string
-	NoNetwork bool
-	// HostNetwork runs the container in its host's network namespace: a
-	// load client on a machine of its own, without NAT on its path.
-	HostNetwork bool
-	// Publish makes container ports (TCP) reachable from other machines
-	// at host ports of PublishIP, an address of the engine's host only
-	// (host port 0: one the engine picks, which State reads back). The
-	// container then runs on a network of its own, removed with it,
-	// without NAT for what it sends out (see ownNetwork).
-	Publish   map[int]int
-	PublishIP string
-	// Files are written into the container before it starts, by path
-	// under InputDir, an anonymous volume: a read-only root file system
-	// takes no copy.
-	Files    map[string][]byte
-	InputDir string
-	// Containment: the user to run as ("" is the image's), a read-only
-	// root file system with tmpfs mounts (path → options) where the
-	// process writes, and a limit on processes and threads.
-	User      string
-	ReadOnly  bool
-	Tmpfs     map[string]string
-	PidsLimit int64
-}
+	"github.com/grpcbench/grpcbench/orchestrator/internal/archive"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
+)
 
 // Every container runs without capabilities or a way to gain privileges
 // (nothing a benchmark does needs either), with bounded logs.
@@ -75,7 +37,7 @@ var (
 // Container is a container this process started.
 type Container struct {
 	id     string
-	engine *Engine
+	engine *Host
 	// network is the container's own network, removed with it.
 	network string
 }
@@ -85,7 +47,7 @@ func (c *Container) ID() string { return c.id }
 
 // Start creates the container, copies its files in and starts it. A
 // container that was created but could not be started is removed again.
-func (e *Engine) Start(ctx context.Context, spec ContainerSpec) (*Container, error) {
+func (e *Host) Start(ctx context.Context, spec backend.ContainerSpec) (backend.Container, error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
 	host := &container.HostConfig{
@@ -156,7 +118,7 @@ func (e *Engine) Start(ctx context.Context, spec ContainerSpec) (*Container, err
 
 func (c *Container) start(ctx context.Context, dir string, files map[string][]byte) error {
 	if len(files) > 0 {
-		a := NewArchive()
+		a := archive.New()
 		for _, name := range slices.Sorted(maps.Keys(files)) {
 			rel, ok := strings.CutPrefix(name, dir+"/")
 			if !ok {
@@ -164,11 +126,11 @@ func (c *Container) start(ctx context.Context, dir string, files map[string][]by
 			}
 			a.AddBytes(rel, files[name], 0o644)
 		}
-		archive, err := a.Reader()
+		tar, err := a.Reader()
 		if err != nil {
 			return err
 		}
-		if err := c.engine.api.CopyToContainer(ctx, c.id, dir, archive, container.CopyToContainerOptions{}); err != nil {
+		if err := c.engine.api.CopyToContainer(ctx, c.id, dir, tar, container.CopyToContainerOptions{}); err != nil {
 			return fmt.Errorf("copy files into container %.12s: %w", c.id, err)
 		}
 	}
@@ -192,24 +154,15 @@ func (c *Container) Wait(ctx context.Context) (int64, error) {
 	}
 }
 
-// State is what the engine knows of a container's process, and the host
-// ports its published ports are at (container port → host port).
-type State struct {
-	Running   bool
-	ExitCode  int
-	OOMKilled bool
-	Ports     map[int]int
-}
-
 // State inspects the container.
-func (c *Container) State(ctx context.Context) (State, error) {
+func (c *Container) State(ctx context.Context) (backend.State, error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
 	info, err := c.engine.api.ContainerInspect(ctx, c.id)
 	if err != nil {
-		return State{}, fmt.Errorf("inspect container %.12s: %w", c.id, err)
+		return backend.State{}, fmt.Errorf("inspect container %.12s: %w", c.id, err)
 	}
-	st := State{Running: info.State.Running, ExitCode: info.State.ExitCode, OOMKilled: info.State.OOMKilled, Ports: map[int]int{}}
+	st := backend.State{Running: info.State.Running, ExitCode: info.State.ExitCode, OOMKilled: info.State.OOMKilled, Ports: map[int]int{}}
 	if info.NetworkSettings != nil {
 		for port, bindings := range info.NetworkSettings.Ports {
 			if len(bindings) > 0 {
@@ -239,14 +192,19 @@ func (c *Container) Logs(ctx context.Context, follow bool, stdout, stderr io.Wri
 	return nil
 }
 
-// Stats opens the engine's stats stream for the container: one JSON
-// document about every second until the container stops or ctx ends.
-func (c *Container) Stats(ctx context.Context) (io.ReadCloser, error) {
+// Stats follows the engine's stats stream for the container, one JSON
+// document about every second, copied to raw as it comes, until the
+// container stops or ctx ends.
+func (c *Container) Stats(ctx context.Context, raw io.Writer, each func(backend.Sample)) error {
 	r, err := c.engine.api.ContainerStats(ctx, c.id, true)
 	if err != nil {
-		return nil, fmt.Errorf("stats of container %.12s: %w", c.id, err)
+		return fmt.Errorf("stats of container %.12s: %w", c.id, err)
 	}
-	return r.Body, nil
+	defer r.Body.Close()
+	if err := ReadStats(io.TeeReader(r.Body, raw), each); err != nil {
+		return fmt.Errorf("stats of container %.12s: %w", c.id, err)
+	}
+	return nil
 }
 
 // Remove kills and removes the container.
@@ -263,9 +221,10 @@ func (c *Container) Remove(ctx context.Context) error {
 	return nil
 }
 
-// RemoveLabelled removes every container, running or not, that carries the
-// label (key=value), and returns how many there were.
-func (e *Engine) RemoveLabelled(ctx context.Context, key, value string) (int, error) {
+// Reap removes every container, running or not, that carries the label
+// (key=value), and the networks of their own, and returns how many
+// containers there were.
+func (e *Host) Reap(ctx context.Context, key, value string) (int, error) {
 	label := key + "=" + value
 	listCtx, cancel := quick(ctx)
 	defer cancel()
@@ -305,7 +264,7 @@ var ownNetworkOptions = map[string]string{
 }
 
 // ownNetwork creates a bridge network for one container, with its labels.
-func (e *Engine) ownNetwork(ctx context.Context, labels map[string]string) (string, error) {
+func (e *Host) ownNetwork(ctx context.Context, labels map[string]string) (string, error) {
 	suffix := make([]byte, 6)
 	if _, err := rand.Read(suffix); err != nil {
 		return "", err
@@ -317,7 +276,7 @@ func (e *Engine) ownNetwork(ctx context.Context, labels map[string]string) (stri
 	return name, nil
 }
 
-func (e *Engine) removeNetwork(ctx context.Context, id string) error {
+func (e *Host) removeNetwork(ctx context.Context, id string) error {
 	ctx, cancel := quick(ctx)
 	defer cancel()
 	if err := e.api.NetworkRemove(ctx, id); err != nil && !IsMissing(err) {

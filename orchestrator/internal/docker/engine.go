@@ -1,6 +1,7 @@
-// Package docker is the orchestrator's view of the Docker Engine API: build
-// images, run labelled containers under limits, stream their stats, and
-// remove them again.
+// Package docker is the backend of hosts that run a Docker engine: it
+// builds images, runs labelled containers under limits, streams their stats
+// and removes them again through the Docker Engine API. It serves the
+// addresses unix://, tcp:// and ssh://.
 package docker
 
 import (
@@ -14,21 +15,22 @@ import (
 	"github.com/docker/cli/cli/connhelper"
 	"github.com/docker/go-connections/tlsconfig"
 
-	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/client"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 )
 
-// RunLabel marks every container a run starts; its value is the run's id.
-const RunLabel = "io.grpcbench.run"
-
-// ImagesLabel holds the run's GRPC_IMAGE_NAME. Containers of an earlier run
-// with the same image name are removed when a run starts: they were left by
-// a run that was killed (two runs that build the same images cannot share
-// an engine anyway), while runs under other image names are left alone.
-const ImagesLabel = "io.grpcbench.images"
-
-// RoleLabel says what a container is for (server, load, probe).
-const RoleLabel = "io.grpcbench.role"
+func init() {
+	for _, scheme := range []string{"unix", "tcp", "ssh"} {
+		backend.Register(scheme, func(ctx context.Context, t backend.Target) (backend.Host, error) {
+			h, err := Connect(ctx, t)
+			if err != nil {
+				return nil, err // not a typed nil inside the interface
+			}
+			return h, nil
+		})
+	}
+}
 
 // callTimeout bounds an Engine API call that answers at once when the
 // engine is well (inspect, create, start, remove, list): a hung engine then
@@ -41,11 +43,13 @@ func quick(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, callTimeout)
 }
 
-// Engine is a connection to one Docker engine.
-type Engine struct {
-	api  *client.Client
-	host string
+// Host is a connection to one Docker engine.
+type Host struct {
+	api     *client.Client
+	address string
 }
+
+var _ backend.Host = (*Host)(nil)
 
 // UnreachableError says which engine was tried, for what, and how to get
 // one running.
@@ -54,6 +58,9 @@ type UnreachableError struct {
 	Host string
 	Err  error
 }
+
+// Is makes the error a backend.ErrUnreachable.
+func (e *UnreachableError) Is(target error) bool { return target == backend.ErrUnreachable }
 
 func (e *UnreachableError) Error() string {
 	what := "the Docker engine"
@@ -66,16 +73,8 @@ func (e *UnreachableError) Error() string {
 		"set DOCKER_HOST (or GRPC_SERVER_DOCKER_HOST and GRPC_CLIENT_DOCKER_HOST) to use another engine", what, e.Host, e.Err)
 }
 
-// TLS is how a tcp:// engine is reached: with the client certificates of
-// CertPath (ca.pem, cert.pem, key.pem) when it is set, verifying the
-// engine's certificate when Verify is set, as the Docker CLI does.
-type TLS struct {
-	Verify   bool
-	CertPath string
-}
-
-// option is the client option for tls: none without certificates.
-func (tls TLS) option() client.Opt {
+// tlsOption is the client option for tls: none without certificates.
+func tlsOption(tls backend.TLS) client.Opt {
 	return func(c *client.Client) error {
 		if tls.CertPath == "" {
 			return nil
@@ -93,13 +92,14 @@ func (tls TLS) option() client.Opt {
 	}
 }
 
-// Connect opens the engine at host (unix://, tcp:// with tls, or ssh://
-// through the Docker CLI's own connection helper) and checks that it
-// answers. role names what the engine is for in messages. Nothing is read
-// from the process environment: the settings give host and tls, from .env
-// and the environment alike.
-func Connect(ctx context.Context, role, host string, tls TLS) (*Engine, error) {
-	opts := []client.Opt{tls.option(), client.WithHost(host), client.WithAPIVersionNegotiation()}
+// Connect opens the engine at t.Address (unix://, tcp:// with t.TLS, or
+// ssh:// through the Docker CLI's own connection helper) and checks that it
+// answers. t.Role names what the engine is for in messages. Nothing is read
+// from the process environment: the settings give the address and TLS, from
+// .env and the environment alike.
+func Connect(ctx context.Context, t backend.Target) (*Host, error) {
+	host := t.Address
+	opts := []client.Opt{tlsOption(t.TLS), client.WithHost(host), client.WithAPIVersionNegotiation()}
 	if strings.HasPrefix(host, "ssh://") {
 		helper, err := connhelper.GetConnectionHelper(host)
 		if err != nil {
@@ -115,39 +115,51 @@ func Connect(ctx context.Context, role, host string, tls TLS) (*Engine, error) {
 	defer cancel()
 	if _, err := api.Ping(pingCtx); err != nil {
 		api.Close()
-		return nil, &UnreachableError{Role: role, Host: host, Err: err}
+		return nil, &UnreachableError{Role: t.Role, Host: host, Err: err}
 	}
-	return &Engine{api: api, host: host}, nil
+	return &Host{api: api, address: host}, nil
 }
 
-// Host is the engine's address, as given to Connect.
-func (e *Engine) Host() string { return e.host }
+// Address is the engine's address, as given to Connect.
+func (e *Host) Address() string { return e.address }
 
 // Close releases the connection.
-func (e *Engine) Close() error { return e.api.Close() }
+func (e *Host) Close() error { return e.api.Close() }
 
-// Info describes the engine and the machine it runs on.
-func (e *Engine) Info(ctx context.Context) (system.Info, error) {
+// Facts describe the engine and the machine it runs on.
+func (e *Host) Facts(ctx context.Context) (backend.Facts, error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
 	info, err := e.api.Info(ctx)
 	if err != nil {
-		return info, fmt.Errorf("engine info: %w", err)
+		return backend.Facts{}, fmt.Errorf("engine info: %w", err)
 	}
-	return info, nil
+	return backend.Facts{CPUs: info.NCPU, Memory: info.MemTotal, Arch: goArch(info.Architecture), Kernel: info.KernelVersion,
+		OS: info.OperatingSystem, Version: info.ServerVersion, Cgroup: info.CgroupVersion, Storage: info.Driver}, nil
+}
+
+// goArch names an engine's architecture (uname -m) as Go does.
+func goArch(machine string) string {
+	switch machine {
+	case "x86_64":
+		return "amd64"
+	case "aarch64":
+		return "arm64"
+	}
+	return machine
 }
 
 // Local says the engine is reached through a unix socket, so it runs on
 // this host (or, for a containerised orchestrator, on the host whose
 // socket is mounted, which shares /proc/stat with it).
-func (e *Engine) Local() bool {
+func (e *Host) Local() bool {
 	return strings.HasPrefix(e.api.DaemonHost(), "unix://")
 }
 
 // Ping says whether the engine answers, on a new connection: an engine
 // shutting down closes its socket at once but goes on serving the
 // connections it has open until it exits.
-func (e *Engine) Ping(ctx context.Context) error {
+func (e *Host) Ping(ctx context.Context) error {
 	ctx, cancel := quick(ctx)
 	defer cancel()
 	// The client's Close closes its idle connections and nothing else (the

@@ -13,24 +13,9 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
-)
 
-// Owner says who holds a lock: the process, on which machine and boot, and
-// the container it runs in when the lock's engine runs that container.
-type Owner struct {
-	Host  string // hostname; a container's when the run is in one
-	Boot  string // the kernel's boot id
-	PID   int
-	Start uint64 // the process's start time, in clock ticks since boot
-	Run   string // the run's id
-	// Token is random, and also in the run's folder Dir on the owner's
-	// machine: a machine of the same name does not have that file.
-	Token, Dir string
-	// Container and Started are the owner's container and when it
-	// started, when the lock's engine runs it: a restarted container is
-	// the same container with another start.
-	Container, Started string
-}
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
+)
 
 const (
 	ownerHost      = "io.grpcbench.owner.host"
@@ -46,26 +31,22 @@ const (
 	LockLabel = "io.grpcbench.lock"
 )
 
-func (o Owner) labels() map[string]string {
+func ownerLabels(o backend.Owner) map[string]string {
 	return map[string]string{ownerHost: o.Host, ownerBoot: o.Boot, ownerPID: strconv.Itoa(o.PID), ownerStart: strconv.FormatUint(o.Start, 10),
 		ownerRun: o.Run, ownerToken: o.Token, ownerDir: o.Dir, ownerContainer: o.Container, ownerStarted: o.Started}
 }
 
-func ownerOf(labels map[string]string) Owner {
+func ownerOf(labels map[string]string) backend.Owner {
 	pid, _ := strconv.Atoi(labels[ownerPID])
 	start, _ := strconv.ParseUint(labels[ownerStart], 10, 64)
-	return Owner{Host: labels[ownerHost], Boot: labels[ownerBoot], PID: pid, Start: start, Run: labels[ownerRun],
+	return backend.Owner{Host: labels[ownerHost], Boot: labels[ownerBoot], PID: pid, Start: start, Run: labels[ownerRun],
 		Token: labels[ownerToken], Dir: labels[ownerDir], Container: labels[ownerContainer], Started: labels[ownerStarted]}
-}
-
-func (o Owner) String() string {
-	return fmt.Sprintf("run %s (pid %d on %s)", o.Run, o.PID, o.Host)
 }
 
 // LockedError says another live run holds the lock.
 type LockedError struct {
 	Name   string
-	Holder Owner
+	Holder backend.Owner
 	Lock   string
 }
 
@@ -101,7 +82,7 @@ func LockName(image string) string {
 // meantime stays, then created again, which only one taker can do. When
 // owner.Container runs on this engine, its start is recorded with it.
 // release removes the lock this call created, not another.
-func (e *Engine) Lock(ctx context.Context, name string, owner Owner, alive func(context.Context, Owner) bool) (release func(context.Context) error, err error) {
+func (e *Host) Lock(ctx context.Context, name string, owner backend.Owner, alive func(context.Context, backend.Owner) bool) (release func(context.Context) error, err error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
 	lock := LockName(name)
@@ -115,7 +96,7 @@ func (e *Engine) Lock(ctx context.Context, name string, owner Owner, alive func(
 			owner.Container = "" // a container of another engine
 		}
 	}
-	labels := owner.labels()
+	labels := ownerLabels(owner)
 	labels[LockLabel] = name
 	// Each pass either takes the lock, finds a live holder, or removes a
 	// dead one; takers racing for a dead one's lock may need a few.
@@ -163,7 +144,7 @@ func (e *Engine) Lock(ctx context.Context, name string, owner Owner, alive func(
 // LockHeld says whether the lock of an image name is there and carries
 // token: a `docker container prune` removes the lock container (it is
 // never started), which the run must notice before another run takes it.
-func (e *Engine) LockHeld(ctx context.Context, name, token string) (bool, error) {
+func (e *Host) LockHeld(ctx context.Context, name, token string) (bool, error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
 	info, err := e.api.ContainerInspect(ctx, LockName(name))
@@ -177,7 +158,7 @@ func (e *Engine) LockHeld(ctx context.Context, name, token string) (bool, error)
 
 // ensureLockImage imports the empty image of lock containers when the
 // engine lacks it.
-func (e *Engine) ensureLockImage(ctx context.Context) error {
+func (e *Host) ensureLockImage(ctx context.Context) error {
 	if _, err := e.api.ImageInspect(ctx, lockImage); err == nil {
 		return nil
 	} else if !IsMissing(err) {
@@ -191,13 +172,13 @@ func (e *Engine) ensureLockImage(ctx context.Context) error {
 }
 
 // Started says when the container with the id started and whether it runs;
-// an error that IsMissing when the engine has no such container.
-func (e *Engine) Started(ctx context.Context, id string) (started string, running bool, err error) {
+// an error that is backend.ErrMissing when the engine has no such container.
+func (e *Host) Started(ctx context.Context, id string) (started string, running bool, err error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
 	info, err := e.api.ContainerInspect(ctx, id)
 	if err != nil {
-		return "", false, err
+		return "", false, missing(err)
 	}
 	if info.State == nil {
 		return "", false, nil

@@ -45,7 +45,8 @@ func (e Row) PerCore() float64 {
 
 // Comparison is a comparison of engines on the servers of one run.
 type Comparison struct {
-	Suite                  *suite.Suite
+	// Hosts are where the servers and their clients run.
+	Hosts                  suite.Hosts
 	Builder, ClientBuilder images.Builder
 	Config                 config.Config
 	// Cell is the scenario, CPUs and shape the engines run under; profiles
@@ -54,6 +55,9 @@ type Comparison struct {
 	Scenario *scenario.Scenario
 	Folder   report.Folder
 	Out      progress.Reporter
+
+	// suite is made once the client and tool images are built.
+	suite *suite.Suite
 }
 
 // prepare builds the client image and the tool images of the engines.
@@ -62,19 +66,20 @@ func (c *Comparison) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.Suite.ClientImage, c.Suite.Tools = client, map[string]string{}
+	tools := map[string]string{}
 	for _, e := range load.All() {
 		if t := e.Tool(); t != "" {
-			if c.Suite.Tools[t], err = c.ClientBuilder.Tool(ctx, t, io.Discard); err != nil {
+			if tools[t], err = c.ClientBuilder.Tool(ctx, t, io.Discard); err != nil {
 				return err
 			}
 		}
 	}
+	c.suite = suite.New(c.Hosts, suite.Images{Client: client, Tools: tools}, nil)
 	return nil
 }
 
 // up builds a server and brings it up; the caller calls Down.
-func (c *Comparison) up(ctx context.Context, name string) (*suite.Server, error) {
+func (c *Comparison) up(ctx context.Context, name string) (*suite.Instance, error) {
 	folder, err := c.Folder.Sub(name)
 	if err != nil {
 		return nil, err
@@ -83,7 +88,7 @@ func (c *Comparison) up(ctx context.Context, name string) (*suite.Server, error)
 	if err != nil {
 		return nil, err
 	}
-	return c.Suite.Up(ctx, bench.ServerSpec(c.Config, c.Cell, name, img.Tag, c.Builder.Catalog.Env(name), c.Scenario, folder))
+	return c.suite.Up(ctx, bench.ServerSpec(c.Config, c.Cell, name, img.Tag, c.Builder.Catalog.Env(name), c.Scenario, folder))
 }
 
 // SideBySide starts one server and loads it with each engine in turn, all

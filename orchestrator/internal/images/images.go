@@ -7,15 +7,17 @@ package images
 import (
 	"context"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/archive"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/baseimage"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scratch"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/sources"
@@ -24,14 +26,14 @@ import (
 
 // Builder builds the images of one repository under one image name.
 type Builder struct {
-	Engine  baseimage.Engine
+	Host    Host
 	Catalog catalog.Catalog
 	// Name is GRPC_IMAGE_NAME, the repository every tag goes under.
 	Name string
-	// Peer, when set, is the run's other engine: a base image this engine
+	// Peer, when set, is the run's other host: a base image this host
 	// lacks and it has is copied from it rather than pulled or made again.
-	Peer *docker.Engine
-	// Arch is the engine's architecture as Go names it (amd64, arm64): the
+	Peer backend.Host
+	// Arch is the host's architecture as Go names it (amd64, arm64): the
 	// running binary can be the client when it is a static Linux binary of
 	// that architecture.
 	Arch string
@@ -46,6 +48,13 @@ type Builder struct {
 	Memory int64
 	CPUs   float64
 	Stall  time.Duration
+}
+
+// Host is what building needs of the host it builds on: the bootstrap's
+// needs, and taking in an image another host saved.
+type Host interface {
+	baseimage.Host
+	Load(ctx context.Context, image io.Reader) error
 }
 
 // ClientTag is the tag of the orchestrator's own image.
@@ -75,10 +84,10 @@ func (b Builder) Client(ctx context.Context, log io.Writer) (string, error) {
 	var err error
 	if b.Self != "" && Static(b.Self, b.Arch) {
 		fmt.Fprintf(log, "the load client image is this binary, %s\n", b.Self)
-		_, err = b.buildContext(ctx, docker.NewArchive().AddBytes("Dockerfile", []byte(clientDockerfile), 0o644).AddFile(b.Self, "grpcbench"),
-			[]byte(clientDockerfile), docker.BuildOptions{Tag: tag}, log)
+		_, err = b.buildContext(ctx, archive.New().AddBytes("Dockerfile", []byte(clientDockerfile), 0o644).AddFile(b.Self, "grpcbench"),
+			[]byte(clientDockerfile), backend.BuildOptions{Tag: tag}, log)
 	} else {
-		_, err = b.build(ctx, b.Catalog.Root, nil, docker.BuildOptions{Tag: tag}, log)
+		_, err = b.build(ctx, b.Catalog.Root, nil, backend.BuildOptions{Tag: tag}, log)
 	}
 	if err != nil {
 		return "", fmt.Errorf("build the load client image %s: %w", tag, err)
@@ -109,7 +118,7 @@ func Static(path, arch string) bool {
 // Tool builds the image of a tool engine from tools/<name>.
 func (b Builder) Tool(ctx context.Context, tool string, log io.Writer) (string, error) {
 	tag := b.ToolTag(tool)
-	if _, err := b.build(ctx, b.Catalog.ToolDir(tool), nil, docker.BuildOptions{Tag: tag}, log); err != nil {
+	if _, err := b.build(ctx, b.Catalog.ToolDir(tool), nil, backend.BuildOptions{Tag: tag}, log); err != nil {
 		return "", fmt.Errorf("build the %s image %s: %w", tool, tag, err)
 	}
 	return tag, nil
@@ -144,14 +153,14 @@ func (b Builder) Server(ctx context.Context, server string, sc *scenario.Scenari
 	server = b.Catalog.Base(server)
 	tag := b.ServerTag(server, sc.Name)
 	labels := map[string]string{"io.grpcbench.server": server, "io.grpcbench.scenario": sc.Name}
-	id, err := b.build(ctx, dir, func(a *docker.Archive) {
+	id, err := b.build(ctx, dir, func(a *archive.Archive) {
 		for name, content := range sc.Files() {
 			a.AddBytes(name, content, 0o644)
 		}
 		for _, src := range srcs {
 			a.AddDir(filepath.Join(trees, src.Dir), src.Dir)
 		}
-	}, docker.BuildOptions{Tag: tag, Labels: labels}, log)
+	}, backend.BuildOptions{Tag: tag, Labels: labels}, log)
 	if err != nil {
 		return Image{}, err
 	}
@@ -160,12 +169,12 @@ func (b Builder) Server(ctx context.Context, server string, sc *scenario.Scenari
 
 // build makes sure the Dockerfile's base images exist, then builds dir,
 // with what extra adds, into an image.
-func (b Builder) build(ctx context.Context, dir string, extra func(*docker.Archive), opts docker.BuildOptions, log io.Writer) (string, error) {
+func (b Builder) build(ctx context.Context, dir string, extra func(*archive.Archive), opts backend.BuildOptions, log io.Writer) (string, error) {
 	dockerfile, err := os.ReadFile(filepath.Join(dir, "Dockerfile"))
 	if err != nil {
 		return "", err
 	}
-	archive := docker.NewArchive().AddDir(dir, "")
+	archive := archive.New().AddDir(dir, "")
 	if extra != nil {
 		extra(archive)
 	}
@@ -177,47 +186,82 @@ func (b Builder) build(ctx context.Context, dir string, extra func(*docker.Archi
 // step that writes nothing for b.Stall (a copy between engines, a pull, a
 // base image made here, the build) is taken to hang: it is cut off and
 // the build fails with that reason.
-func (b Builder) buildContext(ctx context.Context, archive *docker.Archive, dockerfile []byte, opts docker.BuildOptions, log io.Writer) (string, error) {
+func (b Builder) buildContext(ctx context.Context, archive *archive.Archive, dockerfile []byte, opts backend.BuildOptions, log io.Writer) (string, error) {
 	ctx, watch := stall.Guard(ctx, b.Stall, "the build of "+opts.Tag)
 	defer watch.Stop()
 	id, err := b.buildWatched(ctx, archive, dockerfile, opts, watch.Writer(log))
 	return id, watch.Err(err)
 }
 
-func (b Builder) buildWatched(ctx context.Context, archive *docker.Archive, dockerfile []byte, opts docker.BuildOptions, log io.Writer) (string, error) {
+func (b Builder) buildWatched(ctx context.Context, archive *archive.Archive, dockerfile []byte, opts backend.BuildOptions, log io.Writer) (string, error) {
 	opts.Memory, opts.CPUs = b.Memory, b.CPUs
 	bases := baseimage.FromImages(dockerfile)
 	if err := b.copyFromPeer(ctx, bases, log); err != nil {
 		return "", err
 	}
-	if err := baseimage.Ensure(ctx, b.Engine, bases, log); err != nil {
+	if err := baseimage.Ensure(ctx, b.Host, bases, log); err != nil {
 		return "", err
 	}
 	buildContext, err := archive.Reader()
 	if err != nil {
 		return "", err
 	}
-	return b.Engine.Build(ctx, buildContext, opts, log)
+	return b.Host.Build(ctx, buildContext, opts, log)
 }
 
-// copyFromPeer copies the base images the peer engine has and this one
+// copyFromPeer copies the base images the peer host has and this one
 // lacks.
 func (b Builder) copyFromPeer(ctx context.Context, refs []string, log io.Writer) error {
-	to, ok := b.Engine.(*docker.Engine)
-	if b.Peer == nil || !ok {
+	if b.Peer == nil {
 		return nil
 	}
 	for _, ref := range refs {
-		if _, err := b.Engine.ImageID(ctx, ref); !docker.IsMissing(err) {
+		if _, err := b.Host.ImageID(ctx, ref); !errors.Is(err, backend.ErrMissing) {
 			continue
 		}
 		if _, err := b.Peer.ImageID(ctx, ref); err != nil {
 			continue
 		}
-		fmt.Fprintf(log, "copying base image %s from %s\n", ref, b.Peer.Host())
-		if err := b.Peer.Copy(ctx, ref, to, log); err != nil {
+		fmt.Fprintf(log, "copying base image %s from %s\n", ref, b.Peer.Address())
+		if err := b.copy(ctx, ref, log); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// copy copies an image of the peer into the host, as `docker save | docker
+// load` does; log hears how far it got, every copyReport bytes.
+func (b Builder) copy(ctx context.Context, ref string, log io.Writer) error {
+	r, err := b.Peer.Save(ctx, ref)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := b.Host.Load(ctx, &copyProgress{r: r, log: log, ref: ref}); err != nil {
+		return fmt.Errorf("copy %s: %w", ref, err)
+	}
+	return nil
+}
+
+// copyReport is how often a copy says how far it got.
+const copyReport = 64 << 20
+
+// copyProgress counts what an image copy has read, and says so now and
+// then: the only output of a long copy, for its stall detector.
+type copyProgress struct {
+	r        io.Reader
+	log      io.Writer
+	ref      string
+	n, noted int64
+}
+
+func (c *copyProgress) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	if c.n-c.noted >= copyReport {
+		c.noted = c.n
+		fmt.Fprintf(c.log, "copying %s: %d MiB\n", c.ref, c.n>>20)
+	}
+	return n, err
 }

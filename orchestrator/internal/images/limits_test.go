@@ -8,24 +8,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/archive"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stall"
 )
 
-// scriptedEngine has every base image and builds as its build function says.
-type scriptedEngine struct {
+// scriptedHost has every base image and builds as its build function says.
+type scriptedHost struct {
 	build func(ctx context.Context, log io.Writer) error
-	opts  docker.BuildOptions
+	opts  backend.BuildOptions
 }
 
-func (e *scriptedEngine) ImageID(context.Context, string) (string, error) { return "sha256:base", nil }
-func (e *scriptedEngine) Pull(context.Context, string, io.Writer) error {
+func (e *scriptedHost) ImageID(context.Context, string) (string, error) { return "sha256:base", nil }
+func (e *scriptedHost) Pull(context.Context, string, io.Writer) error {
 	return errors.New("no pulls")
 }
-func (e *scriptedEngine) Import(context.Context, io.Reader, string, []string) error {
+func (e *scriptedHost) Import(context.Context, io.Reader, string, []string) error {
 	return errors.New("no imports")
 }
-func (e *scriptedEngine) Build(ctx context.Context, _ io.Reader, opts docker.BuildOptions, log io.Writer) (string, error) {
+func (e *scriptedHost) Load(context.Context, io.Reader) error { return errors.New("no loads") }
+func (e *scriptedHost) Build(ctx context.Context, _ io.Reader, opts backend.BuildOptions, log io.Writer) (string, error) {
 	e.opts = opts
 	if err := e.build(ctx, log); err != nil {
 		return "", err
@@ -64,11 +66,11 @@ func TestBuildLimitsAndStall(t *testing.T) {
 		{"writing", chatty, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			eng := &scriptedEngine{build: tc.build}
-			b := Builder{Engine: eng, Name: "relb", Memory: 3 << 30, CPUs: 1.5, Stall: limit}
+			eng := &scriptedHost{build: tc.build}
+			b := Builder{Host: eng, Name: "relb", Memory: 3 << 30, CPUs: 1.5, Stall: limit}
 			var log strings.Builder
-			id, err := b.buildContext(context.Background(), docker.NewArchive(), []byte("FROM debian:bookworm-slim\n"),
-				docker.BuildOptions{Tag: "relb:x-complex_proto"}, &log)
+			id, err := b.buildContext(context.Background(), archive.New(), []byte("FROM debian:bookworm-slim\n"),
+				backend.BuildOptions{Tag: "relb:x-complex_proto"}, &log)
 			var st *stall.Error
 			if got := errors.As(err, &st); got != tc.stalled {
 				t.Fatalf("buildContext = %q, %v; stalled %v, want %v", id, err, got, tc.stalled)

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/docker/docker/api/types/system"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 )
 
 // Hardware is the machine the servers ran on, as the Docker engine sees it
@@ -26,16 +26,16 @@ type Hardware struct {
 
 // HardwareOf describes the engine's machine. The CPU model comes from
 // /proc/cpuinfo, which a container shares with its host.
-func HardwareOf(info system.Info) Hardware {
+func HardwareOf(facts backend.Facts) Hardware {
 	return Hardware{
 		CPUModel:      cpuModel("/proc/cpuinfo"),
-		CPUs:          info.NCPU,
-		MemoryBytes:   info.MemTotal,
-		Kernel:        info.KernelVersion,
-		OS:            info.OperatingSystem,
-		DockerVersion: info.ServerVersion,
-		CgroupVersion: info.CgroupVersion,
-		StorageDriver: info.Driver,
+		CPUs:          facts.CPUs,
+		MemoryBytes:   facts.Memory,
+		Kernel:        facts.Kernel,
+		OS:            facts.OS,
+		DockerVersion: facts.Version,
+		CgroupVersion: facts.Cgroup,
+		StorageDriver: facts.Storage,
 	}
 }
 

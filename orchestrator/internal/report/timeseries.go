@@ -12,7 +12,8 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 )
 
 // CellDir is the folder of a cell's rounds inside a server's folder, where
@@ -133,7 +134,7 @@ func loadStart(r Round) time.Time {
 }
 
 // readSamples reads the first of files that exists under dir.
-func readSamples(dir string, files []string) ([]usage.Sample, error) {
+func readSamples(dir string, files []string) ([]backend.Sample, error) {
 	for _, name := range files {
 		f, err := os.Open(filepath.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -142,8 +143,8 @@ func readSamples(dir string, files []string) ([]usage.Sample, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", name, err)
 		}
-		var samples []usage.Sample
-		err = usage.Read(f, func(s usage.Sample) { samples = append(samples, s) })
+		var samples []backend.Sample
+		err = docker.ReadStats(f, func(s backend.Sample) { samples = append(samples, s) })
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", name, err)

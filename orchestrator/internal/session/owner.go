@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 )
 
 // TokenFile is the file of a run's folder that holds the token of its
@@ -20,10 +21,10 @@ const TokenFile = ".lock-token"
 
 // self is this process as the owner of a run's lock, the run's folder dir
 // holding token.
-func self(run, dir, token string) docker.Owner {
+func self(run, dir, token string) backend.Owner {
 	host, _ := os.Hostname()
 	pid := os.Getpid()
-	return docker.Owner{Host: host, Boot: bootID(), PID: pid, Start: processStart(pid), Run: run, Token: token, Dir: dir, Container: ownContainer()}
+	return backend.Owner{Host: host, Boot: bootID(), PID: pid, Start: processStart(pid), Run: run, Token: token, Dir: dir, Container: ownContainer()}
 }
 
 // newToken is a run's random token.
@@ -79,7 +80,7 @@ func holdsToken(dir, token string) bool {
 	return err == nil && token != "" && strings.TrimSpace(string(b)) == token
 }
 
-// owners answers whether the owner of a lock on an engine still runs.
+// owners answers whether the owner of a lock on a host still runs.
 type owners interface {
 	Started(ctx context.Context, id string) (started string, running bool, err error)
 }
@@ -91,12 +92,12 @@ type owners interface {
 // holds the lock's token. Another machine, or a container the engine
 // cannot be asked about, counts as alive: a live run's lock must not be
 // taken.
-func alive(eng owners) func(context.Context, docker.Owner) bool {
+func alive(eng owners) func(context.Context, backend.Owner) bool {
 	me := self("", "", "")
-	return func(ctx context.Context, o docker.Owner) bool {
+	return func(ctx context.Context, o backend.Owner) bool {
 		if o.Container != "" {
 			started, running, err := eng.Started(ctx, o.Container)
-			if docker.IsMissing(err) {
+			if errors.Is(err, backend.ErrMissing) {
 				return false
 			}
 			return err != nil || running && started == o.Started

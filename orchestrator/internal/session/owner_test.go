@@ -3,13 +3,12 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
-	cerrdefs "github.com/containerd/errdefs"
-
-	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 )
 
 // engineSays answers for containers as an engine would.
@@ -43,11 +42,11 @@ func TestRestartedOwnerIsNotAlive(t *testing.T) {
 		t.Fatal(err)
 	}
 	otherMachine.Dir = t.TempDir() // its run folder is not here
-	inContainer := docker.Owner{Host: "4f1c2b9a8e7d", Boot: me.Boot, PID: 1, Start: 5, Container: "4f1c2b9a8e7d0000", Started: "2026-12-01T10:00:00Z"}
-	missing := cerrdefs.ErrNotFound
+	inContainer := backend.Owner{Host: "4f1c2b9a8e7d", Boot: me.Boot, PID: 1, Start: 5, Container: "4f1c2b9a8e7d0000", Started: "2026-12-01T10:00:00Z"}
+	missing := fmt.Errorf("inspect: %w", backend.ErrMissing)
 	for _, tc := range []struct {
 		name   string
-		owner  docker.Owner
+		owner  backend.Owner
 		engine engineSays
 		alive  bool
 	}{
@@ -55,7 +54,7 @@ func TestRestartedOwnerIsNotAlive(t *testing.T) {
 		{"same host, boot and pid, another start", restarted, engineSays{}, false},
 		{"a machine of the same name", otherMachine, engineSays{}, true},
 		{"this machine, rebooted", rebooted, engineSays{}, false},
-		{"another machine", docker.Owner{Host: "elsewhere", Boot: "b", PID: 7, Start: 9}, engineSays{}, true},
+		{"another machine", backend.Owner{Host: "elsewhere", Boot: "b", PID: 7, Start: 9}, engineSays{}, true},
 		{"its container runs", inContainer, engineSays{started: inContainer.Started, running: true}, true},
 		{"its container restarted", inContainer, engineSays{started: "2026-12-01T10:05:00Z", running: true}, false},
 		{"its container stopped", inContainer, engineSays{started: inContainer.Started}, false},

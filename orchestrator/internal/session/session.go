@@ -1,7 +1,7 @@
 // Package session sets a run up: the settings read and checked against the
-// repository and the Docker engines, the engines' locks taken, containers
-// of killed runs removed, the run's folder and record started. Nothing is
-// built or started before every check has passed.
+// repository and the hosts, the hosts' locks taken, containers of killed
+// runs removed, the run's folder and record started. Nothing is built or
+// started before every check has passed.
 package session
 
 import (
@@ -17,12 +17,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/docker/api/types/system"
-
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
@@ -37,7 +35,7 @@ const runID = "2006-01-02_15-04-05"
 type Session struct {
 	Config  config.Config
 	Catalog catalog.Catalog
-	Engines Engines
+	Hosts   Hosts
 	Folder  report.Folder
 	// Scenarios are the scenarios of GRPC_REQUEST_SCENARIO, compiled.
 	Scenarios map[string]*scenario.Scenario
@@ -47,7 +45,7 @@ type Session struct {
 
 	release []func(context.Context) error
 	// owner is who holds the locks, for Held to check and take them again.
-	owner docker.Owner
+	owner backend.Owner
 	// newFolder says the run's folder was made by this session.
 	newFolder bool
 	// commit and contexts are the code here: the commit line and a hash of
@@ -56,58 +54,58 @@ type Session struct {
 	contexts map[string]string
 }
 
-// Engines are the engines of a run: one runs servers and clients unless
+// Hosts are the hosts of a run: one runs servers and clients unless
 // GRPC_SERVER_DOCKER_HOST and GRPC_CLIENT_DOCKER_HOST name two.
-type Engines struct {
-	Server, Client         *docker.Engine
-	ServerInfo, ClientInfo system.Info
+type Hosts struct {
+	Server, Client           backend.Host
+	ServerFacts, ClientFacts backend.Facts
 }
 
-// Two says servers and clients run on different engines.
-func (e Engines) Two() bool { return e.Server != e.Client }
+// Two says servers and clients run on different hosts.
+func (h Hosts) Two() bool { return h.Server != h.Client }
 
-// each lists the engines once each.
-func (e Engines) each() []*docker.Engine {
-	if e.Two() {
-		return []*docker.Engine{e.Server, e.Client}
+// each lists the hosts once each.
+func (h Hosts) each() []backend.Host {
+	if h.Two() {
+		return []backend.Host{h.Server, h.Client}
 	}
-	return []*docker.Engine{e.Server}
+	return []backend.Host{h.Server}
 }
 
-func (e Engines) close() {
-	for _, eng := range e.each() {
-		eng.Close()
+func (h Hosts) close() {
+	for _, host := range h.each() {
+		host.Close()
 	}
 }
 
-// connect opens the engines the settings name.
-func connect(ctx context.Context, cfg config.Config) (Engines, error) {
-	serverHost, clientHost := cfg.EngineHosts()
+// connect opens the hosts the settings name, with dial.
+func connect(ctx context.Context, cfg config.Config, dial backend.Open) (Hosts, error) {
+	serverAddr, clientAddr := cfg.EngineHosts()
 	serverRole, clientRole := "", ""
 	if cfg.TwoEngines() {
 		serverRole, clientRole = "servers", "clients"
 	}
-	var tls docker.TLS
+	var tls backend.TLS
 	tls.Verify, tls.CertPath = cfg.DockerTLS()
-	var e Engines
+	var h Hosts
 	var err error
-	if e.Server, err = docker.Connect(ctx, serverRole, serverHost, tls); err != nil {
-		return e, err
+	if h.Server, err = dial(ctx, backend.Target{Address: serverAddr, Role: serverRole, TLS: tls}); err != nil {
+		return h, err
 	}
-	e.Client = e.Server
+	h.Client = h.Server
 	if cfg.TwoEngines() {
-		if e.Client, err = docker.Connect(ctx, clientRole, clientHost, tls); err != nil {
-			e.Server.Close()
-			return e, err
+		if h.Client, err = dial(ctx, backend.Target{Address: clientAddr, Role: clientRole, TLS: tls}); err != nil {
+			h.Server.Close()
+			return h, err
 		}
 	}
-	if e.ServerInfo, err = e.Server.Info(ctx); err == nil {
-		e.ClientInfo, err = e.Client.Info(ctx)
+	if h.ServerFacts, err = h.Server.Facts(ctx); err == nil {
+		h.ClientFacts, err = h.Client.Facts(ctx)
 	}
 	if err != nil {
-		e.close()
+		h.close()
 	}
-	return e, err
+	return h, err
 }
 
 // Open reads the settings (the environment over root/.env), lists the
@@ -117,7 +115,7 @@ func connect(ctx context.Context, cfg config.Config) (Engines, error) {
 // receives what the user should know.
 func Open(ctx context.Context, root string, out io.Writer) (*Session, error) {
 	cfg, parseErr := config.Load(filepath.Join(root, ".env"))
-	return open(ctx, root, cfg, parseErr, nil, false, out)
+	return open(ctx, root, cfg, parseErr, nil, false, out, backend.Connect)
 }
 
 // Resume sets up the rest of the interrupted run in dir: the settings it
@@ -135,10 +133,10 @@ func Resume(ctx context.Context, root, dir string, anyway bool, out io.Writer) (
 	}
 	cfg, parseErr := config.Parse(resumeVars(prior))
 	prior.Dir = dir
-	return open(ctx, root, cfg, parseErr, &prior, anyway, out)
+	return open(ctx, root, cfg, parseErr, &prior, anyway, out, backend.Connect)
 }
 
-func open(ctx context.Context, root string, cfg config.Config, parseErr error, prior *report.Run, anyway bool, out io.Writer) (*Session, error) {
+func open(ctx context.Context, root string, cfg config.Config, parseErr error, prior *report.Run, anyway bool, out io.Writer, dial backend.Open) (*Session, error) {
 	// Values that do not parse are listed with every other problem, after
 	// the checks that need the engines.
 	var cfgErr *config.Error
@@ -165,9 +163,9 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 			return nil, err
 		}
 	}
-	engines, err := connect(ctx, cfg)
+	hosts, err := connect(ctx, cfg, dial)
 	if err != nil {
-		// Bad input first, as far as it can be checked without the engine:
+		// Bad input first, as far as it can be checked without the hosts:
 		// it is what the user can fix at once.
 		facts := config.Facts{Servers: cat.Servers, Scenarios: cat.Scenarios, Writable: report.Writable}
 		if bad := errors.Join(parseErr, cfg.Validate(facts)); bad != nil {
@@ -175,9 +173,9 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 		}
 		return nil, err
 	}
-	s := &Session{Config: cfg, Catalog: cat, Engines: engines, commit: commit, contexts: contexts}
+	s := &Session{Config: cfg, Catalog: cat, Hosts: hosts, commit: commit, contexts: contexts}
 	if err := s.check(ctx, parseErr); err != nil {
-		engines.close()
+		hosts.close()
 		return nil, err
 	}
 	if err := s.start(ctx, prior, changed, out); err != nil {
@@ -187,12 +185,12 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 	return s, nil
 }
 
-// check validates the settings against the repository and the engines, and
+// check validates the settings against the repository and the hosts, and
 // compiles the scenarios, listing every problem at once.
 func (s *Session) check(ctx context.Context, parseErr error) error {
-	e := s.Engines
-	facts := config.Facts{Servers: s.Catalog.Servers, Scenarios: s.Catalog.Scenarios, EngineCPUs: e.ServerInfo.NCPU,
-		EngineMemory: e.ServerInfo.MemTotal, ClientCPUs: e.ClientInfo.NCPU, Writable: report.Writable}
+	h := s.Hosts
+	facts := config.Facts{Servers: s.Catalog.Servers, Scenarios: s.Catalog.Scenarios, EngineCPUs: h.ServerFacts.CPUs,
+		EngineMemory: h.ServerFacts.Memory, ClientCPUs: h.ClientFacts.CPUs, Writable: report.Writable}
 	errs := []error{parseErr, s.Config.Validate(facts)}
 	// The scenarios must compile, and have the shape the suite needs,
 	// before anything is built from them.
@@ -237,17 +235,17 @@ func (s *Session) start(ctx context.Context, prior *report.Run, changed []string
 	}
 	owner := self(filepath.Base(dir), dir, token)
 	s.owner = owner
-	for _, eng := range s.Engines.each() {
-		release, err := eng.Lock(ctx, s.Config.ImageName, owner, alive(eng))
+	for _, host := range s.Hosts.each() {
+		release, err := host.Lock(ctx, s.Config.ImageName, owner, alive(host))
 		if err != nil {
 			return err
 		}
 		s.release = append(s.release, release)
 		// With the lock held, containers of this image name are a dead run's.
-		if n, err := eng.RemoveLabelled(ctx, docker.ImagesLabel, s.Config.ImageName); err != nil {
+		if n, err := host.Reap(ctx, backend.ImagesLabel, s.Config.ImageName); err != nil {
 			return err
 		} else if n > 0 {
-			fmt.Fprintf(out, "removed %d containers left behind by an earlier run on %s\n", n, eng.Host())
+			fmt.Fprintf(out, "removed %d containers left behind by an earlier run on %s\n", n, host.Address())
 		}
 	}
 	if prior != nil {
@@ -266,18 +264,18 @@ func (s *Session) start(ctx context.Context, prior *report.Run, changed []string
 		Settings: s.Config.All(),
 		Engines:  &report.EngineHosts{},
 		Contexts: s.contexts,
-		Hardware: report.HardwareOf(s.Engines.ServerInfo),
-		Cells:    bench.Cells(s.Config, s.Engines.ServerInfo.NCPU, s.Engines.ClientInfo.NCPU),
+		Hardware: report.HardwareOf(s.Hosts.ServerFacts),
+		Cells:    bench.Cells(s.Config, s.Hosts.ServerFacts.CPUs, s.Hosts.ClientFacts.CPUs),
 	}
 	s.Run.Engines.Servers, s.Run.Engines.Clients = s.Config.EngineHosts()
-	if s.Engines.Two() {
-		client := report.HardwareOf(s.Engines.ClientInfo)
+	if s.Hosts.Two() {
+		client := report.HardwareOf(s.Hosts.ClientFacts)
 		s.Run.ClientHardware = &client
 	}
 	return report.SaveHardware(s.Folder, s.Run)
 }
 
-// Close gives the locks back and releases the engines. A new run's folder
+// Close gives the locks back and releases the hosts. A new run's folder
 // that a refused lock left empty (no record started) goes too.
 func (s *Session) Close() error {
 	var errs []error
@@ -290,100 +288,86 @@ func (s *Session) Close() error {
 			errs = append(errs, removeMissing(os.Remove(s.Folder.Dir)))
 		}
 	}
-	s.Engines.close()
+	s.Hosts.close()
 	return errors.Join(errs...)
 }
 
 // Held checks, before each round, that the run still holds its locks: a
 // `docker container prune` removes a lock container, and another run could
-// then take the engine. A lock gone is taken again; one another live run
+// then take the host. A lock gone is taken again; one another live run
 // took stops this run.
 func (s *Session) Held(ctx context.Context) error {
-	for i, eng := range s.Engines.each() {
-		held, err := eng.LockHeld(ctx, s.Config.ImageName, s.owner.Token)
+	for i, host := range s.Hosts.each() {
+		held, err := host.LockHeld(ctx, s.Config.ImageName, s.owner.Token)
 		if err != nil {
 			return err
 		}
 		if held {
 			continue
 		}
-		release, err := eng.Lock(ctx, s.Config.ImageName, s.owner, alive(eng))
+		release, err := host.Lock(ctx, s.Config.ImageName, s.owner, alive(host))
 		if err != nil {
-			return fmt.Errorf("the lock of GRPC_IMAGE_NAME=%s on %s was removed during the run (docker container prune?) and could not be taken again: %w", s.Config.ImageName, eng.Host(), err)
+			return fmt.Errorf("the lock of GRPC_IMAGE_NAME=%s on %s was removed during the run (docker container prune?) and could not be taken again: %w", s.Config.ImageName, host.Address(), err)
 		}
-		slog.Info("took the lock again: it was removed during the run", "engine", eng.Host())
+		slog.Info("took the lock again: it was removed during the run", "engine", host.Address())
 		s.release[i] = release
 	}
 	return nil
 }
 
-// Alive says whether every engine of the run still answers.
+// Alive says whether every host of the run still answers.
 func (s *Session) Alive(ctx context.Context) error {
-	for _, eng := range s.Engines.each() {
-		if err := eng.Ping(ctx); err != nil {
-			return fmt.Errorf("%s: %w", eng.Host(), err)
+	for _, host := range s.Hosts.each() {
+		if err := host.Ping(ctx); err != nil {
+			return fmt.Errorf("%s: %w", host.Address(), err)
 		}
 	}
 	return nil
 }
 
-// Builder builds the servers' images, on the servers' engine.
+// Builder builds the servers' images, on the servers' host.
 func (s *Session) Builder() images.Builder {
-	return s.builder(s.Engines.Server, s.Engines.Client)
+	return s.builder(s.Hosts.Server, s.Hosts.ServerFacts, s.Hosts.Client)
 }
 
-// ClientBuilder builds the client image, on the clients' engine.
+// ClientBuilder builds the client image, on the clients' host.
 func (s *Session) ClientBuilder() images.Builder {
-	return s.builder(s.Engines.Client, s.Engines.Server)
+	return s.builder(s.Hosts.Client, s.Hosts.ClientFacts, s.Hosts.Server)
 }
 
-// builder builds on eng, taking base images it lacks from the other engine.
-func (s *Session) builder(eng, other *docker.Engine) images.Builder {
-	info := s.Engines.ServerInfo
-	if eng == s.Engines.Client {
-		info = s.Engines.ClientInfo
-	}
+// builder builds on host, taking base images it lacks from the other host.
+func (s *Session) builder(host backend.Host, facts backend.Facts, other backend.Host) images.Builder {
 	self, _ := os.Executable()
-	b := images.Builder{Engine: eng, Catalog: s.Catalog, Name: s.Config.ImageName, Arch: goArch(info.Architecture), Self: self,
+	b := images.Builder{Host: host, Catalog: s.Catalog, Name: s.Config.ImageName, Arch: facts.Arch, Self: self,
 		Sources: sources.Fetcher{Cache: sources.DefaultCache(), Mirror: s.Config.SourceMirror, Stall: s.Config.BuildStall},
-		Memory:  int64(s.Config.BuildRAM), CPUs: float64(s.Config.BuildCPULimit(info.NCPU)), Stall: s.Config.BuildStall}
-	if s.Engines.Two() {
+		Memory:  int64(s.Config.BuildRAM), CPUs: float64(s.Config.BuildCPULimit(facts.CPUs)), Stall: s.Config.BuildStall}
+	if s.Hosts.Two() {
 		b.Peer = other
 	}
 	return b
 }
 
-// goArch names an engine's architecture (uname -m) as Go does.
-func goArch(machine string) string {
-	switch machine {
-	case "x86_64":
-		return "amd64"
-	case "aarch64":
-		return "arm64"
+// SuiteHosts are where the run's servers and clients go, its containers
+// labelled as the run's: servers on the servers' host, clients on the
+// clients', reaching the servers at GRPC_SERVER_ADDRESS when the two
+// differ.
+func (s *Session) SuiteHosts() suite.Hosts {
+	h := suite.Hosts{
+		Servers: s.Hosts.Server,
+		Clients: s.Hosts.Client,
+		Labels:  map[string]string{backend.RunLabel: s.Run.ID, backend.ImagesLabel: s.Config.ImageName},
 	}
-	return machine
-}
-
-// Suite brings the run's servers up, its containers labelled as the run's:
-// servers on the servers' engine, clients on the clients', reaching the
-// servers at GRPC_SERVER_ADDRESS when the two differ.
-func (s *Session) Suite() *suite.Suite {
-	st := &suite.Suite{
-		Engine:       suite.Docker(s.Engines.Server),
-		ClientEngine: suite.Docker(s.Engines.Client),
-		Labels:       map[string]string{docker.RunLabel: s.Run.ID, docker.ImagesLabel: s.Config.ImageName},
-	}
-	if s.Engines.Two() {
+	if s.Hosts.Two() {
 		ip, port, _ := s.Config.ServerPublish() // checked with the settings
-		st.Remote = &suite.Remote{IP: ip, Port: port}
+		h.Remote = &suite.Remote{IP: ip, Port: port}
 	}
-	return st
+	return h
 }
 
 // HostStat is where the servers' host's CPU counters are read, "" when
-// that engine is not on this host.
+// that host is not this machine.
 func (s *Session) HostStat() string {
-	if !s.Engines.Server.Local() {
+	if !s.Hosts.Server.Local() {
 		return ""
 	}
 	return "/proc/stat"

@@ -2,11 +2,10 @@ package suite
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"sync"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 )
 
 // recorder keeps a container's stats stream: every sample, in memory for the
@@ -15,27 +14,21 @@ type recorder struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	mu      sync.Mutex
-	samples []usage.Sample
+	samples []backend.Sample
 }
 
-func (srv *Server) record(ctx context.Context, c Container, file string) *recorder {
+func (srv *Instance) record(ctx context.Context, c backend.Container, file string) *recorder {
 	ctx, cancel := context.WithCancel(ctx)
 	rec := &recorder{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(rec.done)
-		body, err := c.Stats(ctx)
-		if err != nil {
-			slog.Error("stats stream", "server", srv.spec.Name, "file", file, "err", err)
-			return
-		}
-		defer body.Close()
 		raw, err := srv.spec.Folder.Create(file)
 		if err != nil {
 			slog.Error("stats file", "err", err)
 			return
 		}
 		defer raw.Close()
-		err = usage.Read(io.TeeReader(body, raw), func(s usage.Sample) {
+		err = c.Stats(ctx, raw, func(s backend.Sample) {
 			rec.mu.Lock()
 			rec.samples = append(rec.samples, s)
 			rec.mu.Unlock()
@@ -48,7 +41,7 @@ func (srv *Server) record(ctx context.Context, c Container, file string) *record
 }
 
 // stop ends the stream and returns the samples read.
-func (rec *recorder) stop() []usage.Sample {
+func (rec *recorder) stop() []backend.Sample {
 	rec.cancel()
 	<-rec.done
 	rec.mu.Lock()

@@ -1,8 +1,8 @@
-// Package suite does one job: bring a server up on a Docker engine (start
-// it under its limits, wait until it answers, pass it through the
-// conformance gate), measure it with a load engine from a client container
-// in its network namespace while both containers are sampled, and tear it
-// down, keeping its logs, whatever happened to it.
+// Package suite does one job: bring a server up on a host (start it under
+// its limits, wait until it answers, pass it through the conformance gate),
+// measure it with a load engine from a client container in its network
+// namespace while both containers are sampled, and tear it down, keeping
+// its logs, whatever happened to it.
 package suite
 
 import (
@@ -19,8 +19,8 @@ import (
 
 	"github.com/docker/go-units"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
@@ -47,32 +47,45 @@ const (
 	conformLimit = 2 * time.Minute
 )
 
-// Suite brings servers up and measures them.
-type Suite struct {
-	// Engine runs the servers; ClientEngine the probes, gates and load
-	// clients (nil: Engine).
-	Engine       Engine
-	ClientEngine Engine
+// Hosts are where a suite's containers run, and how they are marked.
+type Hosts struct {
+	// Servers runs the servers; Clients the probes, gates and load
+	// clients (nil: Servers).
+	Servers, Clients backend.Containers
 	// Remote is where the clients reach a server when they run on another
 	// machine (GRPC_SERVER_ADDRESS): the server publishes its port there;
 	// nil has the clients join the server's network namespace.
 	Remote *Remote
-	// ClientImage is the orchestrator's own image: it runs the readiness
-	// probe, the conformance gate and the load engines that are Runners.
-	ClientImage string
-	// Tools are the images of the other engines, by engine name.
-	Tools map[string]string
 	// Labels mark every container the suite starts (the run, the image name).
 	Labels map[string]string
-	// Observer, when set, hears what each server is doing.
-	Observer Observer
 }
 
-func (s *Suite) clientEngine() Engine {
-	if s.ClientEngine == nil {
-		return s.Engine
+// Images are what the clients run from.
+type Images struct {
+	// Client is the orchestrator's own image: it runs the readiness probe,
+	// the conformance gate and the load engines that are Runners.
+	Client string
+	// Tools are the images of the other engines, by engine name.
+	Tools map[string]string
+}
+
+// Suite brings servers up and measures them.
+type Suite struct {
+	hosts    Hosts
+	images   Images
+	observer Observer
+}
+
+// New is a suite that starts containers on hosts from images; observer,
+// when not nil, hears what each server is doing.
+func New(hosts Hosts, images Images, observer Observer) *Suite {
+	if hosts.Clients == nil {
+		hosts.Clients = hosts.Servers
 	}
-	return s.ClientEngine
+	if observer == nil {
+		observer = noObserver{}
+	}
+	return &Suite{hosts: hosts, images: images, observer: observer}
 }
 
 // Remote is an address of the servers' machine that the clients' machine
@@ -82,13 +95,6 @@ func (s *Suite) clientEngine() Engine {
 type Remote struct {
 	IP   string
 	Port int
-}
-
-func (s *Suite) observer() Observer {
-	if s.Observer == nil {
-		return noObserver{}
-	}
-	return s.Observer
 }
 
 // ServerSpec is a server to bring up.
@@ -117,12 +123,13 @@ type PhaseError struct {
 func (e *PhaseError) Error() string { return e.Phase + " failed: " + e.Err.Error() }
 func (e *PhaseError) Unwrap() error { return e.Err }
 
-// Server is a server container and every container started beside it.
-type Server struct {
+// Instance is a started server: its container and every container
+// started beside it.
+type Instance struct {
 	suite      *Suite
 	spec       ServerSpec
-	container  Container
-	containers []Container
+	container  backend.Container
+	containers []backend.Container
 	// Phases are the steps taken so far, with their timings.
 	Phases []report.Phase
 	// Conformance is the gate's verdict, once given.
@@ -140,7 +147,7 @@ type Server struct {
 
 // OOMKills ends the watch for kills of the OOM killer in the server's
 // container and returns how many there were.
-func (srv *Server) OOMKills() int {
+func (srv *Instance) OOMKills() int {
 	if srv.stopOOM != nil {
 		srv.oomKills, srv.stopOOM = srv.stopOOM(), nil
 	}
@@ -148,29 +155,29 @@ func (srv *Server) OOMKills() int {
 }
 
 // Up starts the server, waits until it answers and passes it through the
-// conformance gate. It always returns the Server, whose Down must be
+// conformance gate. It always returns the Instance, whose Down must be
 // called; an error is a *PhaseError.
-func (s *Suite) Up(ctx context.Context, spec ServerSpec) (*Server, error) {
-	srv := &Server{suite: s, spec: spec}
-	s.observer().Phase("starting", 0)
+func (s *Suite) Up(ctx context.Context, spec ServerSpec) (*Instance, error) {
+	srv := &Instance{suite: s, spec: spec}
+	s.observer.Phase("starting", 0)
 	err := srv.phase(ctx, "start", func(ctx context.Context) (err error) {
 		c := s.serverContainer(spec)
 		c.Labels = srv.labels("server")
-		if srv.container, err = srv.start(ctx, s.Engine, c); err != nil {
+		if srv.container, err = srv.start(ctx, s.hosts.Servers, c); err != nil {
 			return err
 		}
 		srv.stopOOM = srv.container.WatchOOM(context.WithoutCancel(ctx))
 		return srv.published(ctx)
 	})
 	if err == nil {
-		s.observer().Phase("waiting until it answers", 0)
+		s.observer.Phase("waiting until it answers", 0)
 		err = srv.phase(ctx, "readiness", srv.awaitReady)
 	}
-	if err == nil && s.Remote != nil {
+	if err == nil && s.hosts.Remote != nil {
 		err = srv.phase(ctx, "round trip", srv.roundTrip)
 	}
 	if err == nil {
-		s.observer().Phase("through the conformance gate", 0)
+		s.observer.Phase("through the conformance gate", 0)
 		err = srv.phase(ctx, "conformance", srv.conform)
 	}
 	return srv, err
@@ -179,8 +186,8 @@ func (s *Suite) Up(ctx context.Context, spec ServerSpec) (*Server, error) {
 // serverContainer is the container of a server: without network when its
 // clients join its namespace (loopback is all it needs), else publishing
 // its port on the remote address only, on a network of its own.
-func (s *Suite) serverContainer(spec ServerSpec) docker.ContainerSpec {
-	c := contained(docker.ContainerSpec{
+func (s *Suite) serverContainer(spec ServerSpec) backend.ContainerSpec {
+	c := contained(backend.ContainerSpec{
 		Image: spec.Image,
 		Env: append([]string{
 			"GRPC_SERVER_CPUS=" + spec.CPUs.String(),
@@ -190,18 +197,18 @@ func (s *Suite) serverContainer(spec ServerSpec) docker.ContainerSpec {
 		NanoCPUs:  spec.CPUs.NanoCPUs(),
 		CPUSet:    spec.Placement.ServerCPUSet,
 		Memory:    int64(spec.RAM),
-		NoNetwork: s.Remote == nil,
+		NoNetwork: s.hosts.Remote == nil,
 	}, serverPids)
-	if s.Remote != nil {
-		c.Publish, c.PublishIP = map[int]int{ServerPort: s.Remote.Port}, s.Remote.IP
+	if s.hosts.Remote != nil {
+		c.Publish, c.PublishIP = map[int]int{ServerPort: s.hosts.Remote.Port}, s.hosts.Remote.IP
 	}
 	return c
 }
 
 // published reads back where the server's port was published, the port
 // the engine picked included.
-func (srv *Server) published(ctx context.Context) error {
-	if srv.suite.Remote == nil {
+func (srv *Instance) published(ctx context.Context) error {
+	if srv.suite.hosts.Remote == nil {
 		srv.Address = loopback
 		return nil
 	}
@@ -211,14 +218,14 @@ func (srv *Server) published(ctx context.Context) error {
 	}
 	port := st.Ports[ServerPort]
 	if port == 0 {
-		return fmt.Errorf("the engine published port %d of the server at no port of %s", ServerPort, srv.suite.Remote.IP)
+		return fmt.Errorf("the engine published port %d of the server at no port of %s", ServerPort, srv.suite.hosts.Remote.IP)
 	}
-	srv.Address = net.JoinHostPort(srv.suite.Remote.IP, strconv.Itoa(port))
+	srv.Address = net.JoinHostPort(srv.suite.hosts.Remote.IP, strconv.Itoa(port))
 	return nil
 }
 
 // phase runs one step and records when it started and how long it took.
-func (srv *Server) phase(ctx context.Context, name string, step func(context.Context) error) error {
+func (srv *Instance) phase(ctx context.Context, name string, step func(context.Context) error) error {
 	start := time.Now()
 	err := step(ctx)
 	srv.Phases = append(srv.Phases, report.Phase{Name: name, Start: start, Seconds: time.Since(start).Seconds()})
@@ -230,7 +237,7 @@ func (srv *Server) phase(ctx context.Context, name string, step func(context.Con
 
 // Down saves the server's log and removes every container started for it,
 // even when ctx is cancelled.
-func (srv *Server) Down(ctx context.Context) {
+func (srv *Instance) Down(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	srv.OOMKills()
@@ -244,7 +251,7 @@ func (srv *Server) Down(ctx context.Context) {
 	}
 }
 
-func (srv *Server) saveLog(ctx context.Context) {
+func (srv *Instance) saveLog(ctx context.Context) {
 	f, err := srv.spec.Folder.Create("server.log")
 	if err == nil {
 		err = srv.container.Logs(ctx, false, f, f)
@@ -257,19 +264,19 @@ func (srv *Server) saveLog(ctx context.Context) {
 
 // labels are the suite's labels, the container's role and server, and
 // extra key-value pairs.
-func (srv *Server) labels(role string, extra ...string) map[string]string {
-	labels := map[string]string{docker.RoleLabel: role, "io.grpcbench.server": srv.spec.Name}
+func (srv *Instance) labels(role string, extra ...string) map[string]string {
+	labels := map[string]string{backend.RoleLabel: role, "io.grpcbench.server": srv.spec.Name}
 	for i := 0; i+1 < len(extra); i += 2 {
 		labels[extra[i]] = extra[i+1]
 	}
-	for k, v := range srv.suite.Labels {
+	for k, v := range srv.suite.hosts.Labels {
 		labels[k] = v
 	}
 	return labels
 }
 
 // start starts a container on eng that Down removes.
-func (srv *Server) start(ctx context.Context, eng Engine, spec docker.ContainerSpec) (Container, error) {
+func (srv *Instance) start(ctx context.Context, eng backend.Containers, spec backend.ContainerSpec) (backend.Container, error) {
 	c, err := eng.Start(ctx, spec)
 	if err != nil {
 		return nil, err
@@ -281,9 +288,9 @@ func (srv *Server) start(ctx context.Context, eng Engine, spec docker.ContainerS
 // client describes a container of the client image with the scenario's
 // files under load.ScenarioDir, beside the server: in its network
 // namespace, or in its own machine's when the server is elsewhere.
-func (srv *Server) client(role string, args ...string) docker.ContainerSpec {
-	return srv.beside(docker.ContainerSpec{
-		Image:    srv.suite.ClientImage,
+func (srv *Instance) client(role string, args ...string) backend.ContainerSpec {
+	return srv.beside(backend.ContainerSpec{
+		Image:    srv.suite.images.Client,
 		Cmd:      append([]string{role, "--target", srv.Address, "--scenario", load.ScenarioDir}, args...),
 		Labels:   srv.labels(role),
 		Files:    srv.inputs(nil),
@@ -293,8 +300,8 @@ func (srv *Server) client(role string, args ...string) docker.ContainerSpec {
 }
 
 // beside places a client container where it reaches the server, contained.
-func (srv *Server) beside(c docker.ContainerSpec) docker.ContainerSpec {
-	if srv.suite.Remote != nil {
+func (srv *Instance) beside(c backend.ContainerSpec) backend.ContainerSpec {
+	if srv.suite.hosts.Remote != nil {
 		c.HostNetwork = true
 	} else {
 		c.NetworkOf = srv.container.ID()
@@ -304,7 +311,7 @@ func (srv *Server) beside(c docker.ContainerSpec) docker.ContainerSpec {
 
 // inputs are a client's files: the scenario's and extra, under
 // load.InputDir.
-func (srv *Server) inputs(extra map[string][]byte) map[string][]byte {
+func (srv *Instance) inputs(extra map[string][]byte) map[string][]byte {
 	files := map[string][]byte{}
 	for name, content := range srv.spec.Scenario.Files() {
 		files[load.InputDir+"/"+name] = content
@@ -328,14 +335,14 @@ const (
 	loadMemory  = 1 << 30   // ghz keeps up to a million calls' details
 )
 
-func contained(spec docker.ContainerSpec, pids int64) docker.ContainerSpec {
+func contained(spec backend.ContainerSpec, pids int64) backend.ContainerSpec {
 	spec.User, spec.ReadOnly, spec.Tmpfs, spec.PidsLimit = nobody, true, map[string]string{"/tmp": tmpfsOpts}, pids
 	return spec
 }
 
 // awaitReady runs the readiness probe next to the server. A server that
 // exits meanwhile ends the wait at once rather than at the timeout.
-func (srv *Server) awaitReady(ctx context.Context) error {
+func (srv *Instance) awaitReady(ctx context.Context) error {
 	probeCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -349,7 +356,7 @@ func (srv *Server) awaitReady(ctx context.Context) error {
 
 // roundTrip times the network between the client's machine and the
 // server's, before any load.
-func (srv *Server) roundTrip(ctx context.Context) error {
+func (srv *Instance) roundTrip(ctx context.Context) error {
 	spec := srv.client("rtt")
 	spec.Cmd = []string{"rtt", "--target", srv.Address}
 	stdout, err := srv.runBeside(ctx, spec, "round-trip", conformLimit, nil)
@@ -369,7 +376,7 @@ func (srv *Server) roundTrip(ctx context.Context) error {
 // conform runs the conformance gate next to the server and records its
 // verdict; a server that fails it is not measured, one that passes with
 // warnings (deviations from the spec that leave its figures valid) is.
-func (srv *Server) conform(ctx context.Context) error {
+func (srv *Instance) conform(ctx context.Context) error {
 	stdout, err := srv.runBeside(ctx, srv.client("conform"), "conformance", conformLimit, nil)
 	if err != nil {
 		return err
@@ -390,7 +397,7 @@ func (srv *Server) conform(ctx context.Context) error {
 // client's files are named name.json, name.log and name-stats.jsonl (the
 // server's stats: name-server-stats.jsonl). The step is recorded as a phase
 // called name.
-func (srv *Server) Measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
+func (srv *Instance) Measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
 	var m report.Measurement
 	err := srv.phase(ctx, name, func(ctx context.Context) error {
 		var err error
@@ -400,7 +407,7 @@ func (srv *Server) Measure(ctx context.Context, engine load.Engine, spec load.Sp
 	return m, err
 }
 
-func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
+func (srv *Instance) measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
 	spec.Target, spec.ScenarioDir = srv.Address, load.ScenarioDir
 	// The stats are interpolated to the window's ends, which needs the
 	// sample holding the end under load all through.
@@ -409,12 +416,12 @@ func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Sp
 	if err != nil {
 		return report.Measurement{}, err
 	}
-	image := srv.suite.ClientImage
+	image := srv.suite.images.Client
 	if t := engine.Tool(); t != "" {
-		image = srv.suite.Tools[t]
+		image = srv.suite.images.Tools[t]
 	}
 	cpus := config.CPUs(spec.CPUs)
-	container := srv.beside(docker.ContainerSpec{
+	container := srv.beside(backend.ContainerSpec{
 		Image:    image,
 		Cmd:      cl.Cmd,
 		Labels:   srv.labels("load", "io.grpcbench.engine", engine.Name()),
@@ -427,16 +434,16 @@ func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Sp
 
 	serverStats := srv.record(ctx, srv.container, name+"-server-stats.jsonl")
 	var clientStats *recorder
-	obs := srv.suite.observer()
+	obs := srv.suite.observer
 	started := time.Now()
 	obs.Phase("warm-up with "+engine.Name(), spec.Warmup)
 	measuring := time.AfterFunc(spec.Warmup, func() { obs.Phase("measuring with "+engine.Name(), spec.Duration) })
 	stdout, err := srv.runBeside(ctx, container, name, spec.Warmup+spec.Duration+spec.Tail+clientGrace,
-		func(c Container) { clientStats = srv.record(ctx, c, name+"-client-stats.jsonl") })
+		func(c backend.Container) { clientStats = srv.record(ctx, c, name+"-client-stats.jsonl") })
 	measuring.Stop()
 	ended := time.Now()
 	serverSamples := serverStats.stop()
-	var clientSamples []usage.Sample
+	var clientSamples []backend.Sample
 	if clientStats != nil {
 		clientSamples = clientStats.stop()
 	}
@@ -458,7 +465,7 @@ func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Sp
 // keeps its output as <name>.json (stdout) and <name>.log (stderr) in the
 // server's folder, and returns its stdout. It fails, saying how, when the
 // server died meanwhile, and when the client exited non-zero.
-func (srv *Server) runBeside(ctx context.Context, spec docker.ContainerSpec, name string, limit time.Duration, started func(Container)) ([]byte, error) {
+func (srv *Instance) runBeside(ctx context.Context, spec backend.ContainerSpec, name string, limit time.Duration, started func(backend.Container)) ([]byte, error) {
 	code, oom, stdout, stderr, err := srv.runToEnd(ctx, spec, limit, started)
 	for file, content := range map[string][]byte{name + ".json": stdout, name + ".log": stderr} {
 		if werr := srv.spec.Folder.Write(file, content); err == nil {
@@ -473,7 +480,7 @@ func (srv *Server) runBeside(ctx context.Context, spec docker.ContainerSpec, nam
 		return nil, err
 	}
 	if code != 0 {
-		who := clientNames[spec.Labels[docker.RoleLabel]]
+		who := clientNames[spec.Labels[backend.RoleLabel]]
 		if oom || bySignal(int(code)) {
 			// What it printed last is not why it ended: it is in its log.
 			return nil, fmt.Errorf("%s (see %s.log)", ending(who, int(code), oom, spec.Memory), name)
@@ -506,8 +513,8 @@ func ending(who string, code int, oomKilled bool, memory int64) string {
 // bySignal says an exit status is the engine's 128 + the signal's number.
 func bySignal(code int) bool { return code > 128 && code <= 128+64 }
 
-func (srv *Server) runToEnd(ctx context.Context, spec docker.ContainerSpec, limit time.Duration, started func(Container)) (code int64, oomKilled bool, stdout, stderr []byte, err error) {
-	c, err := srv.start(ctx, srv.suite.clientEngine(), spec)
+func (srv *Instance) runToEnd(ctx context.Context, spec backend.ContainerSpec, limit time.Duration, started func(backend.Container)) (code int64, oomKilled bool, stdout, stderr []byte, err error) {
+	c, err := srv.start(ctx, srv.suite.hosts.Clients, spec)
 	if err != nil {
 		return 0, false, nil, nil, err
 	}
@@ -525,7 +532,7 @@ func (srv *Server) runToEnd(ctx context.Context, spec docker.ContainerSpec, limi
 	// Following the logs ends when the container stops; its stderr is read
 	// as it comes, for the live rate of a load client.
 	var out, errOut bytes.Buffer
-	live := load.ProgressWriter(&errOut, srv.suite.observer().Rate)
+	live := load.ProgressWriter(&errOut, srv.suite.observer.Rate)
 	logErr := c.Logs(ctx, true, &out, live)
 	live.Close()
 	if code, err = c.Wait(ctx); err != nil {
@@ -543,7 +550,7 @@ func (srv *Server) runToEnd(ctx context.Context, spec docker.ContainerSpec, limi
 
 // exited returns an error when the server container is no longer running,
 // saying how it ended.
-func (srv *Server) exited(ctx context.Context) error {
+func (srv *Instance) exited(ctx context.Context) error {
 	st, err := srv.container.State(ctx)
 	if err != nil || st.Running {
 		return err

@@ -1,97 +1,14 @@
-// Package usage turns the Docker Engine API's container stats into the CPU,
-// throttling and memory figures of a benchmark row, over the measurement
-// window only. CPU is the cgroup's cumulative CPU time over wall-clock time
-// between readings, not the Docker CLI's ratio to the host's jiffies, which
-// reads up to 108% for a container under a one-CPU quota.
+// Package usage turns a container's stats samples, as its host's backend
+// reads them, into the CPU, throttling and memory figures of a benchmark
+// row, over the measurement window only; and reads the CPU counters of the
+// servers' host.
 package usage
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 )
-
-// Sample is one reading of the stats stream: the CPU used and the CFS
-// throttling since the previous reading, and the memory in use at the time
-// of this one.
-type Sample struct {
-	Read    time.Time `json:"read"`
-	PreRead time.Time `json:"preread"`
-	// CPUPercent is the share of one core used over [PreRead, Read]:
-	// 100 means one core busy all the time.
-	CPUPercent float64 `json:"cpu_percent"`
-	// MemoryBytes is usage less inactive file cache, the figure `docker
-	// stats` shows.
-	MemoryBytes uint64 `json:"memory_bytes"`
-
-	cpuNanos           uint64 // CPU time used over the interval
-	periods, throttled uint64 // CFS periods, and those throttled
-	throttledNanos     uint64
-}
-
-// FromResponse computes a Sample from one Engine API stats response. ok is
-// false for a response that has no previous reading to compare with (the
-// first one of a stream) or whose counters went backwards.
-func FromResponse(r container.StatsResponse) (s Sample, ok bool) {
-	s = Sample{Read: r.Read, PreRead: r.PreRead, MemoryBytes: memoryUsage(r.MemoryStats)}
-	cpu, pre := r.CPUStats.CPUUsage.TotalUsage, r.PreCPUStats.CPUUsage.TotalUsage
-	// A stream's first response has nothing before it: no preread time, or
-	// (on some engines) a preread time with zero counters.
-	if r.PreRead.IsZero() || pre == 0 || !r.Read.After(r.PreRead) || cpu < pre {
-		return s, false
-	}
-	s.cpuNanos = cpu - pre
-	s.CPUPercent = percent(s.cpuNanos, r.Read.Sub(r.PreRead))
-	now, before := r.CPUStats.ThrottlingData, r.PreCPUStats.ThrottlingData
-	if now.Periods >= before.Periods && now.ThrottledPeriods >= before.ThrottledPeriods && now.ThrottledTime >= before.ThrottledTime {
-		s.periods = now.Periods - before.Periods
-		s.throttled = now.ThrottledPeriods - before.ThrottledPeriods
-		s.throttledNanos = now.ThrottledTime - before.ThrottledTime
-	}
-	return s, true
-}
-
-// percent is CPU time over wall-clock time, so that one busy core is 100.
-func percent(cpuNanos uint64, wall time.Duration) float64 {
-	if wall <= 0 {
-		return 0
-	}
-	return float64(cpuNanos) / float64(wall) * 100
-}
-
-// memoryUsage follows the Docker CLI: cgroup v1 reports total_inactive_file,
-// cgroup v2 inactive_file; either is page cache the kernel can take back.
-func memoryUsage(m container.MemoryStats) uint64 {
-	if v, ok := m.Stats["total_inactive_file"]; ok && v < m.Usage {
-		return m.Usage - v
-	}
-	if v := m.Stats["inactive_file"]; v < m.Usage {
-		return m.Usage - v
-	}
-	return m.Usage
-}
-
-// Read decodes a stats stream (the body of GET /containers/{id}/stats with
-// stream=true) until it ends, passing each usable sample to fn.
-func Read(r io.Reader, fn func(Sample)) error {
-	dec := json.NewDecoder(r)
-	for {
-		var resp container.StatsResponse
-		if err := dec.Decode(&resp); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return fmt.Errorf("decode stats: %w", err)
-		}
-		if s, ok := FromResponse(resp); ok {
-			fn(s)
-		}
-	}
-}
 
 // LoadTail is how long a load must go on, unmeasured, past its window so
 // that the stats sample holding the window's end is under load all
@@ -129,7 +46,7 @@ type Summary struct {
 // keeps loading a moment past the window (suite's statsTail). Memory is a
 // reading at Read: the average and maximum are of the samples that
 // overlap the window.
-func Summarize(samples []Sample, from, to time.Time) Summary {
+func Summarize(samples []backend.Sample, from, to time.Time) Summary {
 	var sum Summary
 	var cpuNanos, periods, throttled, throttledNanos float64
 	var covered time.Duration
@@ -142,10 +59,10 @@ func Summarize(samples []Sample, from, to time.Time) Summary {
 		share := float64(hi.Sub(lo)) / float64(s.Read.Sub(s.PreRead))
 		sum.Samples++
 		covered += hi.Sub(lo)
-		cpuNanos += share * float64(s.cpuNanos)
-		periods += share * float64(s.periods)
-		throttled += share * float64(s.throttled)
-		throttledNanos += share * float64(s.throttledNanos)
+		cpuNanos += share * float64(s.CPUNanos)
+		periods += share * float64(s.Periods)
+		throttled += share * float64(s.Throttled)
+		throttledNanos += share * float64(s.ThrottledNanos)
 		sum.CPUMaxPercent = max(sum.CPUMaxPercent, s.CPUPercent)
 		memTotal += s.MemoryBytes
 		sum.MemoryMaxBytes = max(sum.MemoryMaxBytes, s.MemoryBytes)

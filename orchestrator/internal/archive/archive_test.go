@@ -1,4 +1,4 @@
-package docker
+package archive
 
 import (
 	"archive/tar"
@@ -51,7 +51,7 @@ func TestArchiveFollowsDockerignore(t *testing.T) {
 	testfiles.Write(t, filepath.Join(dir, "build.log"), "noise")
 	testfiles.Write(t, filepath.Join(dir, "keep.log"), "kept")
 
-	r, err := NewArchive().AddDir(dir, "").AddBytes("scenario/payload.json", []byte(`{}`), 0o644).Reader()
+	r, err := New().AddDir(dir, "").AddBytes("scenario/payload.json", []byte(`{}`), 0o644).Reader()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestArchiveIsReproducible(t *testing.T) {
 	dir := t.TempDir()
 	testfiles.Write(t, filepath.Join(dir, "a", "b.txt"), "b")
 	read := func() []byte {
-		r, err := NewArchive().AddDir(dir, "ctx").Reader()
+		r, err := New().AddDir(dir, "ctx").Reader()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func TestArchiveIsReproducible(t *testing.T) {
 }
 
 func TestArchiveReportsAMissingFile(t *testing.T) {
-	_, err := NewArchive().AddFile(filepath.Join(t.TempDir(), "nope"), "x").AddBytes("y", nil, 0o644).Reader()
+	_, err := New().AddFile(filepath.Join(t.TempDir(), "nope"), "x").AddBytes("y", nil, 0o644).Reader()
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Reader() = %v, want the missing file's error", err)
 	}

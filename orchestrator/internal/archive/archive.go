@@ -1,4 +1,6 @@
-package docker
+// Package archive puts tar streams together from folders and files of
+// several places: build contexts, and files to copy into containers.
+package archive
 
 import (
 	"archive/tar"
@@ -31,8 +33,8 @@ type Archive struct {
 // Maven's resources plugins take a file of 1970 for none and skip it.
 var fileTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// NewArchive starts an empty archive.
-func NewArchive() *Archive {
+// New starts an empty archive.
+func New() *Archive {
 	c := &Archive{}
 	c.tw = tar.NewWriter(&c.buf)
 	return c

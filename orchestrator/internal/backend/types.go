@@ -1,0 +1,120 @@
+package backend
+
+import (
+	"fmt"
+	"time"
+)
+
+// Facts describe a host's machine, as the settings' checks and the record
+// need them.
+type Facts struct {
+	CPUs   int
+	Memory int64 // bytes
+	// Arch is the machine's architecture as Go names it (amd64, arm64).
+	Arch   string
+	Kernel string
+	OS     string
+	// Version is the container runtime's (Docker's server version), with
+	// the cgroup version and storage driver it runs on.
+	Version, Cgroup, Storage string
+}
+
+// Owner says who holds a lock: the process, on which machine and boot, and
+// the container it runs in when the lock's host runs that container.
+type Owner struct {
+	Host  string // hostname; a container's when the run is in one
+	Boot  string // the kernel's boot id
+	PID   int
+	Start uint64 // the process's start time, in clock ticks since boot
+	Run   string // the run's id
+	// Token is random, and also in the run's folder Dir on the owner's
+	// machine: a machine of the same name does not have that file.
+	Token, Dir string
+	// Container and Started are the owner's container and when it
+	// started, when the lock's host runs it: a restarted container is the
+	// same container with another start.
+	Container, Started string
+}
+
+func (o Owner) String() string {
+	return fmt.Sprintf("run %s (pid %d on %s)", o.Run, o.PID, o.Host)
+}
+
+// ContainerSpec is a container to start.
+type ContainerSpec struct {
+	Image  string
+	Cmd    []string
+	Env    []string
+	Labels map[string]string
+	// NanoCPUs is the CPU quota (1e9 = one core); 0 means none.
+	NanoCPUs int64
+	// CPUSet pins the container to these cores ("0", "1-2"); "" means any.
+	CPUSet string
+	// Memory is the memory limit in bytes (swap included); 0 means none.
+	Memory int64
+	// NetworkOf joins the network namespace of that container, so that
+	// 127.0.0.1 is the same loopback for both; NoNetwork gives the
+	// container a namespace with loopback only.
+	NetworkOf string
+	NoNetwork bool
+	// HostNetwork runs the container in its host's network namespace: a
+	// load client on a machine of its own, without NAT on its path.
+	HostNetwork bool
+	// Publish makes container ports (TCP) reachable from other machines
+	// at host ports of PublishIP, an address of the host only (host port
+	// 0: one the host picks, which State reads back), without NAT for what
+	// the container sends out.
+	Publish   map[int]int
+	PublishIP string
+	// Files are written into the container before it starts, by path
+	// under InputDir, a volume of its own: a read-only root file system
+	// takes no copy.
+	Files    map[string][]byte
+	InputDir string
+	// Containment: the user to run as ("" is the image's), a read-only
+	// root file system with tmpfs mounts (path → options) where the
+	// process writes, and a limit on processes and threads.
+	User      string
+	ReadOnly  bool
+	Tmpfs     map[string]string
+	PidsLimit int64
+}
+
+// State is what the host knows of a container's process, and the host
+// ports its published ports are at (container port → host port).
+type State struct {
+	Running   bool
+	ExitCode  int
+	OOMKilled bool
+	Ports     map[int]int
+}
+
+// Sample is one reading of a container's stats: the CPU used and the CFS
+// throttling over [PreRead, Read], and the memory in use at Read.
+type Sample struct {
+	Read, PreRead time.Time
+	// CPUPercent is the share of one core used over the interval: 100
+	// means one core busy all the time.
+	CPUPercent float64
+	// MemoryBytes is usage less inactive file cache, the figure `docker
+	// stats` shows.
+	MemoryBytes uint64
+	// CPUNanos is the CPU time used over the interval; Periods the CFS
+	// periods in it, Throttled those in which the quota stopped the
+	// container, ThrottledNanos the time it was stopped.
+	CPUNanos           uint64
+	Periods, Throttled uint64
+	ThrottledNanos     uint64
+}
+
+// BuildOptions names the image to build and how.
+type BuildOptions struct {
+	Tag        string
+	Dockerfile string // path inside the context; "" means Dockerfile
+	BuildArgs  map[string]string
+	Labels     map[string]string
+	// Memory (bytes, swap included) and CPUs (cores) limit the container
+	// of each step; 0 means none.
+	Memory int64
+	CPUs   float64
+}
