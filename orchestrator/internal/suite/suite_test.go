@@ -1,0 +1,253 @@
+package suite_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend/fake"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
+)
+
+// roles are the behaviours of a test's containers by role; a role not
+// listed exits 0 at once.
+type roles map[string]fake.Behaviour
+
+// script makes a fake host's containers behave as their role says, the
+// conformance gate passing unless given otherwise.
+func (r roles) script(spec backend.ContainerSpec) fake.Behaviour {
+	role := spec.Labels[backend.RoleLabel]
+	if b, ok := r[role]; ok {
+		return b
+	}
+	if role == "rtt" {
+		return fake.Behaviour{Stdout: `{"median": 1000000}`}
+	}
+	if role == "conform" {
+		return fake.Behaviour{Stdout: verdict(probe.Verdict{Passed: true, Checks: []probe.Check{{Name: "echo", Passed: true}}})}
+	}
+	return fake.Behaviour{}
+}
+
+func verdict(v probe.Verdict) string {
+	js, _ := json.Marshal(v)
+	return string(js)
+}
+
+func serverSpec(t *testing.T) suite.ServerSpec {
+	t.Helper()
+	sc, err := scenario.Load(context.Background(), filepath.Join("..", "..", "..", "scenarios", "complex_proto"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return suite.ServerSpec{Name: "s", Image: "img:s", Scenario: sc, CPUs: 1, RAM: config.Bytes(512 << 20), ReadyTimeout: time.Second,
+		Folder: report.Folder{Dir: t.TempDir()}}
+}
+
+// oneHost is a suite with servers and clients on one fake host.
+func oneHost(r roles) (*suite.Suite, *fake.Host) {
+	h := fake.New("fake://one", backend.Facts{CPUs: 4})
+	h.Script = r.script
+	return suite.New(suite.Hosts{Servers: h, Labels: map[string]string{backend.RunLabel: "run"}}, suite.Images{Client: "img:client"}, nil), h
+}
+
+// up brings the server up and always takes it down again.
+func up(t *testing.T, s *suite.Suite, spec suite.ServerSpec) (*suite.Instance, error) {
+	t.Helper()
+	srv, err := s.Up(context.Background(), spec)
+	t.Cleanup(func() { srv.Down(context.Background()) })
+	return srv, err
+}
+
+// TestServerThatFailsToStart: a start the host refuses fails the start
+// phase; a server that exits at once, or is killed for its memory, fails
+// readiness saying how it ended; nothing is left on the host.
+func TestServerThatFailsToStart(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		server    fake.Behaviour
+		phase     string
+		reason    string
+		serverLog bool
+	}{
+		{"refused", fake.Behaviour{StartErr: errors.New("no such image img:s")}, "start", "no such image img:s", false},
+		{"exits", fake.Behaviour{Exit: 3, Stderr: "bind: address in use\n"}, "readiness", "server exited with code 3 (see server.log)", true},
+		{"out of memory", fake.Behaviour{Exit: 137, OOMKilled: true}, "readiness", "server was killed for going over GRPC_SERVER_RAM=512m", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, h := oneHost(roles{"server": tc.server})
+			spec := serverSpec(t)
+			srv, err := s.Up(context.Background(), spec)
+			srv.Down(context.Background())
+			f := suite.FailureOf(err)
+			if f.Phase != tc.phase || f.Reason != tc.reason {
+				t.Errorf("Up failed in %q with %q, want %q with %q", f.Phase, f.Reason, tc.phase, tc.reason)
+			}
+			if srv.Conformance != nil {
+				t.Error("a server that did not come up has a conformance verdict")
+			}
+			if left := h.Left(); len(left) > 0 {
+				t.Errorf("%d containers left after Down", len(left))
+			}
+			log, readErr := os.ReadFile(spec.Folder.Path("server.log"))
+			if tc.serverLog && (readErr != nil || string(log) != tc.server.Stderr) {
+				t.Errorf("server.log = %q, %v; want %q", log, readErr, tc.server.Stderr)
+			}
+		})
+	}
+}
+
+// TestGateVerdictKeptAndFailureStops: the gate's verdict is kept on the
+// instance; a failing gate fails the conformance phase with its failures.
+func TestGateVerdictKeptAndFailureStops(t *testing.T) {
+	failing := probe.Verdict{Checks: []probe.Check{{Name: "echo", Detail: "answer is not the echo"}}}
+	s, _ := oneHost(roles{"server": {Runs: true}, "conform": {Stdout: verdict(failing)}})
+	srv, err := up(t, s, serverSpec(t))
+	if f := suite.FailureOf(err); f.Phase != "conformance" || !strings.Contains(f.Reason, "answer is not the echo") {
+		t.Errorf("Up = %+v, want a conformance failure naming the check", f)
+	}
+	if srv.Conformance == nil || srv.Conformance.Passed {
+		t.Errorf("verdict = %+v, want the failing one kept", srv.Conformance)
+	}
+	var names []string
+	for _, p := range srv.Phases {
+		names = append(names, p.Name)
+	}
+	if got := strings.Join(names, " "); got != "start readiness conformance" {
+		t.Errorf("phases = %s, want start readiness conformance", got)
+	}
+}
+
+var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+func at(seconds float64) time.Time { return t0.Add(time.Duration(seconds * float64(time.Second))) }
+
+// busy is a reading of [from, to] seconds with cores busy all through.
+func busy(from, to, cores float64, mem uint64) backend.Sample {
+	nanos := uint64((to - from) * cores * 1e9)
+	return backend.Sample{PreRead: at(from), Read: at(to), CPUNanos: nanos, CPUPercent: cores * 100, MemoryBytes: mem}
+}
+
+func loadSpec() load.Spec {
+	return load.Spec{Connections: 1, Concurrency: 1, Warmup: time.Second, Duration: 2 * time.Second}
+}
+
+// loadReport is what the load client prints: a window of [1, 3] s.
+func loadReport() string {
+	js, _ := json.Marshal(load.Result{Engine: "h2", Start: at(1), End: at(3), Requests: 200, OK: 200, RPS: 100})
+	return string(js)
+}
+
+// TestStatsCutToTheWindow: the server's and the client's samples are cut
+// to the load's window, a straddling sample counting for its share, and
+// the server's readings are kept in its stats file.
+func TestStatsCutToTheWindow(t *testing.T) {
+	const mib = 1 << 20
+	serverSamples := []backend.Sample{busy(0, 1, 2, 10*mib), busy(1, 2, 1, 20*mib), busy(2, 3.5, 0.5, 30*mib), busy(3.5, 5, 2, 40*mib)}
+	s, _ := oneHost(roles{
+		"server": {Runs: true, Samples: serverSamples},
+		"load":   {Stdout: loadReport(), Samples: []backend.Sample{busy(0.5, 1.5, 1, mib), busy(1.5, 2.5, 1, mib)}},
+	})
+	spec := serverSpec(t)
+	srv, err := up(t, s, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, _ := load.Lookup("h2")
+	m, err := srv.Measure(context.Background(), h2, loadSpec(), "load")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// In [1, 3]: 1 s at one core, then 1 s of the 1.5 s at half a core.
+	if m.Server.Samples != 2 || math.Abs(m.Server.CPUSeconds-1.5) > 1e-9 || math.Abs(m.Server.CPUAvgPercent-75) > 1e-9 {
+		t.Errorf("server = %+v, want 2 samples, 1.5 CPU seconds, 75%% on average", m.Server)
+	}
+	if m.Server.MemoryMaxBytes != 30*mib {
+		t.Errorf("server memory max = %d, want the window's 30 MiB, not a later reading's", m.Server.MemoryMaxBytes)
+	}
+	// The client's samples cover [1, 2.5] of the window: 1.5 s at one core.
+	if m.Client.Samples != 2 || math.Abs(m.Client.CPUSeconds-1.5) > 1e-9 {
+		t.Errorf("client = %+v, want 2 samples and 1.5 CPU seconds", m.Client)
+	}
+	if m.Load == nil || m.Load.RPS != 100 {
+		t.Errorf("load = %+v, want the client's report", m.Load)
+	}
+	raw, err := os.ReadFile(spec.Folder.Path("load-server-stats.jsonl"))
+	if err != nil || strings.Count(string(raw), "\n") != len(serverSamples) {
+		t.Errorf("load-server-stats.jsonl = %q, %v; want a line per reading", raw, err)
+	}
+}
+
+// TestOOMKills: the kills in the server's container are counted; a load
+// client killed for its memory fails the measurement saying so.
+func TestOOMKills(t *testing.T) {
+	s, _ := oneHost(roles{"server": {Runs: true, OOMKills: 2}, "load": {Exit: 137, OOMKilled: true, Stderr: "fatal error: runtime: out of memory\n"}})
+	srv, err := up(t, s, serverSpec(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, _ := load.Lookup("h2")
+	_, err = srv.Measure(context.Background(), h2, loadSpec(), "load")
+	if f := suite.FailureOf(err); f.Phase != "load" || f.Reason != "the load client was killed for going over its memory limit of 1GiB (see load.log)" {
+		t.Errorf("Measure failed with %+v, want the load client's OOM kill", f)
+	}
+	if n := srv.OOMKills(); n != 2 {
+		t.Errorf("OOMKills = %d, want 2", n)
+	}
+}
+
+// TestCancelRemovesContainers: a run interrupted while the load runs
+// stops the measurement as interrupted, and Down removes every container,
+// on both hosts, even with the run's context cancelled.
+func TestCancelRemovesContainers(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := roles{"server": {Runs: true}, "load": {Runs: true}}
+	servers, clients := fake.New("fake://servers", backend.Facts{}), fake.New("fake://clients", backend.Facts{})
+	servers.Script = r.script
+	clients.Script = func(spec backend.ContainerSpec) fake.Behaviour {
+		if spec.Labels[backend.RoleLabel] == "load" {
+			cancel() // the user presses ^C once the load has started
+		}
+		return r.script(spec)
+	}
+	s := suite.New(suite.Hosts{Servers: servers, Clients: clients, Remote: &suite.Remote{IP: "192.0.2.1"}}, suite.Images{Client: "img:client"}, nil)
+	srv, err := s.Up(ctx, serverSpec(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv.Address != "192.0.2.1:40051" || srv.RoundTrip == nil || *srv.RoundTrip != time.Millisecond {
+		t.Errorf("address = %s, round trip %v; want where the host published the port, 1ms", srv.Address, srv.RoundTrip)
+	}
+	h2, _ := load.Lookup("h2")
+	_, err = srv.Measure(ctx, h2, loadSpec(), "load")
+	if f := suite.FailureOf(err); f.Phase != "load" || f.Reason != "interrupted" || !f.CutShort {
+		t.Errorf("Measure = %+v, want the load interrupted", f)
+	}
+	srv.Down(ctx)
+	for _, h := range []*fake.Host{servers, clients} {
+		if left := h.Left(); len(left) > 0 {
+			t.Errorf("%s: %d containers left after Down", h.Address(), len(left))
+		}
+	}
+	if n := len(servers.Containers()); n != 1 {
+		t.Errorf("the servers' host started %d containers, want the server only", n)
+	}
+	for _, c := range clients.Containers() {
+		if !c.Spec().HostNetwork {
+			t.Errorf("client %s is not on its host's network", c.Role())
+		}
+	}
+}
