@@ -1,0 +1,165 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend/fake"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
+)
+
+// gate is how each server of the test meets the conformance gate, by name:
+// it passes, passes with a warning, fails the gate, exits before it
+// answers, or does not build.
+func gate(spec backend.ContainerSpec) fake.Behaviour {
+	server := spec.Labels["io.grpcbench.server"]
+	switch spec.Labels[backend.RoleLabel] {
+	case "server":
+		return fake.Behaviour{Runs: server != "exits", Exit: 2}
+	case "conform":
+		v := probe.Verdict{Passed: true, Checks: []probe.Check{{Name: "echo", Passed: true}}}
+		switch server {
+		case "warns":
+			v.Warnings = []string{"unknown method: Unimplemented (12), want NotFound (5)"}
+		case "wrong":
+			v = probe.Verdict{Checks: []probe.Check{{Name: "echo", Detail: "answer is not the echo of the request"}}}
+		}
+		js, _ := json.Marshal(v)
+		return fake.Behaviour{Stdout: string(js)}
+	}
+	return fake.Behaviour{}
+}
+
+// newCheck is a check of servers on a fake host, from a repository of
+// their own with the real scenarios.
+func newCheck(t *testing.T, h *fake.Host, servers ...string) (*Check, *bytes.Buffer) {
+	t.Helper()
+	root := t.TempDir()
+	for _, dir := range append([]string{"."}, servers...) {
+		if dir != "." {
+			dir = filepath.Join("servers", dir)
+		}
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, dir, "Dockerfile"), []byte("FROM debian:bookworm-slim\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := config.Parse(map[string]string{"GRPC_IMAGE_NAME": "chk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := images.Builder{Host: h, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "chk"}
+	var out bytes.Buffer
+	return &Check{Hosts: suite.Hosts{Servers: h}, Builder: b, ClientBuilder: b, Config: cfg, Cell: bench.Cells(cfg, 4, 4)[0],
+		Folder: report.Folder{Dir: t.TempDir()}, Out: progress.Plain(&out)}, &out
+}
+
+func scenarios(t *testing.T, names ...string) []*scenario.Scenario {
+	t.Helper()
+	var list []*scenario.Scenario
+	for _, name := range names {
+		sc, err := scenario.Load(context.Background(), filepath.Join("..", "..", "..", "scenarios", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		list = append(list, sc)
+	}
+	return list
+}
+
+// TestVerdictsInOrder: every server meets the gate for every scenario, in
+// scenario order, each row saying how it ended; nothing is left running,
+// and the table lists the failures and warnings.
+func TestVerdictsInOrder(t *testing.T) {
+	h := fake.New("fake://check", backend.Facts{CPUs: 4})
+	h.Script = gate
+	h.BuildErr = func(opts backend.BuildOptions) error {
+		if strings.Contains(opts.Tag, "broken") {
+			return errors.New("compile error")
+		}
+		return nil
+	}
+	c, out := newCheck(t, h, "passes", "warns", "wrong", "exits", "broken")
+	rows, err := c.Servers(context.Background(), c.Builder.Catalog.Servers, scenarios(t, "complex_proto", "string_10B"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.Scenario+"/"+r.Server+": "+verdictText(r))
+	}
+	want := []string{}
+	for _, sc := range []string{"complex_proto", "string_10B"} {
+		want = append(want, sc+"/passes: pass", sc+"/warns: pass (warning)", sc+"/wrong: FAIL (conformance)", sc+"/exits: FAIL (readiness)", sc+"/broken: FAIL (build)")
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(out.String(), "warns / string_10B: pass (warning)") {
+		t.Errorf("progress does not say each verdict as it comes:\n%s", out)
+	}
+	if left := h.Left(); len(left) > 0 {
+		t.Errorf("%d containers left running", len(left))
+	}
+	var table bytes.Buffer
+	if err := WriteTable(&table, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"! wrong / complex_proto: conformance failed: echo: answer is not the echo of the request",
+		"! exits / string_10B: readiness failed: server exited with code 2 (see server.log)",
+		"! warns / complex_proto: conformance warning: unknown method: Unimplemented (12), want NotFound (5)",
+	} {
+		if !strings.Contains(table.String(), line) {
+			t.Errorf("table lacks %q:\n%s", line, table.String())
+		}
+	}
+}
+
+// TestInterruptedCheckKeepsItsRows: a check cancelled while a server is at
+// the gate returns the rows so far and the cancellation, and checks no
+// server after it.
+func TestInterruptedCheckKeepsItsRows(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := fake.New("fake://check", backend.Facts{CPUs: 4})
+	h.Script = func(spec backend.ContainerSpec) fake.Behaviour {
+		if spec.Labels[backend.RoleLabel] == "conform" && spec.Labels["io.grpcbench.server"] == "first" {
+			cancel() // ^C while the first server is at the gate
+		}
+		return gate(spec)
+	}
+	c, _ := newCheck(t, h, "first", "second")
+	rows, err := c.Servers(ctx, c.Builder.Catalog.Servers, scenarios(t, "complex_proto"))
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Servers = %v, want cancelled", err)
+	}
+	if len(rows) != 1 || rows[0].Server != "first" {
+		t.Errorf("rows = %+v, want the first server's", rows)
+	}
+	for _, ctr := range h.Containers() {
+		if ctr.Spec().Labels["io.grpcbench.server"] == "second" {
+			t.Error("the second server was started after the interruption")
+		}
+	}
+	if left := h.Left(); len(left) > 0 {
+		t.Errorf("%d containers left running", len(left))
+	}
+}
