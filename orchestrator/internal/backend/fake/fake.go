@@ -94,7 +94,9 @@ type LockedError struct {
 	Holder backend.Owner
 }
 
-func (e *LockedError) Error() string { return "the lock of " + e.Name + " is held by " + e.Holder.String() }
+func (e *LockedError) Error() string {
+	return "the lock of " + e.Name + " is held by " + e.Holder.String()
+}
 
 // Lock takes the lock of name for owner, unless a holder alive says runs
 // has it; a dead holder's lock is taken over.
