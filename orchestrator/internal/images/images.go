@@ -70,14 +70,14 @@ func (b Builder) ServerTag(server, scenario string) string {
 
 // clientDockerfile puts the running binary in a Debian image: the client
 // containers then run exactly the code that drives them, and no run
-// compiles the orchestrator again inside the engine.
+// compiles the orchestrator again on the host.
 const clientDockerfile = `FROM debian:bookworm-slim
 COPY grpcbench /usr/local/bin/grpcbench
 ENTRYPOINT ["grpcbench"]
 `
 
 // Client builds the client image: the running binary in a Debian image when
-// it can run there (a static Linux binary of the engine's architecture),
+// it can run there (a static Linux binary of the host's architecture),
 // else the orchestrator's image from the repository's Dockerfile.
 func (b Builder) Client(ctx context.Context, log io.Writer) (string, error) {
 	tag := b.ClientTag()
@@ -183,7 +183,7 @@ func (b Builder) build(ctx context.Context, dir string, extra func(*archive.Arch
 
 // buildContext makes sure the Dockerfile's base images exist, then builds
 // the archive into an image under the build limits and returns its id. A
-// step that writes nothing for b.Stall (a copy between engines, a pull, a
+// step that writes nothing for b.Stall (a copy between hosts, a pull, a
 // base image made here, the build) is taken to hang: it is cut off and
 // the build fails with that reason.
 func (b Builder) buildContext(ctx context.Context, archive *archive.Archive, dockerfile []byte, opts backend.BuildOptions, log io.Writer) (string, error) {

@@ -85,18 +85,18 @@ type owners interface {
 	Started(ctx context.Context, id string) (started string, running bool, err error)
 }
 
-// alive says whether the owner of a lock on eng still runs: its container
-// on that engine, running since the start the lock recorded; else a
+// alive says whether the owner of a lock on a host still runs: its container
+// on that host, running since the start the lock recorded; else a
 // process of this machine and boot with the recorded start; else, on a
 // machine of the same name since rebooted, gone when the run folder here
-// holds the lock's token. Another machine, or a container the engine
+// holds the lock's token. Another machine, or a container the host
 // cannot be asked about, counts as alive: a live run's lock must not be
 // taken.
-func alive(eng owners) func(context.Context, backend.Owner) bool {
+func alive(host owners) func(context.Context, backend.Owner) bool {
 	me := self("", "", "")
 	return func(ctx context.Context, o backend.Owner) bool {
 		if o.Container != "" {
-			started, running, err := eng.Started(ctx, o.Container)
+			started, running, err := host.Started(ctx, o.Container)
 			if errors.Is(err, backend.ErrMissing) {
 				return false
 			}

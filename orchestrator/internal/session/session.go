@@ -109,8 +109,8 @@ func connect(ctx context.Context, cfg config.Config, dial backend.Open) (Hosts, 
 }
 
 // Open reads the settings (the environment over root/.env), lists the
-// repository, connects to the engines, checks the settings against both,
-// takes the engines' locks of the image name, removes containers that
+// repository, connects to the hosts, checks the settings against both,
+// takes the hosts' locks of the image name, removes containers that
 // killed runs left, and creates the run folder with hardware.txt. out
 // receives what the user should know.
 func Open(ctx context.Context, root string, out io.Writer) (*Session, error) {
@@ -119,7 +119,7 @@ func Open(ctx context.Context, root string, out io.Writer) (*Session, error) {
 }
 
 // Resume sets up the rest of the interrupted run in dir: the settings it
-// was given and the engines it used (not the environment's), its folder,
+// was given and the hosts it used (not the environment's), its folder,
 // and its record less the rounds the interruption cut short, which run
 // again. It refuses when the commit, the servers or a server's build
 // context changed, unless anyway; a finished run is ErrFinished.
@@ -138,7 +138,7 @@ func Resume(ctx context.Context, root, dir string, anyway bool, out io.Writer) (
 
 func open(ctx context.Context, root string, cfg config.Config, parseErr error, prior *report.Run, anyway bool, out io.Writer, dial backend.Open) (*Session, error) {
 	// Values that do not parse are listed with every other problem, after
-	// the checks that need the engines.
+	// the checks that need the hosts.
 	var cfgErr *config.Error
 	if parseErr != nil && !errors.As(parseErr, &cfgErr) {
 		return nil, parseErr

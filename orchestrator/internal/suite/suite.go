@@ -40,7 +40,7 @@ var loopback = "127.0.0.1:" + strconv.Itoa(ServerPort)
 const cleanupTimeout = 30 * time.Second
 
 // clientGrace is how long a client container may take beyond its own
-// deadlines (start, connections, the report) before the engine is taken to
+// deadlines (start, connections, the report) before the host is taken to
 // be hung; conformLimit bounds the gate, whose calls have deadlines of 10 s.
 const (
 	clientGrace  = 2 * time.Minute
@@ -90,8 +90,8 @@ func New(hosts Hosts, images Images, observer Observer) *Suite {
 
 // Remote is an address of the servers' machine that the clients' machine
 // reaches: each server publishes its port on IP only, at Port, or at a
-// port the engine picks for it when Port is 0, so that two runs on one
-// engine never ask for the same port.
+// port the host picks for it when Port is 0, so that two runs on one
+// host never ask for the same port.
 type Remote struct {
 	IP   string
 	Port int
@@ -206,7 +206,7 @@ func (s *Suite) serverContainer(spec ServerSpec) backend.ContainerSpec {
 }
 
 // published reads back where the server's port was published, the port
-// the engine picked included.
+// the host picked included.
 func (srv *Instance) published(ctx context.Context) error {
 	if srv.suite.hosts.Remote == nil {
 		srv.Address = loopback
@@ -499,7 +499,7 @@ var clientNames = map[string]string{
 }
 
 // ending says how a container's process ended, in words: an exit status
-// above 128 is the engine's way of saying a signal killed it.
+// above 128 is the runtime's way of saying a signal killed it.
 func ending(who string, code int, oomKilled bool, memory int64) string {
 	switch {
 	case oomKilled:
@@ -510,7 +510,7 @@ func ending(who string, code int, oomKilled bool, memory int64) string {
 	return fmt.Sprintf("%s exited with code %d", who, code)
 }
 
-// bySignal says an exit status is the engine's 128 + the signal's number.
+// bySignal says an exit status is the runtime's 128 + the signal's number.
 func bySignal(code int) bool { return code > 128 && code <= 128+64 }
 
 func (srv *Instance) runToEnd(ctx context.Context, spec backend.ContainerSpec, limit time.Duration, started func(backend.Container)) (code int64, oomKilled bool, stdout, stderr []byte, err error) {
@@ -518,7 +518,7 @@ func (srv *Instance) runToEnd(ctx context.Context, spec backend.ContainerSpec, l
 	if err != nil {
 		return 0, false, nil, nil, err
 	}
-	// A client that outlives its own deadlines by far means a hung engine.
+	// A client that outlives its own deadlines by far means a hung host.
 	ctx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("%s did not end within %s: the Docker engine may be hung", spec.Cmd[0], limit))
 	defer cancel()
 	defer func() {
