@@ -34,6 +34,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/engines"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 )
 
@@ -411,13 +412,13 @@ func parseRows(t *testing.T, bench string) map[string]row {
 	return rows
 }
 
-func readRun(t *testing.T, dir string) (string, report.Run) {
+func readRun(t *testing.T, dir string) (string, record.Run) {
 	t.Helper()
 	bench, err := os.ReadFile(filepath.Join(dir, "bench.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := report.Load(dir)
+	run, err := record.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +426,7 @@ func readRun(t *testing.T, dir string) (string, report.Run) {
 }
 
 // servers are the servers of a run of one cell.
-func servers(t *testing.T, run report.Run) []report.Server {
+func servers(t *testing.T, run record.Run) []record.Server {
 	t.Helper()
 	if len(run.Cells) != 1 {
 		t.Fatalf("%d cells, want 1", len(run.Cells))
@@ -912,7 +913,7 @@ func TestRoundsInterleaveAndCapacity(t *testing.T) {
 	if run.Seed == 0 || len(run.Order) != 2 {
 		t.Fatalf("seed %d, order %+v: want a seed and 2 rounds", run.Seed, run.Order)
 	}
-	start := map[string]*report.Server{}
+	start := map[string]*record.Server{}
 	for i := range srv {
 		start[srv[i].Name] = &srv[i]
 	}

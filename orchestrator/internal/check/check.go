@@ -14,7 +14,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
@@ -38,8 +38,8 @@ type Check struct {
 	Config                 config.Config
 	// Cell gives the servers their CPUs and cores; its scenario is replaced
 	// by each of the scenarios checked.
-	Cell   report.Cell
-	Folder report.Folder
+	Cell   record.Cell
+	Folder record.Folder
 	Out    progress.Reporter
 }
 

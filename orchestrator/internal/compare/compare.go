@@ -20,6 +20,7 @@ import (
 	"slices"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
@@ -142,12 +143,12 @@ type Comparison struct {
 // the capacity engine's req/s where both runs have it; and when it was
 // ranked in a and fails in b. A server b did not run is listed, not
 // counted: b may be a run of fewer servers.
-func Runs(a, b report.Run, threshold float64) Comparison {
+func Runs(a, b record.Run, threshold float64) Comparison {
 	cmp := Comparison{A: a.ID, B: b.ID, RunA: a.ID, RunB: b.ID, Threshold: threshold,
 		Settings: differences(a.Settings, b.Settings), Hardware: hardware(a, b)}
 	matched := map[int]bool{}
 	for _, ca := range a.Cells {
-		i := slices.IndexFunc(b.Cells, func(c report.Cell) bool { return c.Cell == ca.Cell })
+		i := slices.IndexFunc(b.Cells, func(c record.Cell) bool { return c.Cell == ca.Cell })
 		if i < 0 && len(a.Cells) == 1 && len(b.Cells) == 1 {
 			i = 0
 		}
@@ -174,7 +175,7 @@ func Runs(a, b report.Run, threshold float64) Comparison {
 }
 
 // alone lists the servers of a cell only one run has.
-func alone(c report.Cell, status string) []Change {
+func alone(c record.Cell, status string) []Change {
 	var out []Change
 	for _, s := range c.Servers {
 		ch := Change{Server: s.Name, Status: status}
@@ -189,11 +190,11 @@ func alone(c report.Cell, status string) []Change {
 // side is a server's rows in one run: its load ranking row and its
 // capacity row, where it has them.
 type side struct {
-	srv      *report.Server
+	srv      *record.Server
 	row, cap *report.Row
 }
 
-func sides(c report.Cell) (map[string]side, []string) {
+func sides(c record.Cell) (map[string]side, []string) {
 	out := map[string]side{}
 	var order []string
 	for _, r := range report.Ranking(c) {
@@ -219,7 +220,7 @@ func sides(c report.Cell) (map[string]side, []string) {
 
 // cell compares a cell present in both runs: a's servers in a's order
 // (ranked first), then those only b has.
-func cell(ca, cb report.Cell, threshold float64) Cell {
+func cell(ca, cb record.Cell, threshold float64) Cell {
 	out := Cell{Name: ca.Name(), Cell: ca.Cell, Settings: differences(ca.Settings, cb.Settings)}
 	sa, order := sides(ca)
 	sb, orderB := sides(cb)
@@ -383,8 +384,8 @@ func differences(a, b []config.Setting) []Setting {
 }
 
 // hardware lists the facts of the machines that differ.
-func hardware(a, b report.Run) []Setting {
-	facts := func(h report.Hardware) []config.Setting {
+func hardware(a, b record.Run) []Setting {
+	facts := func(h record.Hardware) []config.Setting {
 		return []config.Setting{{Name: "cpu model", Value: h.CPUModel}, {Name: "cpus", Value: fmt.Sprint(h.CPUs)},
 			{Name: "memory", Value: fmt.Sprint(h.MemoryBytes)}, {Name: "kernel", Value: h.Kernel}, {Name: "os", Value: h.OS},
 			{Name: "docker", Value: h.DockerVersion}, {Name: "cgroup", Value: h.CgroupVersion}, {Name: "storage driver", Value: h.StorageDriver}}

@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
 // measured is a measurement with the figures the verdict reads.
-func measured(rps float64, mean time.Duration, clientCPU float64) report.Measurement {
-	return report.Measurement{
+func measured(rps float64, mean time.Duration, clientCPU float64) record.Measurement {
+	return record.Measurement{
 		Load:   &load.Result{RPS: rps, Requests: 100, OK: 100, Latency: load.Latency{Mean: mean}},
 		Client: usage.Summary{CPUAvgPercent: clientCPU},
 		Server: usage.Summary{CPUAvgPercent: 100},

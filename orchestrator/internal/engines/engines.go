@@ -16,7 +16,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 )
@@ -31,7 +31,7 @@ type Row struct {
 	// Profile is the load shape (GRPC_LOAD_PROFILE), "" for the settings'
 	// connections and concurrency.
 	Profile string `json:"profile,omitempty"`
-	report.Measurement
+	record.Measurement
 }
 
 // PerCore is requests per second for each core the client kept busy: the
@@ -50,9 +50,9 @@ type Comparison struct {
 	Config                 config.Config
 	// Cell is the scenario, CPUs and shape the engines run under; profiles
 	// given to a comparison replace its shape.
-	Cell     report.Cell
+	Cell     record.Cell
 	Scenario *scenario.Scenario
-	Folder   report.Folder
+	Folder   record.Folder
 	Out      progress.Reporter
 }
 
@@ -121,11 +121,11 @@ func (c *Comparison) SideBySide(ctx context.Context, server string, profiles []s
 
 // shapes are the comparison's cell under each profile; none means the cell
 // as it is.
-func (c *Comparison) shapes(profiles []string) ([]report.Cell, error) {
+func (c *Comparison) shapes(profiles []string) ([]record.Cell, error) {
 	if len(profiles) == 0 {
-		return []report.Cell{c.Cell}, nil
+		return []record.Cell{c.Cell}, nil
 	}
-	shapes := make([]report.Cell, len(profiles))
+	shapes := make([]record.Cell, len(profiles))
 	for i, p := range profiles {
 		if _, ok := config.Profiles[p]; !ok {
 			return nil, &config.Error{Var: "--profiles", Value: p, Reason: "no such profile", Allowed: strings.Join(config.ProfileNames(), ", ")}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
 
@@ -77,7 +78,7 @@ var (
 )
 
 // WriteCSV writes results.csv: CSVColumns, then a row per server and cell.
-func WriteCSV(w io.Writer, run Run) error {
+func WriteCSV(w io.Writer, run record.Run) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVColumns); err != nil {
 		return fmt.Errorf("write results.csv: %w", err)
@@ -137,9 +138,9 @@ func WriteCSV(w io.Writer, run Run) error {
 
 // FailureText says why a server is not ranked, as bench.txt does: the
 // phase (and round) that failed and the reason.
-func FailureText(s Server) string {
+func FailureText(s record.Server) string {
 	if f := s.FirstFailure(); f != nil {
-		return visible.Text(fmt.Sprintf("%s failed: %s", f.where(), f.Reason))
+		return visible.Text(fmt.Sprintf("%s failed: %s", where(*f), f.Reason))
 	}
 	return "not measured"
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
 //go:embed html.tmpl
@@ -21,7 +22,7 @@ var pageTemplate = template.Must(template.New("report.html").Funcs(template.Func
 // WriteHTML writes report.html: one page that needs nothing beside it,
 // with the charts as inline SVG, for every cell of the run. dir is the
 // run's folder, where the rounds' stats streams are read from.
-func WriteHTML(w io.Writer, run Run, dir string) error {
+func WriteHTML(w io.Writer, run record.Run, dir string) error {
 	pg := page{Run: run, Legend: legendParagraphs(), CapacityCaption: CapacityCaption}
 	if !run.Finished.IsZero() && !run.Started.IsZero() {
 		pg.Took = run.Finished.Sub(run.Started).Round(time.Second).String()
@@ -46,7 +47,7 @@ func WriteHTML(w io.Writer, run Run, dir string) error {
 
 // page is what the template shows.
 type page struct {
-	Run Run
+	Run record.Run
 	// Machines are the run's machine, or its servers' and its clients'.
 	Machines  []machine
 	RoundTrip string
@@ -59,10 +60,10 @@ type page struct {
 
 type machine struct {
 	Role, Memory string
-	Hardware
+	record.Hardware
 }
 
-func machineOf(role string, h Hardware) machine {
+func machineOf(role string, h record.Hardware) machine {
 	return machine{Role: role, Memory: fmt.Sprintf("%.1f GiB", float64(h.MemoryBytes)/(1<<30)), Hardware: h}
 }
 
@@ -81,7 +82,7 @@ type cellView struct {
 	// CPULimit is the server's CPU limit in percent of one core.
 	CPULimit  float64
 	Settings  []config.Setting
-	Placement Placement
+	Placement record.Placement
 }
 
 type rowView struct {
@@ -102,7 +103,7 @@ type usageView struct {
 // cellViewOf draws a cell's charts and lays out its tables. A chart that
 // cannot be drawn does not stop the page, nor the run that saves it: the
 // page says which and why instead.
-func cellViewOf(run Run, c Cell, i int, dir string) cellView {
+func cellViewOf(run record.Run, c record.Cell, i int, dir string) cellView {
 	cv := cellView{Anchor: fmt.Sprintf("cell-%d", i+1), Name: c.Name(), Engine: engineOf(c), Rounds: roundsText(c),
 		Settings: c.Settings, Placement: c.Placement, CPULimit: 100 * float64(c.ServerCPUs)}
 	chart := func(svg template.HTML, err error) template.HTML {
@@ -206,7 +207,7 @@ func perCoreBars(rows []Row) []bar {
 
 // latencyOf is the latency chart's arguments: each row's p50, p90, p99,
 // p99.9 (medians of the rounds) and the highest max of its rounds, in ms.
-func latencyOf(c Cell, rows []Row) (names []string, values [][]float64, aria string) {
+func latencyOf(c record.Cell, rows []Row) (names []string, values [][]float64, aria string) {
 	worst := map[string]time.Duration{}
 	for _, s := range c.Servers {
 		for _, r := range s.Rounds {

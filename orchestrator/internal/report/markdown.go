@@ -5,13 +5,15 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
 // WriteMarkdown writes results.md: for each cell, a heading, its ranking
 // as a Markdown table (and the server capacity ranking where there is
 // one), its notes as a list and its settings, ready to paste into an
 // issue.
-func WriteMarkdown(w io.Writer, run Run) error {
+func WriteMarkdown(w io.Writer, run record.Run) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## grpcbench run %s\n\n", run.ID)
 	if run.Commit != "" {
@@ -106,6 +108,6 @@ func serverFigures(r Row) (cpu, perCore, mem string) {
 	return fmt.Sprintf("%.1f%%", r.ServerCPU), fmt.Sprintf("%.0f", r.PerServerCore), mebibytes(r.MemoryBytes)
 }
 
-func machineText(h Hardware) string {
+func machineText(h record.Hardware) string {
 	return fmt.Sprintf("%s, %d cores, %.1f GiB, Docker %s", h.CPUModel, h.CPUs, float64(h.MemoryBytes)/(1<<30), h.DockerVersion)
 }

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 )
 
@@ -20,9 +21,9 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata/go
 
 // recorded is the run recorded in testdata/run: a real run's record, cut
 // down to a few servers, with the stats streams of some of their rounds.
-func recorded(t *testing.T) report.Run {
+func recorded(t *testing.T) record.Run {
 	t.Helper()
-	run, err := report.Load(filepath.Join("testdata", "run"))
+	run, err := record.Load(filepath.Join("testdata", "run"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestReportOpensOffline(t *testing.T) {
 	run := recorded(t)
 	dir := t.TempDir()
 	copyDir(t, filepath.Join("testdata", "run"), dir)
-	if err := report.Render(report.Folder{Dir: dir}, run); err != nil {
+	if err := report.Render(record.Folder{Dir: dir}, run); err != nil {
 		t.Fatal(err)
 	}
 	page := filepath.Join(dir, "report.html")

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
 
@@ -90,11 +91,11 @@ func (r Row) ErrorShare() float64 {
 
 // Ranking is a cell's ranked servers by the load engine's figures, fastest
 // first; servers of equal median keep their catalog order.
-func Ranking(c Cell) []Row {
+func Ranking(c record.Cell) []Row {
 	var rows []Row
 	for _, s := range c.Servers {
 		if s.Ranked() {
-			rows = append(rows, rowOf(s.Name, s.Rounds, func(r Round) *Measurement { return &r.Measurement }, float64(c.ClientCPUs)))
+			rows = append(rows, rowOf(s.Name, s.Rounds, func(r record.Round) *record.Measurement { return &r.Measurement }, float64(c.ClientCPUs)))
 		}
 	}
 	return sorted(rows)
@@ -109,11 +110,11 @@ const CapacityCaption = "the capacity engine's figures alone: it measures every 
 // one, so that no row mixes engines (CapacityNotes says which servers have
 // fewer rounds, or none). It is nil when no round was measured by the
 // capacity engine.
-func CapacityRanking(c Cell) []Row {
+func CapacityRanking(c record.Cell) []Row {
 	var rows []Row
 	for _, s := range c.Servers {
 		if capacity := capacityRounds(s); len(capacity) > 0 {
-			rows = append(rows, rowOf(s.Name, capacity, func(r Round) *Measurement { return r.Capacity }, float64(c.ClientCPUs)))
+			rows = append(rows, rowOf(s.Name, capacity, func(r record.Round) *record.Measurement { return r.Capacity }, float64(c.ClientCPUs)))
 		}
 	}
 	return sorted(rows)
@@ -121,11 +122,11 @@ func CapacityRanking(c Cell) []Row {
 
 // capacityRounds are a ranked server's rounds that the capacity engine
 // measured.
-func capacityRounds(s Server) []Round {
+func capacityRounds(s record.Server) []record.Round {
 	if !s.Ranked() {
 		return nil
 	}
-	return slices.DeleteFunc(slices.Clone(s.Rounds), func(r Round) bool { return r.Capacity == nil || r.Capacity.Load == nil })
+	return slices.DeleteFunc(slices.Clone(s.Rounds), func(r record.Round) bool { return r.Capacity == nil || r.Capacity.Load == nil })
 }
 
 // CapacityNotes says what the capacity ranking rows leave out: a ranked
@@ -133,7 +134,7 @@ func capacityRounds(s Server) []Round {
 // rounds than the others' (with why the others failed). Rows of records
 // from before every round was measured (only client-bound rounds were)
 // show here too.
-func CapacityNotes(c Cell, rows []Row) []string {
+func CapacityNotes(c record.Cell, rows []Row) []string {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -172,7 +173,7 @@ func sorted(rows []Row) []Row {
 }
 
 // rowOf sums up a server's rounds by the measurement pick takes of each.
-func rowOf(name string, rounds []Round, pick func(Round) *Measurement, clientCPUs float64) Row {
+func rowOf(name string, rounds []record.Round, pick func(record.Round) *record.Measurement, clientCPUs float64) Row {
 	row := Row{Name: name}
 	var mean, p50, p90, p95, p99, p999, srvCPU, cliCPU, mem, perCore, srvThr, cliThr []float64
 	statuses := map[string]uint64{}
@@ -250,9 +251,9 @@ func rowOf(name string, rounds []Round, pick func(Round) *Measurement, clientCPU
 // design, the rounds being blocks, and gives each its group letters. A
 // client-bound row is left out: its req/s is the client's, a lower bound of
 // the server's, so no order against it can be claimed.
-func Judge(run Run, rows []Row) stats.Analysis {
+func Judge(run record.Run, rows []Row) stats.Analysis {
 	judged, samples := samplesOf(rows)
-	a := stats.Analyse(samples, run.design())
+	a := stats.Analyse(samples, run.DesignOrFixed())
 	letters := stats.Letters(len(judged), func(i, j int) bool { return a.Separated(rows[judged[i]].Name, rows[judged[j]].Name) })
 	for k, i := range judged {
 		rows[i].Group = letters[k]

@@ -8,13 +8,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
 
 // WriteSummary writes summary.txt: per cell, the ranking with its spread,
 // efficiency and flags, the server capacity ranking where the load engine
 // could not keep up, and how long each round spent beyond its load.
-func WriteSummary(w io.Writer, run Run) error {
+func WriteSummary(w io.Writer, run record.Run) error {
 	var b strings.Builder
 	for i, c := range run.Cells {
 		if i > 0 {
@@ -125,7 +126,7 @@ func ms(d time.Duration) string {
 }
 
 // engineOf names the load engine of a cell's rounds.
-func engineOf(c Cell) string {
+func engineOf(c record.Cell) string {
 	for _, s := range c.Servers {
 		for _, r := range s.Rounds {
 			if r.Load != nil {
@@ -136,7 +137,7 @@ func engineOf(c Cell) string {
 	return "none measured"
 }
 
-func roundsText(c Cell) string {
+func roundsText(c record.Cell) string {
 	n := 0
 	for _, s := range c.Servers {
 		n = max(n, len(s.Rounds))
@@ -148,7 +149,7 @@ func roundsText(c Cell) string {
 }
 
 // overheads lists each measured round's time beyond its load.
-func overheads(c Cell) []float64 {
+func overheads(c record.Cell) []float64 {
 	var out []float64
 	for _, s := range c.Servers {
 		for _, r := range s.Rounds {

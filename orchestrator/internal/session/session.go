@@ -24,6 +24,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/sources"
@@ -38,12 +39,12 @@ type Session struct {
 	Config  config.Config
 	Catalog catalog.Catalog
 	Engines Engines
-	Folder  report.Folder
+	Folder  record.Folder
 	// Scenarios are the scenarios of GRPC_REQUEST_SCENARIO, compiled.
 	Scenarios map[string]*scenario.Scenario
 	// Run is the record's head: id, times, commit, settings, machines,
 	// cells.
-	Run report.Run
+	Run record.Run
 
 	release []func(context.Context) error
 	// owner is who holds the locks, for Held to check and take them again.
@@ -126,7 +127,7 @@ func Open(ctx context.Context, root string, out io.Writer) (*Session, error) {
 // again. It refuses when the commit, the servers or a server's build
 // context changed, unless anyway; a finished run is ErrFinished.
 func Resume(ctx context.Context, root, dir string, anyway bool, out io.Writer) (*Session, error) {
-	prior, err := report.Load(dir)
+	prior, err := record.Load(dir)
 	if err != nil {
 		return nil, &config.Error{Var: "--resume", Value: dir, Reason: err.Error(), Allowed: "the folder of a run that was interrupted"}
 	}
@@ -138,7 +139,7 @@ func Resume(ctx context.Context, root, dir string, anyway bool, out io.Writer) (
 	return open(ctx, root, cfg, parseErr, &prior, anyway, out)
 }
 
-func open(ctx context.Context, root string, cfg config.Config, parseErr error, prior *report.Run, anyway bool, out io.Writer) (*Session, error) {
+func open(ctx context.Context, root string, cfg config.Config, parseErr error, prior *record.Run, anyway bool, out io.Writer) (*Session, error) {
 	// Values that do not parse are listed with every other problem, after
 	// the checks that need the engines.
 	var cfgErr *config.Error
@@ -169,7 +170,7 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 	if err != nil {
 		// Bad input first, as far as it can be checked without the engine:
 		// it is what the user can fix at once.
-		facts := config.Facts{Servers: cat.Servers, Scenarios: cat.Scenarios, Writable: report.Writable}
+		facts := config.Facts{Servers: cat.Servers, Scenarios: cat.Scenarios, Writable: record.Writable}
 		if bad := errors.Join(parseErr, cfg.Validate(facts)); bad != nil {
 			return nil, errors.Join(bad, err)
 		}
@@ -192,7 +193,7 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 func (s *Session) check(ctx context.Context, parseErr error) error {
 	e := s.Engines
 	facts := config.Facts{Servers: s.Catalog.Servers, Scenarios: s.Catalog.Scenarios, EngineCPUs: e.ServerInfo.NCPU,
-		EngineMemory: e.ServerInfo.MemTotal, ClientCPUs: e.ClientInfo.NCPU, Writable: report.Writable}
+		EngineMemory: e.ServerInfo.MemTotal, ClientCPUs: e.ClientInfo.NCPU, Writable: record.Writable}
 	errs := []error{parseErr, s.Config.Validate(facts)}
 	// The scenarios must compile, and have the shape the suite needs,
 	// before anything is built from them.
@@ -214,14 +215,14 @@ func (s *Session) check(ctx context.Context, parseErr error) error {
 // start takes the locks, removes what killed runs left and starts the
 // run's folder and record (or takes up prior's, noting the changes a
 // resume was told to go on with).
-func (s *Session) start(ctx context.Context, prior *report.Run, changed []string, out io.Writer) error {
+func (s *Session) start(ctx context.Context, prior *record.Run, changed []string, out io.Writer) error {
 	started := time.Now()
 	// The folder comes first: it holds the token that tells this machine's
 	// lock from a same-named machine's.
 	if prior != nil {
-		s.Folder = report.Folder{Dir: prior.Dir}
+		s.Folder = record.Folder{Dir: prior.Dir}
 	} else {
-		folder, err := report.NewFolder(s.Config.ResultsDir, started.Format(runID))
+		folder, err := record.NewFolder(s.Config.ResultsDir, started.Format(runID))
 		if err != nil {
 			return err
 		}
@@ -259,19 +260,19 @@ func (s *Session) start(ctx context.Context, prior *report.Run, changed []string
 		}
 		return nil
 	}
-	s.Run = report.Run{
+	s.Run = record.Run{
 		ID:       filepath.Base(s.Folder.Dir),
 		Started:  started,
 		Commit:   s.commit,
 		Settings: s.Config.All(),
-		Engines:  &report.EngineHosts{},
+		Hosts:    &record.Hosts{},
 		Contexts: s.contexts,
-		Hardware: report.HardwareOf(s.Engines.ServerInfo),
+		Hardware: record.HardwareOf(s.Engines.ServerInfo),
 		Cells:    bench.Cells(s.Config, s.Engines.ServerInfo.NCPU, s.Engines.ClientInfo.NCPU),
 	}
-	s.Run.Engines.Servers, s.Run.Engines.Clients = s.Config.EngineHosts()
+	s.Run.Hosts.Servers, s.Run.Hosts.Clients = s.Config.EngineHosts()
 	if s.Engines.Two() {
-		client := report.HardwareOf(s.Engines.ClientInfo)
+		client := record.HardwareOf(s.Engines.ClientInfo)
 		s.Run.ClientHardware = &client
 	}
 	return report.SaveHardware(s.Folder, s.Run)

@@ -23,7 +23,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
@@ -103,9 +103,9 @@ type ServerSpec struct {
 	// GRPC_SERVER_RAM: a variant's settings.
 	Env []string
 	// Placement pins the server and its clients to cores.
-	Placement report.Placement
+	Placement record.Placement
 	// Folder receives the server's log and what its clients printed.
-	Folder report.Folder
+	Folder record.Folder
 }
 
 // PhaseError says in which phase a server failed.
@@ -124,7 +124,7 @@ type Server struct {
 	container  Container
 	containers []Container
 	// Phases are the steps taken so far, with their timings.
-	Phases []report.Phase
+	Phases []record.Phase
 	// Conformance is the gate's verdict, once given.
 	Conformance *probe.Verdict
 	// RoundTrip is the network's round trip to a server on another
@@ -221,7 +221,7 @@ func (srv *Server) published(ctx context.Context) error {
 func (srv *Server) phase(ctx context.Context, name string, step func(context.Context) error) error {
 	start := time.Now()
 	err := step(ctx)
-	srv.Phases = append(srv.Phases, report.Phase{Name: name, Start: start, Seconds: time.Since(start).Seconds()})
+	srv.Phases = append(srv.Phases, record.Phase{Name: name, Start: start, Seconds: time.Since(start).Seconds()})
 	if err != nil {
 		return &PhaseError{Phase: name, Err: err}
 	}
@@ -390,8 +390,8 @@ func (srv *Server) conform(ctx context.Context) error {
 // client's files are named name.json, name.log and name-stats.jsonl (the
 // server's stats: name-server-stats.jsonl). The step is recorded as a phase
 // called name.
-func (srv *Server) Measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
-	var m report.Measurement
+func (srv *Server) Measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (record.Measurement, error) {
+	var m record.Measurement
 	err := srv.phase(ctx, name, func(ctx context.Context) error {
 		var err error
 		m, err = srv.measure(ctx, engine, spec, name)
@@ -400,14 +400,14 @@ func (srv *Server) Measure(ctx context.Context, engine load.Engine, spec load.Sp
 	return m, err
 }
 
-func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
+func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (record.Measurement, error) {
 	spec.Target, spec.ScenarioDir = srv.Address, load.ScenarioDir
 	// The stats are interpolated to the window's ends, which needs the
 	// sample holding the end under load all through.
 	spec.Tail = usage.LoadTail
 	cl, err := engine.Client(spec, srv.spec.Scenario)
 	if err != nil {
-		return report.Measurement{}, err
+		return record.Measurement{}, err
 	}
 	image := srv.suite.ClientImage
 	if t := engine.Tool(); t != "" {
@@ -441,13 +441,13 @@ func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Sp
 		clientSamples = clientStats.stop()
 	}
 	if err != nil {
-		return report.Measurement{}, err
+		return record.Measurement{}, err
 	}
 	res, err := engine.Parse(stdout, spec, started, ended)
 	if err != nil {
-		return report.Measurement{}, err
+		return record.Measurement{}, err
 	}
-	return report.Measurement{
+	return record.Measurement{
 		Load:   &res,
 		Server: usage.Summarize(serverSamples, res.Start, res.End),
 		Client: usage.Summarize(clientSamples, res.Start, res.End),
@@ -561,8 +561,8 @@ func lastLine(b []byte) string {
 
 // FailureOf describes an error for the record: its phase (setup when it has
 // none) and its reason ("interrupted" when the run was cancelled).
-func FailureOf(err error) report.Failure {
-	f := report.Failure{Phase: "setup", Reason: err.Error()}
+func FailureOf(err error) record.Failure {
+	f := record.Failure{Phase: "setup", Reason: err.Error()}
 	var pe *PhaseError
 	if errors.As(err, &pe) {
 		f.Phase, f.Reason = pe.Phase, pe.Err.Error()
