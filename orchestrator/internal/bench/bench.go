@@ -568,21 +568,6 @@ func PerRound(cfg config.Config) time.Duration {
 	return each
 }
 
-// Cells sets a run's cells up: the product of the list-valued settings,
-// each with its footer and its placement on the cores of the servers' and
-// the clients' engines (one engine: the same count twice).
-func Cells(cfg config.Config, serverCPUs, clientCPUs int) []record.Cell {
-	var cells []record.Cell
-	for _, c := range cfg.Cells(config.Facts{EngineCPUs: serverCPUs, ClientCPUs: clientCPUs}) {
-		placement := suite.Place(serverCPUs, c.ServerCPUs, c.ClientCPUs)
-		if cfg.TwoEngines() {
-			placement = suite.PlaceApart(serverCPUs, clientCPUs, c.ServerCPUs, c.ClientCPUs)
-		}
-		cells = append(cells, record.Cell{Cell: c, Settings: cfg.Settings(c), Placement: placement})
-	}
-	return cells
-}
-
 // ScenarioNames lists the scenarios of cells, once each, in order.
 func ScenarioNames(cells []record.Cell) []string {
 	var names []string

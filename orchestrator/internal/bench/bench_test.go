@@ -230,6 +230,8 @@ func newTestBench(t *testing.T, eng *fakeEngine, servers ...string) *Bench {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The settings' one cell; a run's cells are set up by the session.
+	cell := record.Cell{Cell: cfg.Cells(config.Facts{EngineCPUs: 2})[0]}
 	return &Bench{
 		Suite:         &suite.Suite{Engine: eng},
 		Builder:       images.Builder{Engine: eng, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "test"},
@@ -237,7 +239,7 @@ func newTestBench(t *testing.T, eng *fakeEngine, servers ...string) *Bench {
 		Config:        cfg,
 		Scenarios:     map[string]*scenario.Scenario{sc.Name: sc},
 		Folder:        record.Folder{Dir: t.TempDir()},
-		Run:           &record.Run{ID: "test", Cells: Cells(cfg, 2, 2)},
+		Run:           &record.Run{ID: "test", Cells: []record.Cell{cell}},
 		Progress:      progress.Plain(io.Discard),
 	}
 }

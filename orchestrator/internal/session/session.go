@@ -19,7 +19,6 @@ import (
 
 	"github.com/docker/docker/api/types/system"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
@@ -268,7 +267,7 @@ func (s *Session) start(ctx context.Context, prior *record.Run, changed []string
 		Hosts:    &record.Hosts{},
 		Contexts: s.contexts,
 		Hardware: record.HardwareOf(s.Engines.ServerInfo),
-		Cells:    bench.Cells(s.Config, s.Engines.ServerInfo.NCPU, s.Engines.ClientInfo.NCPU),
+		Cells:    newCells(s.Config, s.Engines.ServerInfo.NCPU, s.Engines.ClientInfo.NCPU),
 	}
 	s.Run.Hosts.Servers, s.Run.Hosts.Clients = s.Config.EngineHosts()
 	if s.Engines.Two() {
