@@ -840,7 +840,7 @@ func TestEnginesSideBySide(t *testing.T) {
 	if last := lines[len(lines)-1]; !regexp.MustCompile(`^per-core ratio: engine/ghz=\d+\.\d\d engine/h2load=\d+\.\d\d$`).MatchString(last) {
 		t.Errorf("last line %q", last)
 	}
-	var got struct{ Rows []engines.Row }
+	var got struct{ Rows []engines.ToolRun }
 	readJSON(t, filepath.Join(dir, "engines.json"), &got)
 	if len(got.Rows) != len(engines.Compared) {
 		t.Fatalf("%d engines measured, want %d", len(got.Rows), len(engines.Compared))
@@ -962,8 +962,8 @@ func TestRoundsInterleaveAndCapacity(t *testing.T) {
 		t.Errorf("summary.txt:\n%s", summary)
 	}
 	for _, row := range report.CapacityRanking(run.Cells[0]) {
-		if !slices.Equal(row.Engines, []string{"h2"}) || row.RPS.N != 2 {
-			t.Errorf("capacity row %s: engines %v over %d rounds, want h2 alone over 2", row.Name, row.Engines, row.RPS.N)
+		if !slices.Equal(row.Tools, []string{"h2"}) || row.RPS.N != 2 {
+			t.Errorf("capacity row %s: engines %v over %d rounds, want h2 alone over 2", row.Name, row.Tools, row.RPS.N)
 		}
 	}
 	for _, f := range []string{"go_grpc/round-1/load.json", "go_grpc/round-2/load.json", "python_grpc/round-2/server.log"} {

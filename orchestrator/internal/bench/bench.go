@@ -226,7 +226,7 @@ func (b *Bench) look(rounds int, elapsed time.Duration) map[string]bool {
 }
 
 // openIn analyses a ranking and names the servers of its unresolved pairs.
-func openIn(run record.Run, rows []report.Row) (stats.Analysis, []string) {
+func openIn(run record.Run, rows []report.RankingRow) (stats.Analysis, []string) {
 	a := report.Judge(run, rows)
 	samples := make([]stats.Sample, len(rows))
 	for i, r := range rows {

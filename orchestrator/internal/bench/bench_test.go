@@ -349,8 +349,8 @@ func TestRoundsAreInterleaved(t *testing.T) {
 		t.Fatalf("capacity ranking %+v", capacity)
 	}
 	for _, row := range capacity {
-		if !slices.Equal(row.Engines, []string{"h2"}) || row.RPS.N != 3 || row.RPS.Median != 3000 {
-			t.Errorf("capacity row %s: engines %v, %d rounds, median %v; want h2 alone over 3 rounds at 3000", row.Name, row.Engines, row.RPS.N, row.RPS.Median)
+		if !slices.Equal(row.Tools, []string{"h2"}) || row.RPS.N != 3 || row.RPS.Median != 3000 {
+			t.Errorf("capacity row %s: engines %v, %d rounds, median %v; want h2 alone over 3 rounds at 3000", row.Name, row.Tools, row.RPS.N, row.RPS.Median)
 		}
 	}
 }

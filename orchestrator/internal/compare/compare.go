@@ -191,7 +191,7 @@ func alone(c record.Cell, status string) []Change {
 // capacity row, where it has them.
 type side struct {
 	srv      *record.Server
-	row, cap *report.Row
+	row, cap *report.RankingRow
 }
 
 func sides(c record.Cell) (map[string]side, []string) {
@@ -323,7 +323,7 @@ func judge(ch *Change, a, b side, rpsDrift, capDrift *Drift, threshold float64) 
 	for _, m := range []struct {
 		name  string
 		f     *Figure
-		a, b  *report.Row
+		a, b  *report.RankingRow
 		drift *Drift
 	}{{"req/s", ch.RPS, a.row, b.row, rpsDrift}, {"capacity req/s", ch.Capacity, a.cap, b.cap, capDrift}} {
 		if m.f == nil || !m.f.Judged {

@@ -75,7 +75,7 @@ func writeCell(b *strings.Builder, run record.Run, c record.Cell) {
 // notes lists what a reader must know beside the numbers: servers that
 // failed, rows with failed calls, client-bound rows, notes of the engines,
 // which rows can be told apart, an interrupted run.
-func notes(run record.Run, c record.Cell, rows []Row, a stats.Analysis) []string {
+func notes(run record.Run, c record.Cell, rows []RankingRow, a stats.Analysis) []string {
 	var out []string
 	for _, s := range c.Servers {
 		if f := s.FirstFailure(); f != nil {
@@ -129,7 +129,7 @@ func notes(run record.Run, c record.Cell, rows []Row, a stats.Analysis) []string
 
 // rpsText is a row's median req/s; a client-bound row's is a lower bound
 // of the server's, marked ≥.
-func rpsText(r Row) string {
+func rpsText(r RankingRow) string {
 	v := strconv.FormatFloat(math.Round(r.RPS.Median), 'f', 0, 64)
 	if r.ClientBound {
 		return "≥" + v
@@ -149,7 +149,7 @@ func conformanceOf(c record.Cell, name string) *probe.Verdict {
 
 // verdicts says which rows of a ranking can be told apart, by what test,
 // and what was claimed of no pair and why.
-func verdicts(run record.Run, rows []Row, a stats.Analysis) []string {
+func verdicts(run record.Run, rows []RankingRow, a stats.Analysis) []string {
 	if len(a.Pairs) == 0 {
 		return nil
 	}
@@ -192,7 +192,7 @@ func testText(run record.Run, a stats.Analysis) string {
 }
 
 // groupsText lists each letter's rows: "a: x, y; b: z".
-func groupsText(rows []Row) string {
+func groupsText(rows []RankingRow) string {
 	var letters []rune
 	for _, r := range rows {
 		for _, l := range r.Group {

@@ -391,7 +391,7 @@ func TestWriteBenchWriteError(t *testing.T) {
 }
 
 // names lists the rows' servers.
-func names(rows []report.Row) []string {
+func names(rows []report.RankingRow) []string {
 	var out []string
 	for _, r := range rows {
 		out = append(out, r.Name)

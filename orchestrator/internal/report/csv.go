@@ -97,7 +97,7 @@ func WriteCSV(w io.Writer, run record.Run) error {
 		rows := Ranking(c)
 		Judge(run, rows)
 		for _, r := range rows {
-			rec := append(cell[:len(cell):len(cell)], r.Name, strings.Join(r.Engines, "+"), strconv.Itoa(rounds[r.Name]),
+			rec := append(cell[:len(cell):len(cell)], r.Name, strings.Join(r.Tools, "+"), strconv.Itoa(rounds[r.Name]),
 				num(r.RPS.Median, 1), num(r.RPS.Lo, 1), num(r.RPS.Hi, 1), r.RPS.Interval, num(r.RPS.CV, 4),
 				msField(r.P50), msField(r.P90), msField(r.P95), msField(r.P99), msField(r.P999),
 				num(r.ServerCPU, 2), num(r.ClientCPU, 2), num(r.PerServerCore, 1), num(float64(r.MemoryBytes)/(1<<20), 2),

@@ -87,7 +87,7 @@ type cellView struct {
 
 type rowView struct {
 	Rank                            int
-	Group, Name, Engines, Class     string
+	Group, Name, Tools, Class       string
 	RPS, Interval, CV, CPU, PerCore string
 	P50, P99, P999, Memory, Flags   string
 }
@@ -155,8 +155,8 @@ func cellViewOf(run record.Run, c record.Cell, i int, dir string) cellView {
 // spread says what the bars and whiskers of req/s show: the rows'
 // interval when they all have the same kind, else each row's own, as the
 // table names it (under auto, rows have different rounds).
-func spread(rows []Row) string {
-	if slices.ContainsFunc(rows, func(r Row) bool { return r.RPS.N != rows[0].RPS.N }) {
+func spread(rows []RankingRow) string {
+	if slices.ContainsFunc(rows, func(r RankingRow) bool { return r.RPS.N != rows[0].RPS.N }) {
 		return " (median; whiskers: each row's interval, named in the table)"
 	}
 	if rows[0].RPS.N < 2 {
@@ -165,10 +165,10 @@ func spread(rows []Row) string {
 	return fmt.Sprintf(" (median; whiskers: %s over %d rounds)", rows[0].RPS.Interval, rows[0].RPS.N)
 }
 
-func rowViews(rows []Row) []rowView {
+func rowViews(rows []RankingRow) []rowView {
 	var out []rowView
 	for i, r := range rows {
-		v := rowView{Rank: i + 1, Group: r.Group, Name: r.Name, Engines: strings.Join(r.Engines, "+"),
+		v := rowView{Rank: i + 1, Group: r.Group, Name: r.Name, Tools: strings.Join(r.Tools, "+"),
 			RPS: rpsText(r), Interval: intervalText(r.RPS), CV: fmt.Sprintf("%.1f%%", 100*r.RPS.CV),
 			P50: ms(r.P50), P99: ms(r.P99), P999: ms(r.P999), Flags: flags(r)}
 		v.CPU, v.PerCore, v.Memory = serverFigures(r)
@@ -183,7 +183,7 @@ func rowViews(rows []Row) []rowView {
 	return out
 }
 
-func rpsBars(rows []Row) []bar {
+func rpsBars(rows []RankingRow) []bar {
 	var bars []bar
 	for _, r := range rows {
 		bars = append(bars, bar{name: nameOf(r), value: r.RPS.Median, lo: r.RPS.Lo, hi: r.RPS.Hi, whisker: r.RPS.N > 1,
@@ -194,9 +194,9 @@ func rpsBars(rows []Row) []bar {
 
 // perCoreBars ranks the rows by req/s per server core; a row without a
 // reading of the server's CPU has no figure and no bar.
-func perCoreBars(rows []Row) []bar {
-	rows = slices.DeleteFunc(slices.Clone(rows), func(r Row) bool { return r.ServerStats == 0 })
-	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(b.PerServerCore, a.PerServerCore) })
+func perCoreBars(rows []RankingRow) []bar {
+	rows = slices.DeleteFunc(slices.Clone(rows), func(r RankingRow) bool { return r.ServerStats == 0 })
+	slices.SortStableFunc(rows, func(a, b RankingRow) int { return cmp.Compare(b.PerServerCore, a.PerServerCore) })
 	var bars []bar
 	for _, r := range rows {
 		bars = append(bars, bar{name: nameOf(r), value: r.PerServerCore, class: classOf(r),
@@ -207,7 +207,7 @@ func perCoreBars(rows []Row) []bar {
 
 // latencyOf is the latency chart's arguments: each row's p50, p90, p99,
 // p99.9 (medians of the rounds) and the highest max of its rounds, in ms.
-func latencyOf(c record.Cell, rows []Row) (names []string, values [][]float64, aria string) {
+func latencyOf(c record.Cell, rows []RankingRow) (names []string, values [][]float64, aria string) {
 	worst := map[string]time.Duration{}
 	for _, s := range c.Servers {
 		for _, r := range s.Rounds {

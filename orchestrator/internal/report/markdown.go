@@ -59,13 +59,13 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 	return err
 }
 
-func markdownTable(b *strings.Builder, rows []Row) {
+func markdownTable(b *strings.Builder, rows []RankingRow) {
 	b.WriteString("| # | group | server | engine | req/s | interval | CV | server CPU | req/s per core | p50 | p99 | p99.9 | memory | flags |\n")
 	b.WriteString("|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for i, r := range rows {
 		cpu, perCore, mem := serverFigures(r)
 		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %.1f%% | %s | %s | %s | %s | %s | %s | %s |\n",
-			i+1, r.Group, markdownText(r.Name), strings.Join(r.Engines, "+"), rpsText(r), intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
+			i+1, r.Group, markdownText(r.Name), strings.Join(r.Tools, "+"), rpsText(r), intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
 			ms(r.P50), ms(r.P99), ms(r.P999), mem, flags(r))
 	}
 	if len(rows) == 0 {
@@ -101,7 +101,7 @@ func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecon
 
 // serverFigures are a row's CPU, req/s per core and memory as text, n/a
 // when no round had a stats reading of the server: not a measured zero.
-func serverFigures(r Row) (cpu, perCore, mem string) {
+func serverFigures(r RankingRow) (cpu, perCore, mem string) {
 	if r.ServerStats == 0 {
 		return "n/a", "n/a", "n/a"
 	}

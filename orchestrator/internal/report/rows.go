@@ -26,12 +26,12 @@ const (
 	errorShareMark = 0.01
 )
 
-// Row is one server's figures over its rounds, as a ranking shows them:
-// medians, with the spread of req/s.
-type Row struct {
+// RankingRow is one server's figures over its rounds, as a ranking shows
+// them: medians, with the spread of req/s.
+type RankingRow struct {
 	Name string `json:"name"`
-	// Engines are the engines the figures come from.
-	Engines []string `json:"engines"`
+	// Tools are the load tools the figures come from.
+	Tools []string `json:"engines"`
 	// RPS sums up OK calls per second; Values are the rounds' own, of the
 	// rounds numbered Rounds.
 	RPS    stats.Estimate `json:"rps"`
@@ -82,7 +82,7 @@ type Row struct {
 }
 
 // ErrorShare is the share of calls that failed.
-func (r Row) ErrorShare() float64 {
+func (r RankingRow) ErrorShare() float64 {
 	if r.Calls == 0 {
 		return 0
 	}
@@ -91,8 +91,8 @@ func (r Row) ErrorShare() float64 {
 
 // Ranking is a cell's ranked servers by the load engine's figures, fastest
 // first; servers of equal median keep their catalog order.
-func Ranking(c record.Cell) []Row {
-	var rows []Row
+func Ranking(c record.Cell) []RankingRow {
+	var rows []RankingRow
 	for _, s := range c.Servers {
 		if s.Ranked() {
 			rows = append(rows, rowOf(s.Name, s.Rounds, func(r record.Round) *record.Measurement { return &r.Measurement }, float64(c.ClientCPUs)))
@@ -110,8 +110,8 @@ const CapacityCaption = "the capacity engine's figures alone: it measures every 
 // one, so that no row mixes engines (CapacityNotes says which servers have
 // fewer rounds, or none). It is nil when no round was measured by the
 // capacity engine.
-func CapacityRanking(c record.Cell) []Row {
-	var rows []Row
+func CapacityRanking(c record.Cell) []RankingRow {
+	var rows []RankingRow
 	for _, s := range c.Servers {
 		if capacity := capacityRounds(s); len(capacity) > 0 {
 			rows = append(rows, rowOf(s.Name, capacity, func(r record.Round) *record.Measurement { return r.Capacity }, float64(c.ClientCPUs)))
@@ -134,7 +134,7 @@ func capacityRounds(s record.Server) []record.Round {
 // rounds than the others' (with why the others failed). Rows of records
 // from before every round was measured (only client-bound rounds were)
 // show here too.
-func CapacityNotes(c record.Cell, rows []Row) []string {
+func CapacityNotes(c record.Cell, rows []RankingRow) []string {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -167,22 +167,22 @@ func CapacityNotes(c record.Cell, rows []Row) []string {
 	return out
 }
 
-func sorted(rows []Row) []Row {
-	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(b.RPS.Median, a.RPS.Median) })
+func sorted(rows []RankingRow) []RankingRow {
+	slices.SortStableFunc(rows, func(a, b RankingRow) int { return cmp.Compare(b.RPS.Median, a.RPS.Median) })
 	return rows
 }
 
 // rowOf sums up a server's rounds by the measurement pick takes of each.
-func rowOf(name string, rounds []record.Round, pick func(record.Round) *record.Measurement, clientCPUs float64) Row {
-	row := Row{Name: name}
+func rowOf(name string, rounds []record.Round, pick func(record.Round) *record.Measurement, clientCPUs float64) RankingRow {
+	row := RankingRow{Name: name}
 	var mean, p50, p90, p95, p99, p999, srvCPU, cliCPU, mem, perCore, srvThr, cliThr []float64
 	statuses := map[string]uint64{}
 	notes := map[string]bool{}
 	for _, r := range rounds {
 		m := pick(r)
 		l := m.Load
-		if !slices.Contains(row.Engines, l.Engine) {
-			row.Engines = append(row.Engines, l.Engine)
+		if !slices.Contains(row.Tools, l.Engine) {
+			row.Tools = append(row.Tools, l.Engine)
 		}
 		row.Values = append(row.Values, l.RPS)
 		row.Rounds = append(row.Rounds, r.Round)
@@ -251,7 +251,7 @@ func rowOf(name string, rounds []record.Round, pick func(record.Round) *record.M
 // design, the rounds being blocks, and gives each its group letters. A
 // client-bound row is left out: its req/s is the client's, a lower bound of
 // the server's, so no order against it can be claimed.
-func Judge(run record.Run, rows []Row) stats.Analysis {
+func Judge(run record.Run, rows []RankingRow) stats.Analysis {
 	judged, samples := samplesOf(rows)
 	a := stats.Analyse(samples, run.DesignOrFixed())
 	letters := stats.Letters(len(judged), func(i, j int) bool { return a.Separated(rows[judged[i]].Name, rows[judged[j]].Name) })
@@ -263,7 +263,7 @@ func Judge(run record.Run, rows []Row) stats.Analysis {
 
 // samplesOf is the req/s of each round of the measured (not client-bound)
 // rows, and which rows they are.
-func samplesOf(rows []Row) (judged []int, samples []stats.Sample) {
+func samplesOf(rows []RankingRow) (judged []int, samples []stats.Sample) {
 	for i, r := range rows {
 		if !r.ClientBound {
 			judged = append(judged, i)

@@ -109,8 +109,8 @@ func TestCapacityRanking(t *testing.T) {
 		t.Fatalf("capacity ranking = %v, want bound, once, kept_up", got)
 	}
 	for _, r := range rows {
-		if !slices.Equal(r.Engines, []string{"h2"}) {
-			t.Errorf("capacity row %s mixes engines: %v", r.Name, r.Engines)
+		if !slices.Equal(r.Tools, []string{"h2"}) {
+			t.Errorf("capacity row %s mixes engines: %v", r.Name, r.Tools)
 		}
 	}
 	if rows[0].RPS.Median != 91000 || rows[2].RPS.Median != 25000 || rows[1].RPS.N != 1 {

@@ -54,7 +54,7 @@ func WriteSummary(w io.Writer, run record.Run) error {
 // noiseLine says how much of the rounds' spread the machine's state put
 // on every server of a round alike and how much is each server's own: the
 // paired tests cancel the first, so the second sets the gaps they resolve.
-func noiseLine(b *strings.Builder, ranking string, rows []Row) {
+func noiseLine(b *strings.Builder, ranking string, rows []RankingRow) {
 	_, samples := samplesOf(rows)
 	if n, ok := stats.NoiseOf(samples); ok {
 		fmt.Fprintf(b, "round-to-round noise of the %s: %.1f%% shared by every server of a round, %.1f%% each server's own (%d servers, %d rounds); the paired tests see the own part only\n",
@@ -78,19 +78,19 @@ a round), busy-host (other work than the server and its client kept more than 0.
 cores busy in a round).
 `
 
-func writeRows(b *strings.Builder, rows []Row) {
+func writeRows(b *strings.Builder, rows []RankingRow) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "group\tserver\tengine\treq/s\tinterval\tCV\tserver cpu\treq/s per core\tp50\tp99\tp99.9\tmemory\tthrottled\tflags\t")
 	for _, r := range rows {
 		cpu, perCore, mem := serverFigures(r)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%/%.0f%%\t%s\t\n",
-			r.Group, r.Name, strings.Join(r.Engines, "+"), rpsText(r), intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
+			r.Group, r.Name, strings.Join(r.Tools, "+"), rpsText(r), intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
 			ms(r.P50), ms(r.P99), ms(r.P999), mem, 100*r.ServerThrottled, 100*r.ClientThrottled, flags(r))
 	}
 	tw.Flush()
 }
 
-func flags(r Row) string {
+func flags(r RankingRow) string {
 	var f []string
 	if r.ClientBound {
 		f = append(f, "client-bound")
