@@ -9,18 +9,18 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
-// recorder keeps a container's stats stream: every sample, in memory for the
-// figures and raw on disk for whoever wants to check them.
-type recorder struct {
+// statsRecorder keeps a container's stats stream: every sample, in memory
+// for the figures and raw on disk for whoever wants to check them.
+type statsRecorder struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	mu      sync.Mutex
 	samples []usage.Sample
 }
 
-func (srv *Server) record(ctx context.Context, c Container, file string) *recorder {
+func (srv *Server) recordStats(ctx context.Context, c Container, file string) *statsRecorder {
 	ctx, cancel := context.WithCancel(ctx)
-	rec := &recorder{cancel: cancel, done: make(chan struct{})}
+	rec := &statsRecorder{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(rec.done)
 		body, err := c.Stats(ctx)
@@ -48,7 +48,7 @@ func (srv *Server) record(ctx context.Context, c Container, file string) *record
 }
 
 // stop ends the stream and returns the samples read.
-func (rec *recorder) stop() []usage.Sample {
+func (rec *statsRecorder) stop() []usage.Sample {
 	rec.cancel()
 	<-rec.done
 	rec.mu.Lock()

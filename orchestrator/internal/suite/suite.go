@@ -425,14 +425,14 @@ func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Sp
 		Memory:   loadMemory,
 	})
 
-	serverStats := srv.record(ctx, srv.container, name+"-server-stats.jsonl")
-	var clientStats *recorder
+	serverStats := srv.recordStats(ctx, srv.container, name+"-server-stats.jsonl")
+	var clientStats *statsRecorder
 	obs := srv.suite.observer()
 	started := time.Now()
 	obs.Phase("warm-up with "+engine.Name(), spec.Warmup)
 	measuring := time.AfterFunc(spec.Warmup, func() { obs.Phase("measuring with "+engine.Name(), spec.Duration) })
 	stdout, err := srv.runBeside(ctx, container, name, spec.Warmup+spec.Duration+spec.Tail+clientGrace,
-		func(c Container) { clientStats = srv.record(ctx, c, name+"-client-stats.jsonl") })
+		func(c Container) { clientStats = srv.recordStats(ctx, c, name+"-client-stats.jsonl") })
 	measuring.Stop()
 	ended := time.Now()
 	serverSamples := serverStats.stop()
