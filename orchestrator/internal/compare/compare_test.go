@@ -125,7 +125,7 @@ func TestASignificantChange(t *testing.T) {
 	two := run(2, srv("rust_tonic_mt", faster))
 	two.Cells[0].Settings = []config.Setting{{Name: "GRPC_SERVER_CPUS", Value: "2"}, {Name: "GRPC_BENCHMARK_ROUNDS", Value: "6"}, {Name: "GRPC_RESULTS_DIR", Value: "two"}}
 	got := Runs(a, two, DefaultThreshold)
-	if s := got.Cells[0].Settings; len(s) != 1 || s[0] != (Setting{"GRPC_SERVER_CPUS", "1", "2"}) || !byName(got, "rust_tonic_mt").RPS.Diff.Significant {
+	if s := got.Cells[0].Settings; len(s) != 1 || s[0] != (ChangedSetting{"GRPC_SERVER_CPUS", "1", "2"}) || !byName(got, "rust_tonic_mt").RPS.Diff.Significant {
 		t.Errorf("1 CPU against 2: %+v", got)
 	}
 	if out := text(t, got); !strings.Contains(out, "settings that differ: GRPC_SERVER_CPUS=1→2\n") {
@@ -259,7 +259,7 @@ func TestEveryServerAppears(t *testing.T) {
 	if ch := byName(c, "kept"); ch.ImageA != "sha256:kept" || ch.ImageB != "sha256:new" {
 		t.Errorf("kept's images: %+v", ch)
 	}
-	if len(c.Hardware) != 1 || c.Hardware[0] != (Setting{"kernel", "6.1", "6.12"}) {
+	if len(c.Hardware) != 1 || c.Hardware[0] != (ChangedSetting{"kernel", "6.1", "6.12"}) {
 		t.Errorf("hardware differences %+v", c.Hardware)
 	}
 	c.A, c.B = "a", "b"

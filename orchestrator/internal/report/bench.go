@@ -73,7 +73,7 @@ func writeCell(b *strings.Builder, run record.Run, c record.Cell) {
 }
 
 // notes lists what a reader must know beside the numbers: servers that
-// failed, rows with failed calls, client-bound rows, notes of the engines,
+// failed, rows with failed calls, client-bound rows, notes of the load tools,
 // which rows can be told apart, an interrupted run.
 func notes(run record.Run, c record.Cell, rows []RankingRow, a stats.Analysis) []string {
 	var out []string

@@ -27,7 +27,7 @@ import (
 //	connections          HTTP/2 connections of the load client
 //	concurrency          calls in flight over all connections
 //	server               the server's name (a folder of servers/)
-//	engines              load engines the figures come from, joined by "+"
+//	engines              load tools the figures come from, joined by "+"
 //	rounds               rounds the server was run in
 //	rps_median           OK calls per second, median of the rounds
 //	rps_lo, rps_hi       its interval: see rps_interval
@@ -37,7 +37,7 @@ import (
 //	rps_cv               the rounds' standard deviation over their mean
 //	p50_ms … p999_ms     latency percentiles p50, p90, p95, p99, p99.9 in
 //	                     milliseconds, medians of the rounds (empty when
-//	                     the engine did not measure them)
+//	                     the load tool did not measure them)
 //	server_cpu_percent   the server's CPU in percent of one core (this and
 //	                     the other figures of the server's stats are empty
 //	                     when no round had a stats reading of it)

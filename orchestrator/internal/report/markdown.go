@@ -29,7 +29,7 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 		fmt.Fprintf(&b, "\n### %s\n\n", c.Name())
 		rows := Ranking(c)
 		n := notes(run, c, rows, Judge(run, rows))
-		fmt.Fprintf(&b, "Ranking by the load engine (%s), medians of %s:\n\n", engineOf(c), roundsText(c))
+		fmt.Fprintf(&b, "Ranking by the load engine (%s), medians of %s:\n\n", toolOf(c), roundsText(c))
 		markdownTable(&b, rows)
 		capacity := CapacityRanking(c)
 		if capacity != nil {

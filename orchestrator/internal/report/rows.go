@@ -18,7 +18,7 @@ const (
 	// hypervisor above which a round is flagged.
 	HighSteal = 0.05
 	// BusyHostCores is how many cores of other work on the host, beside
-	// the server and its load client, flag a round: the engine's stats
+	// the server and its load client, flag a round: the Docker engine's stats
 	// streams and the orchestrator take about 0.1 here.
 	BusyHostCores = 0.3
 	// errorShareMark is the share of failed calls above which a row is
@@ -89,7 +89,7 @@ func (r RankingRow) ErrorShare() float64 {
 	return float64(r.Failed) / float64(r.Calls)
 }
 
-// Ranking is a cell's ranked servers by the load engine's figures, fastest
+// Ranking is a cell's ranked servers by the load tool's figures, fastest
 // first; servers of equal median keep their catalog order.
 func Ranking(c record.Cell) []RankingRow {
 	var rows []RankingRow
@@ -106,10 +106,10 @@ func Ranking(c record.Cell) []RankingRow {
 const CapacityCaption = "the capacity engine's figures alone: it measures every server in every round, over the same kind of window, whether the load engine kept up or not"
 
 // CapacityRanking is the "server capacity" ranking: each server's figures
-// from the capacity engine's measurements alone, over the rounds that have
-// one, so that no row mixes engines (CapacityNotes says which servers have
-// fewer rounds, or none). It is nil when no round was measured by the
-// capacity engine.
+// from the capacity measurements alone, over the rounds that have one, so
+// that no row mixes load tools (CapacityNotes says which servers have
+// fewer rounds, or none). It is nil when no round has a capacity
+// measurement.
 func CapacityRanking(c record.Cell) []RankingRow {
 	var rows []RankingRow
 	for _, s := range c.Servers {
@@ -120,8 +120,8 @@ func CapacityRanking(c record.Cell) []RankingRow {
 	return sorted(rows)
 }
 
-// capacityRounds are a ranked server's rounds that the capacity engine
-// measured.
+// capacityRounds are a ranked server's rounds that have a capacity
+// measurement.
 func capacityRounds(s record.Server) []record.Round {
 	if !s.Ranked() {
 		return nil

@@ -13,7 +13,7 @@ import (
 )
 
 // WriteSummary writes summary.txt: per cell, the ranking with its spread,
-// efficiency and flags, the server capacity ranking where the load engine
+// efficiency and flags, the server capacity ranking where the load tool
 // could not keep up, and how long each round spent beyond its load.
 func WriteSummary(w io.Writer, run record.Run) error {
 	var b strings.Builder
@@ -24,7 +24,7 @@ func WriteSummary(w io.Writer, run record.Run) error {
 		fmt.Fprintf(&b, "== %s\n\n", c.Name())
 		rows := Ranking(c)
 		analysis := Judge(run, rows)
-		fmt.Fprintf(&b, "ranking by the load engine (%s), medians of %s:\n", engineOf(c), roundsText(c))
+		fmt.Fprintf(&b, "ranking by the load engine (%s), medians of %s:\n", toolOf(c), roundsText(c))
 		writeRows(&b, rows)
 		var capacityNotes []string
 		capacity := CapacityRanking(c)
@@ -125,8 +125,8 @@ func ms(d time.Duration) string {
 	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
 }
 
-// engineOf names the load engine of a cell's rounds.
-func engineOf(c record.Cell) string {
+// toolOf names the load tool of a cell's rounds.
+func toolOf(c record.Cell) string {
 	for _, s := range c.Servers {
 		for _, r := range s.Rounds {
 			if r.Load != nil {
