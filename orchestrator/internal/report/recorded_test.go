@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -213,4 +214,23 @@ func checkNoResources(t *testing.T, path string) {
 		}
 	}
 	walk(doc)
+}
+
+// TestWritersLeaveTheRunAlone renders every file of the recorded run, and
+// its hardware.txt, into a folder holding its stats streams: the run the
+// writers were given is the run read, field for field.
+func TestWritersLeaveTheRunAlone(t *testing.T) {
+	run, want := recorded(t), recorded(t)
+	dir := t.TempDir()
+	copyDir(t, filepath.Join("testdata", "run"), dir)
+	f := record.Folder{Dir: dir}
+	if err := report.Render(f, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.SaveHardware(f, run); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(run, want) {
+		t.Errorf("the writers changed the run:\n got %+v\nwant %+v", run, want)
+	}
 }
