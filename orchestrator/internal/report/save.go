@@ -1,3 +1,9 @@
+// Package report writes the files people read from a run's record
+// (package record): bench.txt (in grpc_bench's layout, medians over the
+// rounds), summary.txt (spread, efficiency and the server capacity
+// ranking), results.csv, results.md, report.html with its charts, and
+// hardware.txt for the context. The writers read a record.Run and never
+// change it.
 package report
 
 import (
