@@ -62,6 +62,19 @@ type Run struct {
 	Dir string `json:"-"`
 }
 
+// Hardware is the machine the servers ran on, as the Docker engine sees it
+// (the orchestrator itself may run in a container).
+type Hardware struct {
+	CPUModel      string `json:"cpu_model"`
+	CPUs          int    `json:"cpus"`
+	MemoryBytes   int64  `json:"memory_bytes"`
+	Kernel        string `json:"kernel"`
+	OS            string `json:"os"`
+	DockerVersion string `json:"docker_version"`
+	CgroupVersion string `json:"cgroup_version"`
+	StorageDriver string `json:"storage_driver"`
+}
+
 // Visit is one server's round in one cell.
 type Visit struct {
 	Cell   int    `json:"cell"`

@@ -266,12 +266,12 @@ func (s *Session) start(ctx context.Context, prior *record.Run, changed []string
 		Settings: s.Config.All(),
 		Hosts:    &record.Hosts{},
 		Contexts: s.contexts,
-		Hardware: record.HardwareOf(s.Engines.ServerInfo),
+		Hardware: hardwareOf(s.Engines.ServerInfo),
 		Cells:    newCells(s.Config, s.Engines.ServerInfo.NCPU, s.Engines.ClientInfo.NCPU),
 	}
 	s.Run.Hosts.Servers, s.Run.Hosts.Clients = s.Config.EngineHosts()
 	if s.Engines.Two() {
-		client := record.HardwareOf(s.Engines.ClientInfo)
+		client := hardwareOf(s.Engines.ClientInfo)
 		s.Run.ClientHardware = &client
 	}
 	return report.SaveHardware(s.Folder, s.Run)
