@@ -34,6 +34,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/engines"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 )
 
@@ -411,13 +412,13 @@ func parseRows(t *testing.T, bench string) map[string]row {
 	return rows
 }
 
-func readRun(t *testing.T, dir string) (string, report.Run) {
+func readRun(t *testing.T, dir string) (string, record.Run) {
 	t.Helper()
 	bench, err := os.ReadFile(filepath.Join(dir, "bench.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := report.Load(dir)
+	run, err := record.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +426,7 @@ func readRun(t *testing.T, dir string) (string, report.Run) {
 }
 
 // servers are the servers of a run of one cell.
-func servers(t *testing.T, run report.Run) []report.Server {
+func servers(t *testing.T, run record.Run) []record.Server {
 	t.Helper()
 	if len(run.Cells) != 1 {
 		t.Fatalf("%d cells, want 1", len(run.Cells))
@@ -839,7 +840,7 @@ func TestEnginesSideBySide(t *testing.T) {
 	if last := lines[len(lines)-1]; !regexp.MustCompile(`^per-core ratio: engine/ghz=\d+\.\d\d engine/h2load=\d+\.\d\d$`).MatchString(last) {
 		t.Errorf("last line %q", last)
 	}
-	var got struct{ Rows []engines.Row }
+	var got struct{ Rows []engines.ToolRun }
 	readJSON(t, filepath.Join(dir, "engines.json"), &got)
 	if len(got.Rows) != len(engines.Compared) {
 		t.Fatalf("%d engines measured, want %d", len(got.Rows), len(engines.Compared))
@@ -912,7 +913,7 @@ func TestRoundsInterleaveAndCapacity(t *testing.T) {
 	if run.Seed == 0 || len(run.Order) != 2 {
 		t.Fatalf("seed %d, order %+v: want a seed and 2 rounds", run.Seed, run.Order)
 	}
-	start := map[string]*report.Server{}
+	start := map[string]*record.Server{}
 	for i := range srv {
 		start[srv[i].Name] = &srv[i]
 	}
@@ -961,8 +962,8 @@ func TestRoundsInterleaveAndCapacity(t *testing.T) {
 		t.Errorf("summary.txt:\n%s", summary)
 	}
 	for _, row := range report.CapacityRanking(run.Cells[0]) {
-		if !slices.Equal(row.Engines, []string{"h2"}) || row.RPS.N != 2 {
-			t.Errorf("capacity row %s: engines %v over %d rounds, want h2 alone over 2", row.Name, row.Engines, row.RPS.N)
+		if !slices.Equal(row.Tools, []string{"h2"}) || row.RPS.N != 2 {
+			t.Errorf("capacity row %s: engines %v over %d rounds, want h2 alone over 2", row.Name, row.Tools, row.RPS.N)
 		}
 	}
 	for _, f := range []string{"go_grpc/round-1/load.json", "go_grpc/round-2/load.json", "python_grpc/round-2/server.log"} {

@@ -12,7 +12,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/engines"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
 )
 
@@ -64,13 +64,13 @@ func (c *enginesCmd) Run(ctx context.Context, std streams) error {
 
 // saveComparison writes a comparison as <name>.txt, the table, and
 // <name>.json, its rows with the settings and placement they ran under.
-func saveComparison(f report.Folder, cell report.Cell, name string, table []byte, rows any) error {
+func saveComparison(f record.Folder, cell record.Cell, name string, table []byte, rows any) error {
 	if err := f.Write(name+".txt", table); err != nil {
 		return err
 	}
 	return f.WriteJSON(name+".json", struct {
 		Settings  []config.Setting `json:"settings"`
-		Placement report.Placement `json:"placement"`
+		Placement record.Placement `json:"placement"`
 		Rows      any              `json:"rows"`
 	}{cell.Settings, cell.Placement, rows})
 }

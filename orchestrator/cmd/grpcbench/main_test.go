@@ -11,7 +11,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
 // exitCase is a command line, the status it must exit with, and text its
@@ -83,13 +83,13 @@ func TestPanicBecomesAReason(t *testing.T) {
 // to fail on a regression, then 4; a bad threshold is bad input.
 func TestCompareExitStatuses(t *testing.T) {
 	folder := func(rps ...float64) string {
-		s := report.Server{Name: "go_grpc"}
+		s := record.Server{Name: "go_grpc"}
 		for i, v := range rps {
-			s.Rounds = append(s.Rounds, report.Round{Round: i + 1, Measurement: report.Measurement{
+			s.Rounds = append(s.Rounds, record.Round{Round: i + 1, Measurement: record.Measurement{
 				Load: &load.Result{Engine: "h2", RPS: v, Requests: 10, OK: 10}}})
 		}
-		f := report.Folder{Dir: t.TempDir()}
-		run := report.Run{ID: filepath.Base(f.Dir), Cells: []report.Cell{{Cell: config.Cell{Scenario: "complex_proto", ServerCPUs: 1, ClientCPUs: 1}, Servers: []report.Server{s}}}}
+		f := record.Folder{Dir: t.TempDir()}
+		run := record.Run{ID: filepath.Base(f.Dir), Cells: []record.Cell{{Cell: config.Cell{Scenario: "complex_proto", ServerCPUs: 1, ClientCPUs: 1}, Servers: []record.Server{s}}}}
 		if err := f.WriteJSON("results.json", run); err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 )
 
@@ -17,7 +18,7 @@ func (c *reportCmd) Run(std streams) error {
 	if err != nil {
 		return err
 	}
-	f := report.Folder{Dir: c.Folder}
+	f := record.Folder{Dir: c.Folder}
 	if err := report.Render(f, run); err != nil {
 		return fmt.Errorf("report on %s: %w", c.Folder, err)
 	}

@@ -41,7 +41,7 @@ func TestReportRefusesABadFolder(t *testing.T) {
 
 func TestReportRewritesTheFiles(t *testing.T) {
 	dir := t.TempDir()
-	js, err := os.ReadFile(filepath.Join("..", "..", "internal", "report", "testdata", "legacy", "results.json"))
+	js, err := os.ReadFile(filepath.Join("..", "..", "internal", "record", "testdata", "legacy", "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
 
@@ -18,7 +18,7 @@ import (
 // engine is reached (DOCKER_HOST points nowhere) or anything is built.
 func TestResumeOfAFinishedRunDoesNothing(t *testing.T) {
 	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-	dir := saveRun(t, report.Run{ID: "2026-01-02_03-04-05", Finished: time.Date(2026, 1, 2, 3, 9, 0, 0, time.UTC)})
+	dir := saveRun(t, record.Run{ID: "2026-01-02_03-04-05", Finished: time.Date(2026, 1, 2, 3, 9, 0, 0, time.UTC)})
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"bench", "--resume", dir}, &stdout, &stderr)
 	if want := "run 2026-01-02_03-04-05 finished at 2026-01-02T03:09:00Z: nothing to resume"; code != exitOK || !strings.Contains(stdout.String(), want) {
@@ -35,10 +35,10 @@ func TestResumeWithOtherCodeIsRefused(t *testing.T) {
 	for name, content := range map[string]string{"servers/a/Dockerfile": "FROM scratch\n", "scenarios/complex_proto/helloworld.proto": "syntax = \"proto3\";\n"} {
 		testfiles.Write(t, filepath.Join(root, name), content)
 	}
-	dir := saveRun(t, report.Run{ID: "r", Commit: "unknown commit (no git history here)", Interrupted: true,
-		Engines:  &report.EngineHosts{Servers: "unix:///nonexistent/docker.sock", Clients: "unix:///nonexistent/docker.sock"},
+	dir := saveRun(t, record.Run{ID: "r", Commit: "unknown commit (no git history here)", Interrupted: true,
+		Hosts:    &record.Hosts{Servers: "unix:///nonexistent/docker.sock", Clients: "unix:///nonexistent/docker.sock"},
 		Contexts: map[string]string{"a": "the hash of another servers/a"},
-		Cells:    []report.Cell{{Servers: []report.Server{{Name: "a"}}}}})
+		Cells:    []record.Cell{{Servers: []record.Server{{Name: "a"}}}}})
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"bench", "--root", root, "--resume", dir}, &stdout, &stderr)
 	if want := "build context changed (servers/<name>/ or the scenarios): a"; code != exitBadInput || !strings.Contains(stderr.String(), want) {
@@ -51,7 +51,7 @@ func TestResumeWithOtherCodeIsRefused(t *testing.T) {
 	}
 }
 
-func saveRun(t *testing.T, r report.Run) string {
+func saveRun(t *testing.T, r record.Run) string {
 	t.Helper()
 	dir := t.TempDir()
 	js, err := json.Marshal(r)

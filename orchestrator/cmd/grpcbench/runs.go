@@ -10,7 +10,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/compare"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
 // errRegression says that compare --fail-on regression found one.
@@ -68,8 +68,8 @@ func parseThreshold(s string) (float64, error) {
 
 // loadRun reads a run folder named on the command line; a folder that is
 // missing or holds no readable record is bad input.
-func loadRun(arg, dir string) (report.Run, error) {
-	run, err := report.Load(dir)
+func loadRun(arg, dir string) (record.Run, error) {
+	run, err := record.Load(dir)
 	if err != nil {
 		return run, &config.Error{Var: arg, Value: dir, Reason: err.Error(), Allowed: "a run folder that holds a results.json, such as results/2026-11-30_10-20-20"}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
@@ -56,10 +57,10 @@ type Bench struct {
 	Config        config.Config
 	// Scenarios are the run's scenarios, compiled, by name.
 	Scenarios map[string]*scenario.Scenario
-	Folder    report.Folder
+	Folder    record.Folder
 	// Run is the record: its cells set up (settings, placement), filled as
 	// rounds finish.
-	Run *report.Run
+	Run *record.Run
 	// HostStat is the host's /proc/stat for its CPU steal; "" when the
 	// engine runs elsewhere.
 	HostStat string
@@ -97,7 +98,7 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) error {
 	}
 	start, done := time.Now(), 0
 	var took []float64 // each round's seconds, for the budget
-	active := func(report.Server) bool { return true }
+	active := func(record.Server) bool { return true }
 	for {
 		look, ok := design.NextLook(done)
 		if !ok {
@@ -141,7 +142,7 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) error {
 				break
 			}
 		}
-		active = func(s report.Server) bool { return open[s.Name] }
+		active = func(s record.Server) bool { return open[s.Name] }
 		if err := report.Save(b.Folder, *b.Run); err != nil {
 			return err
 		}
@@ -161,12 +162,12 @@ func (b *Bench) seed() uint64 {
 // have not failed, in a random order drawn from the run's seed and the
 // round: each server meets a different predecessor and moment in every
 // round, and a resumed run follows the order it was interrupted in.
-func (b *Bench) visits(r int, active func(report.Server) bool) []report.Visit {
-	var visits []report.Visit
+func (b *Bench) visits(r int, active func(record.Server) bool) []record.Visit {
+	var visits []record.Visit
 	for ci, cell := range b.Run.Cells {
 		for _, srv := range cell.Servers {
 			if srv.FirstFailure() == nil && active(srv) {
-				visits = append(visits, report.Visit{Cell: ci, Server: srv.Name})
+				visits = append(visits, record.Visit{Cell: ci, Server: srv.Name})
 			}
 		}
 	}
@@ -178,9 +179,9 @@ func (b *Bench) visits(r int, active func(report.Server) bool) []report.Visit {
 // visit measures round r of one server of one cell, unless it has it (a
 // resumed run) or failed since the round's order was drawn, and saves the
 // record. It returns the time the round took, 0 when skipped.
-func (b *Bench) visit(ctx context.Context, v report.Visit, r, look int, engine, capacity load.Engine) (time.Duration, error) {
+func (b *Bench) visit(ctx context.Context, v record.Visit, r, look int, engine, capacity load.Engine) (time.Duration, error) {
 	cell := &b.Run.Cells[v.Cell]
-	srv := &cell.Servers[slices.IndexFunc(cell.Servers, func(s report.Server) bool { return s.Name == v.Server })]
+	srv := &cell.Servers[slices.IndexFunc(cell.Servers, func(s record.Server) bool { return s.Name == v.Server })]
 	if len(srv.Rounds) >= r || srv.FirstFailure() != nil {
 		return 0, nil
 	}
@@ -207,7 +208,7 @@ func (b *Bench) visit(ctx context.Context, v report.Visit, r, look int, engine, 
 // look analyses every cell's ranking after a sequential design's look,
 // records it, and returns the servers of unresolved pairs, which go on.
 func (b *Bench) look(rounds int, elapsed time.Duration) map[string]bool {
-	rec := report.RunLook{Rounds: rounds, Elapsed: elapsed.Seconds()}
+	rec := record.RunLook{Rounds: rounds, Elapsed: elapsed.Seconds()}
 	open := map[string]bool{}
 	for _, cell := range b.Run.Cells {
 		// Both rankings decide: a client-bound server is out of the load
@@ -231,7 +232,7 @@ func (b *Bench) look(rounds int, elapsed time.Duration) map[string]bool {
 }
 
 // openIn analyses a ranking and names the servers of its unresolved pairs.
-func openIn(run report.Run, rows []report.Row) (stats.Analysis, []string) {
+func openIn(run record.Run, rows []report.RankingRow) (stats.Analysis, []string) {
 	a := report.Judge(run, rows)
 	samples := make([]stats.Sample, len(rows))
 	for i, r := range rows {
@@ -251,7 +252,7 @@ func (e *EngineGoneError) Unwrap() error { return e.Err }
 
 // engineGone checks, after a failure other than an interruption, whether
 // the engine still answers.
-func (b *Bench) engineGone(ctx context.Context, f *report.Failure) error {
+func (b *Bench) engineGone(ctx context.Context, f *record.Failure) error {
 	if f == nil || ctx.Err() != nil || b.Alive == nil {
 		return nil
 	}
@@ -323,9 +324,9 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 		cell := &b.Run.Cells[ci]
 		for _, name := range servers {
 			k := key{cell.Scenario, b.Builder.Catalog.Base(name)}
-			i := slices.IndexFunc(cell.Servers, func(s report.Server) bool { return s.Name == name })
+			i := slices.IndexFunc(cell.Servers, func(s record.Server) bool { return s.Name == name })
 			if i < 0 { // a resumed run has its servers already
-				cell.Servers = append(cell.Servers, report.Server{Name: name})
+				cell.Servers = append(cell.Servers, record.Server{Name: name})
 				i = len(cell.Servers) - 1
 			}
 			srv := &cell.Servers[i]
@@ -341,9 +342,9 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 
 // round brings a fresh container of the server up, measures it and tears
 // it down.
-func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server, r int, engine, capacity load.Engine) report.Round {
-	round := report.Round{Round: r, Start: time.Now()}
-	folder, err := b.Folder.Sub(srv.Name, report.CellDir(*b.Run, cell), fmt.Sprintf("round-%d", r))
+func (b *Bench) round(ctx context.Context, cell record.Cell, srv *record.Server, r int, engine, capacity load.Engine) record.Round {
+	round := record.Round{Round: r, Start: time.Now()}
+	folder, err := b.Folder.Sub(srv.Name, record.CellDir(*b.Run, cell), fmt.Sprintf("round-%d", r))
 	if err != nil {
 		return b.fail(srv.Name, round, err)
 	}
@@ -403,7 +404,7 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 
 // measure loads the server and, when the engine runs on this machine,
 // reads how much other work the host did over the measurement window.
-func (b *Bench) measure(ctx context.Context, up *suite.Instance, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
+func (b *Bench) measure(ctx context.Context, up *suite.Instance, engine load.Engine, spec load.Spec, name string) (record.Measurement, error) {
 	if b.HostStat == "" {
 		return up.Measure(ctx, engine, spec, name)
 	}
@@ -425,7 +426,7 @@ func (b *Bench) measure(ctx context.Context, up *suite.Instance, engine load.Eng
 const hostPeriod = 250 * time.Millisecond
 
 // phaseTime is the time the phases took in all.
-func phaseTime(phases []report.Phase) float64 {
+func phaseTime(phases []record.Phase) float64 {
 	var total float64
 	for _, p := range phases {
 		total += p.Seconds
@@ -433,7 +434,7 @@ func phaseTime(phases []report.Phase) float64 {
 	return total
 }
 
-func roundText(r report.Round) string {
+func roundText(r record.Round) string {
 	text := fmt.Sprintf("%.0f req/s, server CPU %.1f%%, client CPU %.1f%%", r.Load.RPS, r.Server.CPUAvgPercent, r.Client.CPUAvgPercent)
 	switch {
 	case r.ClientBound:
@@ -449,7 +450,7 @@ func roundText(r report.Round) string {
 	return text
 }
 
-func (b *Bench) cellText(cell report.Cell) string {
+func (b *Bench) cellText(cell record.Cell) string {
 	if len(b.Run.Cells) == 1 {
 		return ""
 	}
@@ -457,7 +458,7 @@ func (b *Bench) cellText(cell report.Cell) string {
 }
 
 // fail records why a round could not be measured.
-func (b *Bench) fail(name string, round report.Round, err error) report.Round {
+func (b *Bench) fail(name string, round record.Round, err error) record.Round {
 	f := suite.FailureOf(err)
 	slog.Debug("round failed", "server", name, "round", round.Round, "phase", f.Phase, "err", err)
 	b.Progress.Printf("%s: %s failed: %s", name, f.Phase, f.Reason)
@@ -467,7 +468,7 @@ func (b *Bench) fail(name string, round report.Round, err error) report.Round {
 
 // BuildClient builds the orchestrator's own image, with its log in the run
 // folder.
-func BuildClient(ctx context.Context, b images.Builder, folder report.Folder, out progress.Reporter) (string, error) {
+func BuildClient(ctx context.Context, b images.Builder, folder record.Folder, out progress.Reporter) (string, error) {
 	out.Printf("building the load client image %s", b.ClientTag())
 	out.Building("the load client image")
 	log, err := folder.Create("grpcbench-build.log")
@@ -484,19 +485,19 @@ func BuildClient(ctx context.Context, b images.Builder, folder report.Folder, ou
 
 // BuildServer builds a server's image, with its log as logName in folder,
 // and records the build as a phase.
-func BuildServer(ctx context.Context, b images.Builder, name string, sc *scenario.Scenario, folder report.Folder, logName string, out progress.Reporter) (images.Image, report.Phase, error) {
+func BuildServer(ctx context.Context, b images.Builder, name string, sc *scenario.Scenario, folder record.Folder, logName string, out progress.Reporter) (images.Image, record.Phase, error) {
 	out.Printf("%s: building %s", name, b.ServerTag(name, sc.Name))
 	out.Building(name)
 	start := time.Now()
 	img, err := buildServer(ctx, b, name, sc, folder, logName, progress.StepWriter(out))
-	phase := report.Phase{Name: "build", Start: start, Seconds: time.Since(start).Seconds()}
+	phase := record.Phase{Name: "build", Start: start, Seconds: time.Since(start).Seconds()}
 	if err != nil {
 		return img, phase, &suite.PhaseError{Phase: "build", Err: fmt.Errorf("%w (log: %s)", err, folder.Path(logName))}
 	}
 	return img, phase, nil
 }
 
-func buildServer(ctx context.Context, b images.Builder, name string, sc *scenario.Scenario, folder report.Folder, logName string, steps io.Writer) (images.Image, error) {
+func buildServer(ctx context.Context, b images.Builder, name string, sc *scenario.Scenario, folder record.Folder, logName string, steps io.Writer) (images.Image, error) {
 	log, err := folder.Create(logName)
 	if err != nil {
 		return images.Image{}, err
@@ -507,7 +508,7 @@ func buildServer(ctx context.Context, b images.Builder, name string, sc *scenari
 
 // BuildImages builds the client image and each server's image for every
 // scenario without running anything; the first failure ends it.
-func BuildImages(ctx context.Context, b, client images.Builder, servers []string, scenarios []*scenario.Scenario, folder report.Folder, out progress.Reporter) error {
+func BuildImages(ctx context.Context, b, client images.Builder, servers []string, scenarios []*scenario.Scenario, folder record.Folder, out progress.Reporter) error {
 	if _, err := BuildClient(ctx, client, folder, out); err != nil {
 		return err
 	}
@@ -527,13 +528,13 @@ func BuildImages(ctx context.Context, b, client images.Builder, servers []string
 
 // ServerSpec is how a server runs in a cell; env is what a variant adds to
 // its environment.
-func ServerSpec(cfg config.Config, cell report.Cell, name, image string, env []string, sc *scenario.Scenario, folder report.Folder) suite.ServerSpec {
+func ServerSpec(cfg config.Config, cell record.Cell, name, image string, env []string, sc *scenario.Scenario, folder record.Folder) suite.ServerSpec {
 	return suite.ServerSpec{Name: name, Image: image, Env: env, Scenario: sc, CPUs: cell.ServerCPUs, RAM: cfg.ServerRAM,
 		ReadyTimeout: cfg.ReadyTimeout, Placement: cell.Placement, Folder: folder}
 }
 
 // LoadSpec is the load of a cell, measured for duration.
-func LoadSpec(cfg config.Config, cell report.Cell, duration time.Duration) load.Spec {
+func LoadSpec(cfg config.Config, cell record.Cell, duration time.Duration) load.Spec {
 	return load.Spec{Connections: cell.Connections, Concurrency: cell.Concurrency, QPS: cfg.QPS,
 		Warmup: cfg.Warmup, Duration: duration, CPUs: float64(cell.ClientCPUs)}
 }
@@ -545,11 +546,11 @@ const roundOverhead = 1500 * time.Millisecond
 // Planned is the number of rounds a run of servers over cells has still to
 // measure: all of them, but for a resumed run the rounds it has and none of
 // a server that failed.
-func Planned(cells []report.Cell, servers []string, rounds int) int {
+func Planned(cells []record.Cell, servers []string, rounds int) int {
 	n := 0
 	for _, c := range cells {
 		for _, name := range servers {
-			i := slices.IndexFunc(c.Servers, func(s report.Server) bool { return s.Name == name })
+			i := slices.IndexFunc(c.Servers, func(s record.Server) bool { return s.Name == name })
 			switch {
 			case i < 0:
 				n += rounds
@@ -573,23 +574,8 @@ func PerRound(cfg config.Config) time.Duration {
 	return each
 }
 
-// Cells sets a run's cells up: the product of the list-valued settings,
-// each with its footer and its placement on the cores of the servers' and
-// the clients' engines (one engine: the same count twice).
-func Cells(cfg config.Config, serverCPUs, clientCPUs int) []report.Cell {
-	var cells []report.Cell
-	for _, c := range cfg.Cells(config.Facts{EngineCPUs: serverCPUs, ClientCPUs: clientCPUs}) {
-		placement := suite.Place(serverCPUs, c.ServerCPUs, c.ClientCPUs)
-		if cfg.TwoEngines() {
-			placement = suite.PlaceApart(serverCPUs, clientCPUs, c.ServerCPUs, c.ClientCPUs)
-		}
-		cells = append(cells, report.Cell{Cell: c, Settings: cfg.Settings(c), Placement: placement})
-	}
-	return cells
-}
-
 // ScenarioNames lists the scenarios of cells, once each, in order.
-func ScenarioNames(cells []report.Cell) []string {
+func ScenarioNames(cells []record.Cell) []string {
 	var names []string
 	for _, c := range cells {
 		if !slices.Contains(names, c.Scenario) {

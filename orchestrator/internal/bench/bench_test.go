@@ -27,6 +27,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
@@ -225,14 +226,16 @@ func newTestBench(t *testing.T, eng *fakeEngine, servers ...string) *Bench {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The settings' one cell; a run's cells are set up by the session.
+	cell := record.Cell{Cell: cfg.Cells(config.Facts{EngineCPUs: 2})[0]}
 	return &Bench{
 		Hosts:         suite.Hosts{Servers: eng},
 		Builder:       images.Builder{Host: eng, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "test"},
 		ClientBuilder: images.Builder{Host: eng, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "test"},
 		Config:        cfg,
 		Scenarios:     map[string]*scenario.Scenario{sc.Name: sc},
-		Folder:        report.Folder{Dir: t.TempDir()},
-		Run:           &report.Run{ID: "test", Cells: Cells(cfg, 2, 2)},
+		Folder:        record.Folder{Dir: t.TempDir()},
+		Run:           &record.Run{ID: "test", Cells: []record.Cell{cell}},
 		Progress:      progress.Plain(io.Discard),
 	}
 }
@@ -294,7 +297,7 @@ func TestAFailureInAnyPhaseIsRecordedAndTheRunGoesOn(t *testing.T) {
 }
 
 // order is the servers of a run's recorded order, round after round.
-func order(run *report.Run) []string {
+func order(run *record.Run) []string {
 	var out []string
 	for _, round := range run.Order {
 		for _, v := range round {
@@ -331,7 +334,7 @@ func TestRoundsAreInterleaved(t *testing.T) {
 		if a.Rounds[r].ClientBound || !b.Rounds[r].ClientBound {
 			t.Errorf("round %d: a client-bound %v, b %v; want only b", r+1, a.Rounds[r].ClientBound, b.Rounds[r].ClientBound)
 		}
-		for _, srv := range []report.Server{a, b} {
+		for _, srv := range []record.Server{a, b} {
 			if c := srv.Rounds[r].Capacity; c == nil || c.Load.Engine != "h2" {
 				t.Errorf("%s round %d has no capacity measurement by h2: %+v", srv.Name, r+1, srv.Rounds[r])
 			}
@@ -342,8 +345,8 @@ func TestRoundsAreInterleaved(t *testing.T) {
 		t.Fatalf("capacity ranking %+v", capacity)
 	}
 	for _, row := range capacity {
-		if !slices.Equal(row.Engines, []string{"h2"}) || row.RPS.N != 3 || row.RPS.Median != 3000 {
-			t.Errorf("capacity row %s: engines %v, %d rounds, median %v; want h2 alone over 3 rounds at 3000", row.Name, row.Engines, row.RPS.N, row.RPS.Median)
+		if !slices.Equal(row.Tools, []string{"h2"}) || row.RPS.N != 3 || row.RPS.Median != 3000 {
+			t.Errorf("capacity row %s: engines %v, %d rounds, median %v; want h2 alone over 3 rounds at 3000", row.Name, row.Tools, row.RPS.N, row.RPS.Median)
 		}
 	}
 }
@@ -376,7 +379,7 @@ func TestInterruptedBuildLeavesARunToResume(t *testing.T) {
 	if err := s.Benchmark(ctx, []string{"first", "second"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Benchmark = %v, want context.Canceled", err)
 	}
-	saved, err := report.Load(s.Folder.Dir)
+	saved, err := record.Load(s.Folder.Dir)
 	if err != nil || !saved.Interrupted {
 		t.Errorf("results.json after an interrupted build: interrupted %v, %v", saved.Interrupted, err)
 	}
@@ -401,7 +404,7 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Benchmark = %v, want context.Canceled", err)
 	}
-	byName := map[string]report.Server{}
+	byName := map[string]record.Server{}
 	for _, srv := range s.Run.Cells[0].Servers {
 		byName[srv.Name] = srv
 	}
@@ -416,7 +419,7 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 	if left := eng.notRemoved(); len(left) > 0 {
 		t.Errorf("containers not removed: %v", left)
 	}
-	var saved report.Run
+	var saved record.Run
 	js, err := os.ReadFile(s.Folder.Path("results.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -442,7 +445,7 @@ func TestEngineGoneStopsTheRun(t *testing.T) {
 	// after it not.
 	before := true
 	for _, v := range s.Run.Order[0] {
-		i := slices.IndexFunc(srv, func(x report.Server) bool { return x.Name == v.Server })
+		i := slices.IndexFunc(srv, func(x record.Server) bool { return x.Name == v.Server })
 		switch {
 		case v.Server == "second":
 			before = false
@@ -478,13 +481,13 @@ func TestResumeFinishesAnInterruptedRun(t *testing.T) {
 	if err := s.Benchmark(ctx, []string{"first", "second"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Benchmark = %v", err)
 	}
-	saved, err := report.Load(s.Folder.Dir)
+	saved, err := record.Load(s.Folder.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	saved.Resume()
 	cut := saved.Order[1][0].Server
-	if first := saved.Cells[0].Servers[slices.IndexFunc(saved.Cells[0].Servers, func(s report.Server) bool { return s.Name == cut })]; len(first.Rounds) != 1 {
+	if first := saved.Cells[0].Servers[slices.IndexFunc(saved.Cells[0].Servers, func(s record.Server) bool { return s.Name == cut })]; len(first.Rounds) != 1 {
 		t.Fatalf("the cut-short round was not dropped: %+v", first.Rounds)
 	}
 	interrupted := slices.Clone(saved.Order)
@@ -517,7 +520,7 @@ func TestResumeFinishesAnInterruptedRun(t *testing.T) {
 // order drawn afresh each round; GRPC_BENCHMARK_SEED replays it.
 func TestOrderIsRandomAndReplaysFromTheSeed(t *testing.T) {
 	servers := []string{"a", "b", "c", "d", "e"}
-	run := func(seed string) *report.Run {
+	run := func(seed string) *record.Run {
 		eng := &fakeEngine{}
 		s := newTestBench(t, eng, servers...)
 		s.Config.Seed = seed
@@ -543,16 +546,16 @@ func TestOrderIsRandomAndReplaysFromTheSeed(t *testing.T) {
 	if slices.Equal(first.Order[0], first.Order[1]) && slices.Equal(first.Order[1], first.Order[2]) {
 		t.Errorf("every round in the same order: %v", first.Order)
 	}
-	saved, err := report.Load(newTestBenchFolder(t, first))
+	saved, err := record.Load(newTestBenchFolder(t, first))
 	if err != nil || saved.Seed != 42 || len(saved.Order) != 3 {
 		t.Errorf("results.json: seed %d, order %v (%v)", saved.Seed, saved.Order, err)
 	}
 }
 
 // newTestBenchFolder saves a run to a folder of its own and returns it.
-func newTestBenchFolder(t *testing.T, run *report.Run) string {
+func newTestBenchFolder(t *testing.T, run *record.Run) string {
 	t.Helper()
-	f := report.Folder{Dir: t.TempDir()}
+	f := record.Folder{Dir: t.TempDir()}
 	if err := report.Save(f, *run); err != nil {
 		t.Fatal(err)
 	}

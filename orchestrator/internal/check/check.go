@@ -14,14 +14,14 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
 
-// Row is the gate's outcome for one server and one scenario.
-type Row struct {
+// Outcome is the gate's verdict on one server under one scenario.
+type Outcome struct {
 	Server   string `json:"server"`
 	Scenario string `json:"scenario"`
 	Passed   bool   `json:"passed"`
@@ -39,8 +39,8 @@ type Check struct {
 	Config                 config.Config
 	// Cell gives the servers their CPUs and cores; its scenario is replaced
 	// by each of the scenarios checked.
-	Cell   report.Cell
-	Folder report.Folder
+	Cell   record.Cell
+	Folder record.Folder
 	Out    progress.Reporter
 
 	// suite is made once the client image is built.
@@ -49,13 +49,13 @@ type Check struct {
 
 // Servers builds every server for every scenario and passes it through the
 // conformance gate. Logs go to <run>/<scenario>/<server>/.
-func (c *Check) Servers(ctx context.Context, servers []string, scenarios []*scenario.Scenario) ([]Row, error) {
+func (c *Check) Servers(ctx context.Context, servers []string, scenarios []*scenario.Scenario) ([]Outcome, error) {
 	client, err := bench.BuildClient(ctx, c.ClientBuilder, c.Folder, c.Out)
 	if err != nil {
 		return nil, err
 	}
 	c.suite = suite.New(c.Hosts, suite.Images{Client: client}, nil)
-	var rows []Row
+	var rows []Outcome
 	for _, sc := range scenarios {
 		for _, name := range servers {
 			if err := ctx.Err(); err != nil {
@@ -67,8 +67,8 @@ func (c *Check) Servers(ctx context.Context, servers []string, scenarios []*scen
 	return rows, nil
 }
 
-func (c *Check) check(ctx context.Context, name string, sc *scenario.Scenario) Row {
-	row := Row{Server: name, Scenario: sc.Name}
+func (c *Check) check(ctx context.Context, name string, sc *scenario.Scenario) Outcome {
+	row := Outcome{Server: name, Scenario: sc.Name}
 	warnings, err := c.bringUp(ctx, name, sc)
 	row.Passed, row.Warnings = err == nil, warnings
 	if err != nil {
@@ -100,7 +100,7 @@ func (c *Check) bringUp(ctx context.Context, name string, sc *scenario.Scenario)
 	return srv.Conformance.Warnings, err
 }
 
-func verdictText(r Row) string {
+func verdictText(r Outcome) string {
 	if r.Passed && len(r.Warnings) > 0 {
 		return "pass (warning)"
 	}
@@ -112,9 +112,9 @@ func verdictText(r Row) string {
 
 // WriteTable prints servers × scenarios, then why each failure failed and
 // what each warning says.
-func WriteTable(w io.Writer, rows []Row) error {
+func WriteTable(w io.Writer, rows []Outcome) error {
 	var servers, scenarios []string
-	cell := map[[2]string]Row{}
+	cell := map[[2]string]Outcome{}
 	for _, r := range rows {
 		if !slices.Contains(servers, r.Server) {
 			servers = append(servers, r.Server)

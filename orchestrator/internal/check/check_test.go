@@ -12,13 +12,12 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend/fake"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 )
@@ -66,9 +65,11 @@ func newCheck(t *testing.T, h *fake.Host, servers ...string) (*Check, *bytes.Buf
 		t.Fatal(err)
 	}
 	b := images.Builder{Host: h, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "chk"}
+	c := cfg.Cells(config.Facts{EngineCPUs: 4, ClientCPUs: 4})[0]
+	cell := record.Cell{Cell: c, Settings: cfg.Settings(c), Placement: suite.Place(4, c.ServerCPUs, c.ClientCPUs)}
 	var out bytes.Buffer
-	return &Check{Hosts: suite.Hosts{Servers: h}, Builder: b, ClientBuilder: b, Config: cfg, Cell: bench.Cells(cfg, 4, 4)[0],
-		Folder: report.Folder{Dir: t.TempDir()}, Out: progress.Plain(&out)}, &out
+	return &Check{Hosts: suite.Hosts{Servers: h}, Builder: b, ClientBuilder: b, Config: cfg, Cell: cell,
+		Folder: record.Folder{Dir: t.TempDir()}, Out: progress.Plain(&out)}, &out
 }
 
 func scenarios(t *testing.T, names ...string) []*scenario.Scenario {

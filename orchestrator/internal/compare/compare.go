@@ -20,6 +20,7 @@ import (
 	"slices"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
@@ -73,11 +74,11 @@ type Change struct {
 	// ImageA and ImageB are the images' ids when they differ.
 	ImageA string `json:"image_a,omitempty"`
 	ImageB string `json:"image_b,omitempty"`
-	// ClientBound names the runs ("a", "b") whose load engine was
+	// ClientBound names the runs ("a", "b") whose load tool was
 	// client-bound on this server.
 	ClientBound []string `json:"client_bound,omitempty"`
-	// RPS is req/s by the load engine, P99 the p99 latency in nanoseconds,
-	// Capacity req/s by the capacity engine (when both runs have it).
+	// RPS is req/s by the load tool, P99 the p99 latency in nanoseconds,
+	// Capacity req/s of the capacity measurement (when both runs have it).
 	RPS      *Figure `json:"rps,omitempty"`
 	P99      *Figure `json:"p99,omitempty"`
 	Capacity *Figure `json:"capacity,omitempty"`
@@ -93,15 +94,15 @@ type Drift struct {
 	Servers int     `json:"servers"`
 }
 
-// Cell is one cell of either run.
-type Cell struct {
+// ComparedCell is one cell of either run.
+type ComparedCell struct {
 	Name string      `json:"name"`
 	Cell config.Cell `json:"cell"`
 	// In names the only run that has the cell ("a" or "b"); empty when
 	// both have it.
 	In string `json:"in,omitempty"`
 	// Settings are the cell's settings that differ.
-	Settings []Setting `json:"settings,omitempty"`
+	Settings []ChangedSetting `json:"settings,omitempty"`
 	// RPSDrift and CapacityDrift are taken out of the changes before they
 	// are judged; nil with fewer than DriftServers servers.
 	RPSDrift      *Drift   `json:"rps_drift,omitempty"`
@@ -109,9 +110,9 @@ type Cell struct {
 	Servers       []Change `json:"servers"`
 }
 
-// Setting is a setting, or a fact of the hardware, that differs; A or B is
-// empty when that run does not have it.
-type Setting struct {
+// ChangedSetting is a setting, or a fact of the hardware, that differs; A
+// or B is empty when that run does not have it.
+type ChangedSetting struct {
 	Name string `json:"name"`
 	A    string `json:"a"`
 	B    string `json:"b"`
@@ -127,10 +128,10 @@ type Comparison struct {
 	Threshold float64 `json:"threshold"`
 	// Settings are the run-wide settings (as given) that differ, Hardware
 	// the facts of the machines.
-	Settings    []Setting `json:"settings,omitempty"`
-	Hardware    []Setting `json:"hardware,omitempty"`
-	Cells       []Cell    `json:"cells"`
-	Regressions int       `json:"regressions"`
+	Settings    []ChangedSetting `json:"settings,omitempty"`
+	Hardware    []ChangedSetting `json:"hardware,omitempty"`
+	Cells       []ComparedCell   `json:"cells"`
+	Regressions int              `json:"regressions"`
 }
 
 // Runs compares run a with run b: every cell of either, matched by their
@@ -138,21 +139,21 @@ type Comparison struct {
 // one server at 1 and at 2 CPUs, say), and in each every server of either.
 // A server is a regression when it is slower in b by more than threshold
 // (a share: 0.05 is 5%) after the cell's drift, with one-sided p ≤
-// stats.Alpha, by req/s where the load engine kept up in both runs and by
-// the capacity engine's req/s where both runs have it; and when it was
+// stats.Alpha, by req/s where the load tool kept up in both runs and by
+// the capacity measurement's req/s where both runs have it; and when it was
 // ranked in a and fails in b. A server b did not run is listed, not
 // counted: b may be a run of fewer servers.
-func Runs(a, b report.Run, threshold float64) Comparison {
+func Runs(a, b record.Run, threshold float64) Comparison {
 	cmp := Comparison{A: a.ID, B: b.ID, RunA: a.ID, RunB: b.ID, Threshold: threshold,
 		Settings: differences(a.Settings, b.Settings), Hardware: hardware(a, b)}
 	matched := map[int]bool{}
 	for _, ca := range a.Cells {
-		i := slices.IndexFunc(b.Cells, func(c report.Cell) bool { return c.Cell == ca.Cell })
+		i := slices.IndexFunc(b.Cells, func(c record.Cell) bool { return c.Cell == ca.Cell })
 		if i < 0 && len(a.Cells) == 1 && len(b.Cells) == 1 {
 			i = 0
 		}
 		if i < 0 {
-			cmp.Cells = append(cmp.Cells, Cell{Name: ca.Name(), Cell: ca.Cell, In: "a", Servers: alone(ca, OnlyInA)})
+			cmp.Cells = append(cmp.Cells, ComparedCell{Name: ca.Name(), Cell: ca.Cell, In: "a", Servers: alone(ca, OnlyInA)})
 			continue
 		}
 		matched[i] = true
@@ -160,7 +161,7 @@ func Runs(a, b report.Run, threshold float64) Comparison {
 	}
 	for i, cb := range b.Cells {
 		if !matched[i] {
-			cmp.Cells = append(cmp.Cells, Cell{Name: cb.Name(), Cell: cb.Cell, In: "b", Servers: alone(cb, OnlyInB)})
+			cmp.Cells = append(cmp.Cells, ComparedCell{Name: cb.Name(), Cell: cb.Cell, In: "b", Servers: alone(cb, OnlyInB)})
 		}
 	}
 	for _, c := range cmp.Cells {
@@ -174,7 +175,7 @@ func Runs(a, b report.Run, threshold float64) Comparison {
 }
 
 // alone lists the servers of a cell only one run has.
-func alone(c report.Cell, status string) []Change {
+func alone(c record.Cell, status string) []Change {
 	var out []Change
 	for _, s := range c.Servers {
 		ch := Change{Server: s.Name, Status: status}
@@ -189,11 +190,11 @@ func alone(c report.Cell, status string) []Change {
 // side is a server's rows in one run: its load ranking row and its
 // capacity row, where it has them.
 type side struct {
-	srv      *report.Server
-	row, cap *report.Row
+	srv      *record.Server
+	row, cap *report.RankingRow
 }
 
-func sides(c report.Cell) (map[string]side, []string) {
+func sides(c record.Cell) (map[string]side, []string) {
 	out := map[string]side{}
 	var order []string
 	for _, r := range report.Ranking(c) {
@@ -219,8 +220,8 @@ func sides(c report.Cell) (map[string]side, []string) {
 
 // cell compares a cell present in both runs: a's servers in a's order
 // (ranked first), then those only b has.
-func cell(ca, cb report.Cell, threshold float64) Cell {
-	out := Cell{Name: ca.Name(), Cell: ca.Cell, Settings: differences(ca.Settings, cb.Settings)}
+func cell(ca, cb record.Cell, threshold float64) ComparedCell {
+	out := ComparedCell{Name: ca.Name(), Cell: ca.Cell, Settings: differences(ca.Settings, cb.Settings)}
 	sa, order := sides(ca)
 	sb, orderB := sides(cb)
 	for _, name := range orderB {
@@ -322,7 +323,7 @@ func judge(ch *Change, a, b side, rpsDrift, capDrift *Drift, threshold float64) 
 	for _, m := range []struct {
 		name  string
 		f     *Figure
-		a, b  *report.Row
+		a, b  *report.RankingRow
 		drift *Drift
 	}{{"req/s", ch.RPS, a.row, b.row, rpsDrift}, {"capacity req/s", ch.Capacity, a.cap, b.cap, capDrift}} {
 		if m.f == nil || !m.f.Judged {
@@ -361,30 +362,30 @@ func joinAnd(parts []string) string {
 
 // differences lists the settings whose values differ; where the results
 // went changes no figure.
-func differences(a, b []config.Setting) []Setting {
+func differences(a, b []config.Setting) []ChangedSetting {
 	values := map[string]string{}
 	for _, s := range a {
 		values[s.Name] = s.Value
 	}
-	var out []Setting
+	var out []ChangedSetting
 	seen := map[string]bool{}
 	for _, s := range b {
 		seen[s.Name] = true
 		if v := values[s.Name]; v != s.Value && s.Name != "GRPC_RESULTS_DIR" {
-			out = append(out, Setting{Name: s.Name, A: v, B: s.Value})
+			out = append(out, ChangedSetting{Name: s.Name, A: v, B: s.Value})
 		}
 	}
 	for _, s := range a {
 		if !seen[s.Name] && s.Value != "" && s.Name != "GRPC_RESULTS_DIR" {
-			out = append(out, Setting{Name: s.Name, A: s.Value})
+			out = append(out, ChangedSetting{Name: s.Name, A: s.Value})
 		}
 	}
 	return out
 }
 
 // hardware lists the facts of the machines that differ.
-func hardware(a, b report.Run) []Setting {
-	facts := func(h report.Hardware) []config.Setting {
+func hardware(a, b record.Run) []ChangedSetting {
+	facts := func(h record.Hardware) []config.Setting {
 		return []config.Setting{{Name: "cpu model", Value: h.CPUModel}, {Name: "cpus", Value: fmt.Sprint(h.CPUs)},
 			{Name: "memory", Value: fmt.Sprint(h.MemoryBytes)}, {Name: "kernel", Value: h.Kernel}, {Name: "os", Value: h.OS},
 			{Name: "docker", Value: h.DockerVersion}, {Name: "cgroup", Value: h.CgroupVersion}, {Name: "storage driver", Value: h.StorageDriver}}

@@ -11,16 +11,16 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
 // srv is a server measured once per value of rps by ghz (the p99 of a
 // server that keeps its calls in flight), with options applied.
-func srv(name string, rps []float64, opts ...func(*report.Server)) report.Server {
-	s := report.Server{Name: name, ImageID: "sha256:" + name}
+func srv(name string, rps []float64, opts ...func(*record.Server)) record.Server {
+	s := record.Server{Name: name, ImageID: "sha256:" + name}
 	for i, v := range rps {
-		s.Rounds = append(s.Rounds, report.Round{Round: i + 1, Measurement: measurement("ghz", v)})
+		s.Rounds = append(s.Rounds, record.Round{Round: i + 1, Measurement: measurement("ghz", v)})
 	}
 	for _, o := range opts {
 		o(&s)
@@ -28,8 +28,8 @@ func srv(name string, rps []float64, opts ...func(*report.Server)) report.Server
 	return s
 }
 
-func measurement(engine string, rps float64) report.Measurement {
-	return report.Measurement{
+func measurement(engine string, rps float64) record.Measurement {
+	return record.Measurement{
 		Load:   &load.Result{Engine: engine, RPS: rps, Requests: 10, OK: 10, Latency: load.Latency{P99: time.Duration(float64(time.Second) * 10 / rps)}},
 		Client: usage.Summary{Samples: 1, CPUAvgPercent: 50},
 		Server: usage.Summary{Samples: 1, CPUAvgPercent: 90},
@@ -37,7 +37,7 @@ func measurement(engine string, rps float64) report.Measurement {
 }
 
 // clientBound makes the load engine client-bound in every round.
-func clientBound(s *report.Server) {
+func clientBound(s *record.Server) {
 	for i := range s.Rounds {
 		s.Rounds[i].ClientBound = true
 		s.Rounds[i].Client.CPUAvgPercent = 99
@@ -45,8 +45,8 @@ func clientBound(s *report.Server) {
 }
 
 // capacity gives each round a capacity measurement by h2.
-func capacity(rps ...float64) func(*report.Server) {
-	return func(s *report.Server) {
+func capacity(rps ...float64) func(*record.Server) {
+	return func(s *record.Server) {
 		for i := range s.Rounds {
 			m := measurement("h2", rps[i])
 			s.Rounds[i].Capacity = &m
@@ -54,14 +54,14 @@ func capacity(rps ...float64) func(*report.Server) {
 	}
 }
 
-func fails(s *report.Server) {
-	s.Rounds[len(s.Rounds)-1].Failure = &report.Failure{Phase: "load", Round: len(s.Rounds), Reason: "server exited with code 137"}
+func fails(s *record.Server) {
+	s.Rounds[len(s.Rounds)-1].Failure = &record.Failure{Phase: "load", Round: len(s.Rounds), Reason: "server exited with code 137"}
 }
 
-func run(cpus config.CPUs, servers ...report.Server) report.Run {
-	cell := report.Cell{Cell: config.Cell{Scenario: "complex_proto", ServerCPUs: cpus, ClientCPUs: 1, Connections: 50, Concurrency: 1000},
+func run(cpus config.CPUs, servers ...record.Server) record.Run {
+	cell := record.Cell{Cell: config.Cell{Scenario: "complex_proto", ServerCPUs: cpus, ClientCPUs: 1, Connections: 50, Concurrency: 1000},
 		Servers: servers, Settings: []config.Setting{{Name: "GRPC_SERVER_CPUS", Value: cpus.String()}}}
-	return report.Run{ID: "x", Cells: []report.Cell{cell}, Hardware: report.Hardware{CPUs: 2, Kernel: "6.1"}}
+	return record.Run{ID: "x", Cells: []record.Cell{cell}, Hardware: record.Hardware{CPUs: 2, Kernel: "6.1"}}
 }
 
 func text(t *testing.T, c Comparison) string {
@@ -125,7 +125,7 @@ func TestASignificantChange(t *testing.T) {
 	two := run(2, srv("rust_tonic_mt", faster))
 	two.Cells[0].Settings = []config.Setting{{Name: "GRPC_SERVER_CPUS", Value: "2"}, {Name: "GRPC_BENCHMARK_ROUNDS", Value: "6"}, {Name: "GRPC_RESULTS_DIR", Value: "two"}}
 	got := Runs(a, two, DefaultThreshold)
-	if s := got.Cells[0].Settings; len(s) != 1 || s[0] != (Setting{"GRPC_SERVER_CPUS", "1", "2"}) || !byName(got, "rust_tonic_mt").RPS.Diff.Significant {
+	if s := got.Cells[0].Settings; len(s) != 1 || s[0] != (ChangedSetting{"GRPC_SERVER_CPUS", "1", "2"}) || !byName(got, "rust_tonic_mt").RPS.Diff.Significant {
 		t.Errorf("1 CPU against 2: %+v", got)
 	}
 	if out := text(t, got); !strings.Contains(out, "settings that differ: GRPC_SERVER_CPUS=1→2\n") {
@@ -180,7 +180,7 @@ func TestDriftIsTakenOut(t *testing.T) {
 	base := []float64{1000, 1010, 990}
 	scaled := func(f float64) []float64 { return []float64{1000 * f, 1010 * f, 990 * f} }
 	names := []string{"s1", "s2", "s3", "s4"}
-	var a, slowMachine, oneSlow []report.Server
+	var a, slowMachine, oneSlow []record.Server
 	for i, n := range names {
 		a = append(a, srv(n, base))
 		slowMachine = append(slowMachine, srv(n, scaled(0.85)))
@@ -239,7 +239,7 @@ func TestClientBoundIsJudgedByCapacity(t *testing.T) {
 func TestEveryServerAppears(t *testing.T) {
 	a := run(1, srv("kept", []float64{100, 101, 99}), srv("breaks", []float64{100, 101, 99}),
 		srv("gone", []float64{100, 101, 99}), srv("broken", []float64{100}, fails), srv("mended", []float64{100}, fails))
-	b := run(1, srv("kept", []float64{100, 101, 99}, func(s *report.Server) { s.ImageID = "sha256:new" }), srv("breaks", []float64{100, 101}, fails),
+	b := run(1, srv("kept", []float64{100, 101, 99}, func(s *record.Server) { s.ImageID = "sha256:new" }), srv("breaks", []float64{100, 101}, fails),
 		srv("broken", []float64{100}, fails), srv("mended", []float64{100, 101, 99}), srv("new", []float64{100, 101, 99}))
 	b.Hardware.Kernel = "6.12"
 	c := Runs(a, b, DefaultThreshold)
@@ -259,7 +259,7 @@ func TestEveryServerAppears(t *testing.T) {
 	if ch := byName(c, "kept"); ch.ImageA != "sha256:kept" || ch.ImageB != "sha256:new" {
 		t.Errorf("kept's images: %+v", ch)
 	}
-	if len(c.Hardware) != 1 || c.Hardware[0] != (Setting{"kernel", "6.1", "6.12"}) {
+	if len(c.Hardware) != 1 || c.Hardware[0] != (ChangedSetting{"kernel", "6.1", "6.12"}) {
 		t.Errorf("hardware differences %+v", c.Hardware)
 	}
 	c.A, c.B = "a", "b"

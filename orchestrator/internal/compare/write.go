@@ -16,13 +16,13 @@ type metric struct {
 	title  string
 	kind   int
 	figure func(Change) *Figure
-	drift  func(Cell) *Drift
+	drift  func(ComparedCell) *Drift
 	format func(float64) string
 }
 
 // Kinds of figures.
 const (
-	loadRPS = iota // the load engine's req/s
+	loadRPS = iota // the load tool's req/s
 	latency
 	capacityRPS
 )
@@ -30,11 +30,11 @@ const (
 func count(v float64) string { return fmt.Sprintf("%.0f", v) }
 
 var metrics = []metric{
-	{"req/s", loadRPS, func(c Change) *Figure { return c.RPS }, func(c Cell) *Drift { return c.RPSDrift }, count},
-	{"p99 latency", latency, func(c Change) *Figure { return c.P99 }, func(Cell) *Drift { return nil }, func(v float64) string {
+	{"req/s", loadRPS, func(c Change) *Figure { return c.RPS }, func(c ComparedCell) *Drift { return c.RPSDrift }, count},
+	{"p99 latency", latency, func(c Change) *Figure { return c.P99 }, func(ComparedCell) *Drift { return nil }, func(v float64) string {
 		return fmt.Sprintf("%.2f ms", float64(time.Duration(v))/float64(time.Millisecond))
 	}},
-	{"capacity req/s", capacityRPS, func(c Change) *Figure { return c.Capacity }, func(c Cell) *Drift { return c.CapacityDrift }, count},
+	{"capacity req/s", capacityRPS, func(c Change) *Figure { return c.Capacity }, func(c ComparedCell) *Drift { return c.CapacityDrift }, count},
 }
 
 // WriteText prints the comparison: what differs between the runs, then
@@ -114,7 +114,7 @@ func WriteText(w io.Writer, c Comparison) error {
 }
 
 // writeMetric prints one figure's table of a cell, when any server has it.
-func writeMetric(b *strings.Builder, m metric, c Comparison, cell Cell) {
+func writeMetric(b *strings.Builder, m metric, c Comparison, cell ComparedCell) {
 	var rows []Change
 	for _, ch := range cell.Servers {
 		if m.figure(ch) != nil {
@@ -164,7 +164,7 @@ func marks(m metric, ch Change, f *Figure, drift bool) string {
 	return "  " + strings.Join(out, "; ")
 }
 
-func settingsText(s []Setting) string {
+func settingsText(s []ChangedSetting) string {
 	parts := make([]string, len(s))
 	for i, d := range s {
 		parts[i] = fmt.Sprintf("%s=%s→%s", d.Name, d.A, d.B)
@@ -193,7 +193,7 @@ func statusText(c Comparison, status string) string {
 	return status
 }
 
-func cellSuffix(c Comparison, cell Cell) string {
+func cellSuffix(c Comparison, cell ComparedCell) string {
 	if len(c.Cells) > 1 {
 		return " (" + cell.Name + ")"
 	}

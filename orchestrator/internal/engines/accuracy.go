@@ -10,11 +10,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 )
 
 // The agreement the h2 engine must reach with h2load, the reference, when
@@ -53,8 +53,8 @@ type AccuracyRow struct {
 
 // AccuracyRound is one measurement by each engine of the same server.
 type AccuracyRound struct {
-	H2        report.Measurement `json:"h2"`
-	Reference report.Measurement `json:"reference"`
+	H2        record.Measurement `json:"h2"`
+	Reference record.Measurement `json:"reference"`
 }
 
 // Agreement sums up a row: medians over the rounds, so that one disturbed
@@ -146,7 +146,7 @@ func (c *Comparison) Accuracy(ctx context.Context, servers []string, reference s
 // turn with h2 and the reference engine, rounds times. A server that
 // cannot be brought up gives rows with the failure; an engine that fails
 // ends the server's comparison with what it measured so far.
-func (c *Comparison) accuracy(ctx context.Context, server, reference string, shapes []report.Cell, rounds int) ([]AccuracyRow, error) {
+func (c *Comparison) accuracy(ctx context.Context, server, reference string, shapes []record.Cell, rounds int) ([]AccuracyRow, error) {
 	rows := make([]AccuracyRow, len(shapes))
 	for i, shape := range shapes {
 		rows[i] = AccuracyRow{Server: server, Profile: shape.Profile, Reference: reference, Connections: shape.Connections,
@@ -189,7 +189,7 @@ func (c *Comparison) accuracy(ctx context.Context, server, reference string, sha
 // files, and where its measurement goes.
 type accuracySide struct {
 	engine, name string
-	into         *report.Measurement
+	into         *record.Measurement
 }
 
 // accuracyOrder alternates which engine goes first.

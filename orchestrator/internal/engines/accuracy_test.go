@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
 // measured is a measurement with the figures the verdict reads.
-func measured(rps float64, mean time.Duration, clientCPU float64) report.Measurement {
-	return report.Measurement{
+func measured(rps float64, mean time.Duration, clientCPU float64) record.Measurement {
+	return record.Measurement{
 		Load:   &load.Result{RPS: rps, Requests: 100, OK: 100, Latency: load.Latency{Mean: mean}},
 		Client: usage.Summary{CPUAvgPercent: clientCPU},
 		Server: usage.Summary{CPUAvgPercent: 100},
@@ -107,10 +107,10 @@ func TestAccuracyOrderAlternates(t *testing.T) {
 }
 
 func TestWriteTableHasARatioPerShape(t *testing.T) {
-	row := func(engine, profile string, rps, clientCPU float64) Row {
-		return Row{Engine: engine, Profile: profile, Measurement: measured(rps, time.Millisecond, clientCPU)}
+	row := func(engine, profile string, rps, clientCPU float64) ToolRun {
+		return ToolRun{Engine: engine, Profile: profile, Measurement: measured(rps, time.Millisecond, clientCPU)}
 	}
-	rows := []Row{
+	rows := []ToolRun{
 		row("h2", "1a", 12000, 60), row("ghz", "1a", 6000, 100), row("h2load", "1a", 14000, 50),
 		row("h2", "2b", 60000, 20), row("ghz", "2b", 25000, 100), row("h2load", "2b", 60000, 30),
 	}
@@ -128,7 +128,7 @@ func TestWriteTableHasARatioPerShape(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := WriteTable(&b, []Row{row("h2", "", 1000, 10), row("ghz", "", 500, 10), row("h2load", "", 1000, 10)}); err != nil {
+	if err := WriteTable(&b, []ToolRun{row("h2", "", 1000, 10), row("ghz", "", 500, 10), row("h2load", "", 1000, 10)}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasSuffix(b.String(), "\nper-core ratio: engine/ghz=2.00 engine/h2load=1.00\n") || strings.Contains(b.String(), "shape") {

@@ -16,7 +16,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 )
@@ -25,18 +25,19 @@ import (
 // and nghttp2's h2load as the reference.
 var Compared = []string{"h2", "ghz", "h2load"}
 
-// Row is one engine's run against the shared server under one shape.
-type Row struct {
+// ToolRun is one load tool's run against the shared server under one
+// shape.
+type ToolRun struct {
 	Engine string `json:"engine"`
 	// Profile is the load shape (GRPC_LOAD_PROFILE), "" for the settings'
 	// connections and concurrency.
 	Profile string `json:"profile,omitempty"`
-	report.Measurement
+	record.Measurement
 }
 
 // PerCore is requests per second for each core the client kept busy: the
 // engine's cost per call, whatever the server does.
-func (e Row) PerCore() float64 {
+func (e ToolRun) PerCore() float64 {
 	if e.Client.CPUAvgPercent <= 0 {
 		return 0
 	}
@@ -51,9 +52,9 @@ type Comparison struct {
 	Config                 config.Config
 	// Cell is the scenario, CPUs and shape the engines run under; profiles
 	// given to a comparison replace its shape.
-	Cell     report.Cell
+	Cell     record.Cell
 	Scenario *scenario.Scenario
-	Folder   report.Folder
+	Folder   record.Folder
 	Out      progress.Reporter
 
 	// suite is made once the client and tool images are built.
@@ -94,7 +95,7 @@ func (c *Comparison) up(ctx context.Context, name string) (*suite.Instance, erro
 // SideBySide starts one server and loads it with each engine in turn, all
 // with the run's settings, the client on its own cores; with profiles,
 // under each of those shapes in turn.
-func (c *Comparison) SideBySide(ctx context.Context, server string, profiles []string) ([]Row, error) {
+func (c *Comparison) SideBySide(ctx context.Context, server string, profiles []string) ([]ToolRun, error) {
 	shapes, err := c.shapes(profiles)
 	if err != nil {
 		return nil, err
@@ -109,7 +110,7 @@ func (c *Comparison) SideBySide(ctx context.Context, server string, profiles []s
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", server, err)
 	}
-	var rows []Row
+	var rows []ToolRun
 	for _, shape := range shapes {
 		for _, name := range Compared {
 			engine, _ := load.Lookup(name)
@@ -118,7 +119,7 @@ func (c *Comparison) SideBySide(ctx context.Context, server string, profiles []s
 			if err != nil {
 				return rows, fmt.Errorf("%s%s: %w", name, shapeText(shape.Profile), err)
 			}
-			rows = append(rows, Row{Engine: name, Profile: shape.Profile, Measurement: m})
+			rows = append(rows, ToolRun{Engine: name, Profile: shape.Profile, Measurement: m})
 		}
 	}
 	return rows, nil
@@ -126,11 +127,11 @@ func (c *Comparison) SideBySide(ctx context.Context, server string, profiles []s
 
 // shapes are the comparison's cell under each profile; none means the cell
 // as it is.
-func (c *Comparison) shapes(profiles []string) ([]report.Cell, error) {
+func (c *Comparison) shapes(profiles []string) ([]record.Cell, error) {
 	if len(profiles) == 0 {
-		return []report.Cell{c.Cell}, nil
+		return []record.Cell{c.Cell}, nil
 	}
-	shapes := make([]report.Cell, len(profiles))
+	shapes := make([]record.Cell, len(profiles))
 	for i, p := range profiles {
 		if _, ok := config.Profiles[p]; !ok {
 			return nil, &config.Error{Var: "--profiles", Value: p, Reason: "no such profile", Allowed: strings.Join(config.ProfileNames(), ", ")}
@@ -151,12 +152,12 @@ func shapeText(profile string) string {
 // WriteTable prints the comparison, one table per shape, each ending with
 // the line tracked from run to run:
 // per-core ratio[ in <shape>]: engine/ghz=<x> engine/h2load=<y>.
-func WriteTable(w io.Writer, rows []Row) error {
+func WriteTable(w io.Writer, rows []ToolRun) error {
 	for i, shape := range profilesOf(rows) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		if err := writeShape(w, shape, slices.DeleteFunc(slices.Clone(rows), func(r Row) bool { return r.Profile != shape })); err != nil {
+		if err := writeShape(w, shape, slices.DeleteFunc(slices.Clone(rows), func(r ToolRun) bool { return r.Profile != shape })); err != nil {
 			return err
 		}
 	}
@@ -164,7 +165,7 @@ func WriteTable(w io.Writer, rows []Row) error {
 }
 
 // profilesOf lists the shapes of rows in the order they were measured.
-func profilesOf(rows []Row) []string {
+func profilesOf(rows []ToolRun) []string {
 	var shapes []string
 	for _, r := range rows {
 		if !slices.Contains(shapes, r.Profile) {
@@ -174,7 +175,7 @@ func profilesOf(rows []Row) []string {
 	return shapes
 }
 
-func writeShape(w io.Writer, shape string, rows []Row) error {
+func writeShape(w io.Writer, shape string, rows []ToolRun) error {
 	if shape != "" {
 		fmt.Fprintf(w, "shape %s:\n", shape)
 	}

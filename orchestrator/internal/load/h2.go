@@ -47,10 +47,10 @@ func H2(ctx context.Context, spec Spec) (Result, error) {
 	defer cancelled()
 
 	slots := split(spec.Concurrency, spec.Connections)
-	recs := make([]*recorder, spec.Connections)
+	recs := make([]*callCounter, spec.Connections)
 	var wg sync.WaitGroup
 	for i := range recs {
-		recs[i] = newRecorder(measureStart, end, spec.Answered != nil)
+		recs[i] = newCallCounter(measureStart, end, spec.Answered != nil)
 		plan := &schedule{epoch: start}
 		if spec.QPS > 0 {
 			plan.rate = float64(spec.QPS) / float64(spec.Connections)
@@ -78,7 +78,7 @@ const tallyEvery = 200 * time.Millisecond
 // tally sums the connections' OK calls into answered until stop closes;
 // each connection counts its own, so the reader's count costs no shared
 // cache line. The returned function waits for the last sum.
-func tally(recs []*recorder, answered *atomic.Uint64, stop <-chan struct{}) (wait func()) {
+func tally(recs []*callCounter, answered *atomic.Uint64, stop <-chan struct{}) (wait func()) {
 	done := make(chan struct{})
 	sum := func() {
 		var n uint64
@@ -119,7 +119,7 @@ func split(n, k int) []int {
 // keepConnected runs one connection slot until stop: a connection that
 // fails or drains is replaced. Calls lost with a failed connection are
 // counted as Unavailable.
-func keepConnected(addr string, c *call, slots int, rec *recorder, plan *schedule, stop <-chan struct{}) {
+func keepConnected(addr string, c *call, slots int, rec *callCounter, plan *schedule, stop <-chan struct{}) {
 	for {
 		select {
 		case <-stop:
@@ -159,9 +159,9 @@ func keepConnected(addr string, c *call, slots int, rec *recorder, plan *schedul
 	}
 }
 
-// recorder counts the calls of one connection slot. Only the slot's reader
-// goroutine writes to it.
-type recorder struct {
+// callCounter counts the calls of one connection slot. Only the slot's
+// reader goroutine writes to it.
+type callCounter struct {
 	measureStart, end time.Time
 	hist              *hdrhistogram.Histogram
 	// statuses counts the calls that were not OK: an OK call, nearly every
@@ -177,8 +177,8 @@ type recorder struct {
 	connErrors     map[string]uint64
 }
 
-func newRecorder(measureStart, end time.Time, counting bool) *recorder {
-	return &recorder{
+func newCallCounter(measureStart, end time.Time, counting bool) *callCounter {
+	return &callCounter{
 		measureStart: measureStart,
 		end:          end,
 		counting:     counting,
@@ -190,7 +190,7 @@ func newRecorder(measureStart, end time.Time, counting bool) *recorder {
 
 // add counts a finished call: in the warm-up, in the window, or after it
 // (not counted). Latencies of OK calls go into the histogram.
-func (r *recorder) add(status string, latency time.Duration, now time.Time) {
+func (r *callCounter) add(status string, latency time.Duration, now time.Time) {
 	ok := status == codeName(codes.OK)
 	if ok && r.counting {
 		r.live.Add(1)
@@ -213,7 +213,7 @@ func (r *recorder) add(status string, latency time.Duration, now time.Time) {
 
 // connError counts a connection failure under a message without addresses
 // or ports, so that one kind of failure is one entry.
-func (r *recorder) connError(err error) {
+func (r *callCounter) connError(err error) {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Err != nil {
 		err = op.Err
@@ -221,7 +221,7 @@ func (r *recorder) connError(err error) {
 	r.connErrors[err.Error()]++
 }
 
-func merge(recs []*recorder, measureStart, end time.Time) Result {
+func merge(recs []*callCounter, measureStart, end time.Time) Result {
 	res := Result{Engine: "h2", Start: measureStart, End: end, Statuses: map[string]uint64{}, Errors: map[string]uint64{}}
 	hist := hdrhistogram.New(histMin, histMax, histSigFigs)
 	var sum time.Duration

@@ -79,7 +79,7 @@ type conn struct {
 	sock *sock
 	fr   *http2.Framer
 	dec  *hpack.Decoder
-	rec  *recorder
+	rec  *callCounter
 	plan *schedule
 	cur  *stream // the stream whose header block is being decoded
 	// curEnds says the block's HEADERS frame ended the stream (the flag is
@@ -134,7 +134,7 @@ type streamUpdate struct {
 	inc uint32
 }
 
-func dial(addr string, c *call, slots int, rec *recorder, plan *schedule) (*conn, error) {
+func dial(addr string, c *call, slots int, rec *callCounter, plan *schedule) (*conn, error) {
 	nc, err := net.DialTimeout("tcp", addr, dialTimeout)
 	if err != nil {
 		return nil, err
@@ -143,7 +143,7 @@ func dial(addr string, c *call, slots int, rec *recorder, plan *schedule) (*conn
 }
 
 // newConn sets up a connection's state on an open transport.
-func newConn(nc net.Conn, c *call, slots int, rec *recorder, plan *schedule) *conn {
+func newConn(nc net.Conn, c *call, slots int, rec *callCounter, plan *schedule) *conn {
 	size := 1
 	for size < ringPerSlot*slots {
 		size <<= 1

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
@@ -26,7 +27,7 @@ const (
 // client-bound rows, ...), then the cell's parameters. A run of one cell is
 // exactly grpc_bench's file; several cells are sections one after another,
 // each under a line naming its cell.
-func WriteBench(w io.Writer, run Run) error {
+func WriteBench(w io.Writer, run record.Run) error {
 	var b strings.Builder
 	for i, c := range run.Cells {
 		if len(run.Cells) > 1 {
@@ -41,7 +42,7 @@ func WriteBench(w io.Writer, run Run) error {
 	return err
 }
 
-func writeCell(b *strings.Builder, run Run, c Cell) {
+func writeCell(b *strings.Builder, run record.Run, c record.Cell) {
 	rule := strings.Repeat("-", ruleLength) + "\n"
 	b.WriteString(rule)
 	fmt.Fprintf(b, rowFormat, "name", "req/s", "avg. latency", "90 % in", "95 % in", "99 % in", "avg. cpu", "avg. memory")
@@ -72,13 +73,13 @@ func writeCell(b *strings.Builder, run Run, c Cell) {
 }
 
 // notes lists what a reader must know beside the numbers: servers that
-// failed, rows with failed calls, client-bound rows, notes of the engines,
+// failed, rows with failed calls, client-bound rows, notes of the load tools,
 // which rows can be told apart, an interrupted run.
-func notes(run Run, c Cell, rows []Row, a stats.Analysis) []string {
+func notes(run record.Run, c record.Cell, rows []RankingRow, a stats.Analysis) []string {
 	var out []string
 	for _, s := range c.Servers {
 		if f := s.FirstFailure(); f != nil {
-			out = append(out, fmt.Sprintf("%s: not ranked, %s failed: %s", s.Name, f.where(), f.Reason))
+			out = append(out, fmt.Sprintf("%s: not ranked, %s failed: %s", s.Name, where(*f), f.Reason))
 		}
 	}
 	for _, r := range rows {
@@ -128,7 +129,7 @@ func notes(run Run, c Cell, rows []Row, a stats.Analysis) []string {
 
 // rpsText is a row's median req/s; a client-bound row's is a lower bound
 // of the server's, marked ≥.
-func rpsText(r Row) string {
+func rpsText(r RankingRow) string {
 	v := strconv.FormatFloat(math.Round(r.RPS.Median), 'f', 0, 64)
 	if r.ClientBound {
 		return "≥" + v
@@ -137,7 +138,7 @@ func rpsText(r Row) string {
 }
 
 // conformanceOf is the gate's verdict on a server of the cell.
-func conformanceOf(c Cell, name string) *probe.Verdict {
+func conformanceOf(c record.Cell, name string) *probe.Verdict {
 	for _, s := range c.Servers {
 		if s.Name == name {
 			return s.Conformance
@@ -148,7 +149,7 @@ func conformanceOf(c Cell, name string) *probe.Verdict {
 
 // verdicts says which rows of a ranking can be told apart, by what test,
 // and what was claimed of no pair and why.
-func verdicts(run Run, rows []Row, a stats.Analysis) []string {
+func verdicts(run record.Run, rows []RankingRow, a stats.Analysis) []string {
 	if len(a.Pairs) == 0 {
 		return nil
 	}
@@ -166,10 +167,10 @@ func verdicts(run Run, rows []Row, a stats.Analysis) []string {
 			out = append(out, fmt.Sprintf("%s, %s: fewer than %d rounds in common, compared by %s over the rounds of each (p = %.3f)", p.A, p.B, stats.MinRounds, stats.MannWhitney, p.P))
 		}
 		if p.Verdict == stats.Equivalent {
-			out = append(out, fmt.Sprintf("%s, %s: equivalent: %s/%s %.3f–%.3f, within ±%s", p.A, p.B, p.B, p.A, p.Lo, p.Hi, percent(run.design().Margin)))
+			out = append(out, fmt.Sprintf("%s, %s: equivalent: %s/%s %.3f–%.3f, within ±%s", p.A, p.B, p.B, p.A, p.Lo, p.Hi, percent(run.DesignOrFixed().Margin)))
 		}
 	}
-	if d := run.design(); !d.Fixed && len(run.Looks) > 0 {
+	if d := run.DesignOrFixed(); !d.Fixed && len(run.Looks) > 0 {
 		out = append(out, fmt.Sprintf("GRPC_BENCHMARK_ROUNDS=auto: looks after rounds %s at level %.4f each (Pocock); %d pairs separated, %d equivalent, %d unresolved; %s",
 			intsText(lookRounds(run)), d.Levels[0], count(a, stats.Separated), count(a, stats.Equivalent), count(a, stats.Unresolved), run.StopReason))
 	}
@@ -177,8 +178,8 @@ func verdicts(run Run, rows []Row, a stats.Analysis) []string {
 }
 
 // testText says how pairs were tested.
-func testText(run Run, a stats.Analysis) string {
-	d := run.design()
+func testText(run record.Run, a stats.Analysis) string {
+	d := run.DesignOrFixed()
 	level := fmt.Sprintf("at %.0f%%", 100*stats.Alpha)
 	if !d.Fixed {
 		level = "at each look's level"
@@ -191,7 +192,7 @@ func testText(run Run, a stats.Analysis) string {
 }
 
 // groupsText lists each letter's rows: "a: x, y; b: z".
-func groupsText(rows []Row) string {
+func groupsText(rows []RankingRow) string {
 	var letters []rune
 	for _, r := range rows {
 		for _, l := range r.Group {
@@ -223,7 +224,7 @@ func count(a stats.Analysis, verdict string) int {
 	return n
 }
 
-func lookRounds(run Run) []int {
+func lookRounds(run record.Run) []int {
 	var out []int
 	for _, l := range run.Looks {
 		out = append(out, l.Rounds)
@@ -242,7 +243,7 @@ func intsText(v []int) string {
 func percent(f float64) string { return strconv.FormatFloat(100*f, 'f', -1, 64) + "%" }
 
 // where names the phase, and the round when there are rounds.
-func (f Failure) where() string {
+func where(f record.Failure) string {
 	if f.Round > 0 {
 		return fmt.Sprintf("round %d, %s", f.Round, f.Phase)
 	}

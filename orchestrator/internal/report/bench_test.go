@@ -17,6 +17,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
@@ -52,18 +53,18 @@ var seedRows = []row{
 }
 
 // server is the row as a server measured in one round.
-func (r row) server() report.Server {
-	return report.Server{
+func (r row) server() record.Server {
+	return record.Server{
 		Name:   r.name,
 		Image:  "grpc_bench:" + r.name + "-complex_proto",
-		Rounds: []report.Round{{Round: 1, Measurement: r.measurement(r.rps)}},
+		Rounds: []record.Round{{Round: 1, Measurement: r.measurement(r.rps)}},
 	}
 }
 
 // measurement is the row's figures at a given req/s.
-func (r row) measurement(rps float64) report.Measurement {
+func (r row) measurement(rps float64) record.Measurement {
 	ok := uint64(rps * 30)
-	return report.Measurement{Load: &load.Result{
+	return record.Measurement{Load: &load.Result{
 		Engine:   "ghz",
 		Requests: ok,
 		OK:       ok,
@@ -97,22 +98,22 @@ var seedSettings = []config.Setting{
 }
 
 // runOf is a run of one cell with the seed's settings.
-func runOf(servers ...report.Server) report.Run {
-	return report.Run{Commit: seedCommit, Settings: seedSettings, Cells: []report.Cell{
+func runOf(servers ...record.Server) record.Run {
+	return record.Run{Commit: seedCommit, Settings: seedSettings, Cells: []record.Cell{
 		{Cell: config.Cell{Scenario: "complex_proto", ServerCPUs: 16, ClientCPUs: 8, Connections: 50, Concurrency: 1000},
 			Settings: seedSettings, Servers: servers},
 	}}
 }
 
-func seedRun() report.Run {
-	var servers []report.Server
+func seedRun() record.Run {
+	var servers []record.Server
 	for _, r := range seedRows {
 		servers = append(servers, r.server())
 	}
 	return runOf(servers...)
 }
 
-func writeBench(t *testing.T, run report.Run) string {
+func writeBench(t *testing.T, run record.Run) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := report.WriteBench(&b, run); err != nil {
@@ -213,12 +214,12 @@ func TestWriteBenchSortsByRPS(t *testing.T) {
 func TestWriteBenchFailedServer(t *testing.T) {
 	run := runOf(
 		seedRows[4].server(), // go_grpc
-		report.Server{Name: "java_broken", Failure: &report.Failure{Phase: "build", Reason: "exit status 1"}},
+		record.Server{Name: "java_broken", Failure: &record.Failure{Phase: "build", Reason: "exit status 1"}},
 		// A server whose second round failed under load is not ranked on
 		// its first round's figures either.
-		func() report.Server {
+		func() record.Server {
 			s := seedRows[5].server() // rust_tonic_st, faster than go_grpc
-			s.Rounds = append(s.Rounds, report.Round{Round: 2, Failure: &report.Failure{Phase: "load", Reason: "server exited with code 137"}})
+			s.Rounds = append(s.Rounds, record.Round{Round: 2, Failure: &record.Failure{Phase: "load", Reason: "server exited with code 137"}})
 			return s
 		}(),
 	)
@@ -298,7 +299,7 @@ func TestWriteBenchClientBound(t *testing.T) {
 // in a tie: two client-bound rows whose ranges overlap measure the same
 // client, which says nothing of the servers.
 func TestClientBoundRowsAreLowerBounds(t *testing.T) {
-	bound := func(s report.Server, which ...int) report.Server {
+	bound := func(s record.Server, which ...int) record.Server {
 		for _, i := range which {
 			s.Rounds[i].ClientBound = true
 			s.Rounds[i].Client.CPUAvgPercent = 99 * 8 // of the cell's 8 client CPUs
@@ -390,7 +391,7 @@ func TestWriteBenchWriteError(t *testing.T) {
 }
 
 // names lists the rows' servers.
-func names(rows []report.Row) []string {
+func names(rows []report.RankingRow) []string {
 	var out []string
 	for _, r := range rows {
 		out = append(out, r.Name)
@@ -399,16 +400,16 @@ func names(rows []report.Row) []string {
 }
 
 func TestRanking(t *testing.T) {
-	mk := func(name string, rps ...float64) report.Server {
-		s := report.Server{Name: name}
+	mk := func(name string, rps ...float64) record.Server {
+		s := record.Server{Name: name}
 		for i, v := range rps {
-			s.Rounds = append(s.Rounds, report.Round{Round: i + 1, Measurement: seedRows[0].measurement(v)})
+			s.Rounds = append(s.Rounds, record.Round{Round: i + 1, Measurement: seedRows[0].measurement(v)})
 		}
 		return s
 	}
 	failed := mk("failed_fast", 1e6)
-	failed.Failure = &report.Failure{Phase: "load", Reason: "crash"}
-	servers := []report.Server{
+	failed.Failure = &record.Failure{Phase: "load", Reason: "crash"}
+	servers := []record.Server{
 		mk("slow", 10, 11, 9),
 		failed,
 		mk("fast", 30, 1, 31), // one disturbed round does not decide
@@ -428,14 +429,14 @@ func TestRanking(t *testing.T) {
 	if !reflect.DeepEqual(servers, before) {
 		t.Error("Ranking reordered its argument")
 	}
-	if r := report.Ranking(report.Cell{}); len(r) != 0 {
+	if r := report.Ranking(record.Cell{}); len(r) != 0 {
 		t.Errorf("Ranking of an empty cell = %v, want empty", r)
 	}
 }
 
 func TestRankingKeepsTiesInCatalogOrder(t *testing.T) {
 	// Enough servers that a sort which is not stable would show it.
-	var servers []report.Server
+	var servers []record.Server
 	var want []string
 	for _, rps := range []float64{300, 200, 100} {
 		for i := range 20 {
@@ -444,8 +445,8 @@ func TestRankingKeepsTiesInCatalogOrder(t *testing.T) {
 	}
 	for i := range 20 {
 		for _, rps := range []float64{100, 300, 200} {
-			servers = append(servers, report.Server{Name: fmt.Sprintf("s%.0f_%02d", rps, i),
-				Rounds: []report.Round{{Round: 1, Measurement: seedRows[0].measurement(rps)}}})
+			servers = append(servers, record.Server{Name: fmt.Sprintf("s%.0f_%02d", rps, i),
+				Rounds: []record.Round{{Round: 1, Measurement: seedRows[0].measurement(rps)}}})
 		}
 	}
 	if got := names(report.Ranking(runOf(servers...).Cells[0])); !slices.Equal(got, want) {
@@ -459,13 +460,13 @@ func TestSave(t *testing.T) {
 	run.ID = "2026-11-30_07-32-20"
 	run.Started = start
 	run.Finished = start.Add(7*time.Minute + 3*time.Second)
-	run.Hardware = report.Hardware{CPUModel: "AMD Ryzen 9 7950X3D 16-Core Processor", CPUs: 32, MemoryBytes: 96 << 30,
+	run.Hardware = record.Hardware{CPUModel: "AMD Ryzen 9 7950X3D 16-Core Processor", CPUs: 32, MemoryBytes: 96 << 30,
 		Kernel: "6.8.0-35-generic", OS: "Ubuntu 24.04 LTS", DockerVersion: "20.10.24", CgroupVersion: "1", StorageDriver: "overlay2"}
 	c := &run.Cells[0]
-	c.Placement = report.Placement{ServerCPUSet: "0-15", ClientCPUSet: "16-23"}
+	c.Placement = record.Placement{ServerCPUSet: "0-15", ClientCPUSet: "16-23"}
 	r := &c.Servers[0].Rounds[0]
 	r.Start = start
-	r.Phases = []report.Phase{{Name: "start", Start: start, Seconds: 0.5}, {Name: "load", Start: start.Add(time.Second), Seconds: 40}}
+	r.Phases = []record.Phase{{Name: "start", Start: start, Seconds: 0.5}, {Name: "load", Start: start.Add(time.Second), Seconds: 40}}
 	r.Client = usage.Summary{Samples: 29, CPUAvgPercent: 790.25, CPUMaxPercent: 801.5, MemoryAvgBytes: 1 << 27, MemoryMaxBytes: 1 << 28,
 		CPUSeconds: 237.075, ThrottledShare: 0.25, ThrottledSeconds: 1.5}
 	r.Load.Start = start.Add(time.Minute)
@@ -473,13 +474,13 @@ func TestSave(t *testing.T) {
 	steal := 0.02
 	r.HostSteal = &steal
 	r.ClientBound = true
-	r.Capacity = &report.Measurement{Load: &load.Result{Engine: "h2", RPS: 150000, OK: 100, Requests: 100}}
+	r.Capacity = &record.Measurement{Load: &load.Result{Engine: "h2", RPS: 150000, OK: 100, Requests: 100}}
 	c.Servers[1].Rounds[0].Load.Statuses = map[string]uint64{"OK": 100, "Unavailable": 3}
 	c.Servers[1].Rounds[0].Load.Errors = map[string]uint64{"connection refused": 3}
-	c.Servers = append(c.Servers, report.Server{Name: "java_broken", Failure: &report.Failure{Phase: "build", Reason: "exit status 1"}})
+	c.Servers = append(c.Servers, record.Server{Name: "java_broken", Failure: &record.Failure{Phase: "build", Reason: "exit status 1"}})
 
 	dir := t.TempDir()
-	if err := report.Save(report.Folder{Dir: dir}, run); err != nil {
+	if err := report.Save(record.Folder{Dir: dir}, run); err != nil {
 		t.Fatalf("Save error: %v", err)
 	}
 	entries, err := os.ReadDir(dir)
@@ -504,7 +505,7 @@ func TestSave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back report.Run
+	var back record.Run
 	if err := json.Unmarshal(js, &back); err != nil {
 		t.Fatalf("results.json does not decode: %v", err)
 	}
@@ -515,14 +516,14 @@ func TestSave(t *testing.T) {
 
 func TestSaveIntoMissingFolder(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "no", "such", "folder")
-	if err := report.Save(report.Folder{Dir: dir}, seedRun()); err == nil {
+	if err := report.Save(record.Folder{Dir: dir}, seedRun()); err == nil {
 		t.Error("Save into a missing folder returned nil error")
 	}
 }
 
 func TestWriteHardware(t *testing.T) {
 	var b bytes.Buffer
-	h := report.Hardware{CPUModel: "AMD Ryzen 9 7950X3D 16-Core Processor", CPUs: 32, MemoryBytes: 96 << 30,
+	h := record.Hardware{CPUModel: "AMD Ryzen 9 7950X3D 16-Core Processor", CPUs: 32, MemoryBytes: 96 << 30,
 		Kernel: "6.8.0-35-generic", OS: "Ubuntu 24.04 LTS", DockerVersion: "20.10.24", CgroupVersion: "1", StorageDriver: "overlay2"}
 	if err := report.WriteHardware(&b, h); err != nil {
 		t.Fatal(err)
@@ -534,56 +535,5 @@ func TestWriteHardware(t *testing.T) {
 		"Docker:    20.10.24 (cgroup v1, overlay2)\n"
 	if b.String() != want {
 		t.Errorf("WriteHardware:\n%s", lineDiff(want, b.String()))
-	}
-}
-
-func TestNewFolderNeverShares(t *testing.T) {
-	parent := t.TempDir()
-	seen := map[string]bool{}
-	for range 3 {
-		f, err := report.NewFolder(parent, "2026-11-30_07-32-20")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if seen[f.Dir] {
-			t.Fatalf("%s handed out twice", f.Dir)
-		}
-		seen[f.Dir] = true
-	}
-	for _, name := range []string{"2026-11-30_07-32-20", "2026-11-30_07-32-20-2", "2026-11-30_07-32-20-3"} {
-		if !seen[filepath.Join(parent, name)] {
-			t.Errorf("no folder %s among %v", name, seen)
-		}
-	}
-}
-
-func TestWriteLeavesNoTemporary(t *testing.T) {
-	f := report.Folder{Dir: t.TempDir()}
-	if err := f.Write("bench.txt", []byte("one")); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Write("bench.txt", []byte("two")); err != nil {
-		t.Fatal(err)
-	}
-	// A write that cannot succeed: the target is a folder.
-	if err := os.Mkdir(f.Path("results.json"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Write("results.json", []byte("{}")); err == nil {
-		t.Error("a write over a folder succeeded")
-	}
-	entries, err := os.ReadDir(f.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	if !slices.Equal(names, []string{"bench.txt", "results.json"}) {
-		t.Errorf("folder holds %v, want bench.txt and the results.json folder only", names)
-	}
-	if b, _ := os.ReadFile(f.Path("bench.txt")); string(b) != "two" {
-		t.Errorf("bench.txt = %q", b)
 	}
 }

@@ -83,7 +83,7 @@ func (c rowClass) String() string {
 
 // classOf ranks failed calls above client-bound: a row with both is first
 // of all wrong.
-func classOf(r Row) rowClass {
+func classOf(r RankingRow) rowClass {
 	switch {
 	case r.ErrorShare() > errorShareMark:
 		return classFailing
@@ -94,7 +94,7 @@ func classOf(r Row) rowClass {
 }
 
 // nameOf is a row's axis label: its name, and its class in words.
-func nameOf(r Row) string {
+func nameOf(r RankingRow) string {
 	var tags []string
 	if r.ClientBound {
 		tags = append(tags, "client-bound")

@@ -40,12 +40,12 @@ func TestPageSaysWhichChartFailed(t *testing.T) {
 // The whiskers' caption names one kind of interval only when every row
 // has it: under auto the rows' rounds differ.
 func TestSpreadNamesTheIntervalPerRow(t *testing.T) {
-	three := Row{RPS: stats.Of([]float64{1, 2, 3})}
-	six := Row{RPS: stats.Of([]float64{1, 2, 3, 4, 5, 6})}
-	if got := spread([]Row{three, three}); got != " (median; whiskers: min–max, 75% over 3 rounds)" {
+	three := RankingRow{RPS: stats.Of([]float64{1, 2, 3})}
+	six := RankingRow{RPS: stats.Of([]float64{1, 2, 3, 4, 5, 6})}
+	if got := spread([]RankingRow{three, three}); got != " (median; whiskers: min–max, 75% over 3 rounds)" {
 		t.Errorf("same rounds: %q", got)
 	}
-	if got := spread([]Row{three, six}); got != " (median; whiskers: each row's interval, named in the table)" {
+	if got := spread([]RankingRow{three, six}); got != " (median; whiskers: each row's interval, named in the table)" {
 		t.Errorf("different rounds: %q", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
 
@@ -26,7 +27,7 @@ import (
 //	connections          HTTP/2 connections of the load client
 //	concurrency          calls in flight over all connections
 //	server               the server's name (a folder of servers/)
-//	engines              load engines the figures come from, joined by "+"
+//	engines              load tools the figures come from, joined by "+"
 //	rounds               rounds the server was run in
 //	rps_median           OK calls per second, median of the rounds
 //	rps_lo, rps_hi       its interval: see rps_interval
@@ -36,7 +37,7 @@ import (
 //	rps_cv               the rounds' standard deviation over their mean
 //	p50_ms … p999_ms     latency percentiles p50, p90, p95, p99, p99.9 in
 //	                     milliseconds, medians of the rounds (empty when
-//	                     the engine did not measure them)
+//	                     the load tool did not measure them)
 //	server_cpu_percent   the server's CPU in percent of one core (this and
 //	                     the other figures of the server's stats are empty
 //	                     when no round had a stats reading of it)
@@ -77,7 +78,7 @@ var (
 )
 
 // WriteCSV writes results.csv: CSVColumns, then a row per server and cell.
-func WriteCSV(w io.Writer, run Run) error {
+func WriteCSV(w io.Writer, run record.Run) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVColumns); err != nil {
 		return fmt.Errorf("write results.csv: %w", err)
@@ -96,7 +97,7 @@ func WriteCSV(w io.Writer, run Run) error {
 		rows := Ranking(c)
 		Judge(run, rows)
 		for _, r := range rows {
-			rec := append(cell[:len(cell):len(cell)], r.Name, strings.Join(r.Engines, "+"), strconv.Itoa(rounds[r.Name]),
+			rec := append(cell[:len(cell):len(cell)], r.Name, strings.Join(r.Tools, "+"), strconv.Itoa(rounds[r.Name]),
 				num(r.RPS.Median, 1), num(r.RPS.Lo, 1), num(r.RPS.Hi, 1), r.RPS.Interval, num(r.RPS.CV, 4),
 				msField(r.P50), msField(r.P90), msField(r.P95), msField(r.P99), msField(r.P999),
 				num(r.ServerCPU, 2), num(r.ClientCPU, 2), num(r.PerServerCore, 1), num(float64(r.MemoryBytes)/(1<<20), 2),
@@ -137,9 +138,9 @@ func WriteCSV(w io.Writer, run Run) error {
 
 // FailureText says why a server is not ranked, as bench.txt does: the
 // phase (and round) that failed and the reason.
-func FailureText(s Server) string {
+func FailureText(s record.Server) string {
 	if f := s.FirstFailure(); f != nil {
-		return visible.Text(fmt.Sprintf("%s failed: %s", f.where(), f.Reason))
+		return visible.Text(fmt.Sprintf("%s failed: %s", where(*f), f.Reason))
 	}
 	return "not measured"
 }

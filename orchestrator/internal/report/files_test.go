@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 )
 
@@ -29,7 +30,7 @@ func TestFullDiskKeepsTheLastCompleteResults(t *testing.T) {
 	seed.ID = "2026-11-30_12-00-00"
 	first := runOf(seed.Cells[0].Servers[0])
 	first.ID = seed.ID
-	folder := report.Folder{Dir: dir}
+	folder := record.Folder{Dir: dir}
 	if err := report.Save(folder, first); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestFullDiskKeepsTheLastCompleteResults(t *testing.T) {
 			t.Errorf("%s changed or unreadable after the failed save (%v)", name, err)
 		}
 	}
-	run, err := report.Load(dir)
+	run, err := record.Load(dir)
 	if err != nil || len(run.Cells) != 1 || len(run.Cells[0].Servers) != 1 {
 		t.Errorf("results.json after the failed save: %v, %+v", err, run.Cells)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 )
 
@@ -41,7 +42,7 @@ func TestServerTextStaysInItsPlace(t *testing.T) {
 	}
 	dir := t.TempDir()
 	copyDir(t, filepath.Join("testdata", "run"), dir)
-	if err := report.Render(report.Folder{Dir: dir}, run); err != nil {
+	if err := report.Render(record.Folder{Dir: dir}, run); err != nil {
 		t.Fatal(err)
 	}
 	read := func(name string) string {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
 //go:embed html.tmpl
@@ -21,7 +22,7 @@ var pageTemplate = template.Must(template.New("report.html").Funcs(template.Func
 // WriteHTML writes report.html: one page that needs nothing beside it,
 // with the charts as inline SVG, for every cell of the run. dir is the
 // run's folder, where the rounds' stats streams are read from.
-func WriteHTML(w io.Writer, run Run, dir string) error {
+func WriteHTML(w io.Writer, run record.Run, dir string) error {
 	pg := page{Run: run, Legend: legendParagraphs(), CapacityCaption: CapacityCaption}
 	if !run.Finished.IsZero() && !run.Started.IsZero() {
 		pg.Took = run.Finished.Sub(run.Started).Round(time.Second).String()
@@ -46,7 +47,7 @@ func WriteHTML(w io.Writer, run Run, dir string) error {
 
 // page is what the template shows.
 type page struct {
-	Run Run
+	Run record.Run
 	// Machines are the run's machine, or its servers' and its clients'.
 	Machines  []machine
 	RoundTrip string
@@ -59,10 +60,10 @@ type page struct {
 
 type machine struct {
 	Role, Memory string
-	Hardware
+	record.Hardware
 }
 
-func machineOf(role string, h Hardware) machine {
+func machineOf(role string, h record.Hardware) machine {
 	return machine{Role: role, Memory: fmt.Sprintf("%.1f GiB", float64(h.MemoryBytes)/(1<<30)), Hardware: h}
 }
 
@@ -81,12 +82,12 @@ type cellView struct {
 	// CPULimit is the server's CPU limit in percent of one core.
 	CPULimit  float64
 	Settings  []config.Setting
-	Placement Placement
+	Placement record.Placement
 }
 
 type rowView struct {
 	Rank                            int
-	Group, Name, Engines, Class     string
+	Group, Name, Tools, Class       string
 	RPS, Interval, CV, CPU, PerCore string
 	P50, P99, P999, Memory, Flags   string
 }
@@ -102,8 +103,8 @@ type usageView struct {
 // cellViewOf draws a cell's charts and lays out its tables. A chart that
 // cannot be drawn does not stop the page, nor the run that saves it: the
 // page says which and why instead.
-func cellViewOf(run Run, c Cell, i int, dir string) cellView {
-	cv := cellView{Anchor: fmt.Sprintf("cell-%d", i+1), Name: c.Name(), Engine: engineOf(c), Rounds: roundsText(c),
+func cellViewOf(run record.Run, c record.Cell, i int, dir string) cellView {
+	cv := cellView{Anchor: fmt.Sprintf("cell-%d", i+1), Name: c.Name(), Engine: toolOf(c), Rounds: roundsText(c),
 		Settings: c.Settings, Placement: c.Placement, CPULimit: 100 * float64(c.ServerCPUs)}
 	chart := func(svg template.HTML, err error) template.HTML {
 		if err != nil {
@@ -154,8 +155,8 @@ func cellViewOf(run Run, c Cell, i int, dir string) cellView {
 // spread says what the bars and whiskers of req/s show: the rows'
 // interval when they all have the same kind, else each row's own, as the
 // table names it (under auto, rows have different rounds).
-func spread(rows []Row) string {
-	if slices.ContainsFunc(rows, func(r Row) bool { return r.RPS.N != rows[0].RPS.N }) {
+func spread(rows []RankingRow) string {
+	if slices.ContainsFunc(rows, func(r RankingRow) bool { return r.RPS.N != rows[0].RPS.N }) {
 		return " (median; whiskers: each row's interval, named in the table)"
 	}
 	if rows[0].RPS.N < 2 {
@@ -164,10 +165,10 @@ func spread(rows []Row) string {
 	return fmt.Sprintf(" (median; whiskers: %s over %d rounds)", rows[0].RPS.Interval, rows[0].RPS.N)
 }
 
-func rowViews(rows []Row) []rowView {
+func rowViews(rows []RankingRow) []rowView {
 	var out []rowView
 	for i, r := range rows {
-		v := rowView{Rank: i + 1, Group: r.Group, Name: r.Name, Engines: strings.Join(r.Engines, "+"),
+		v := rowView{Rank: i + 1, Group: r.Group, Name: r.Name, Tools: strings.Join(r.Tools, "+"),
 			RPS: rpsText(r), Interval: intervalText(r.RPS), CV: fmt.Sprintf("%.1f%%", 100*r.RPS.CV),
 			P50: ms(r.P50), P99: ms(r.P99), P999: ms(r.P999), Flags: flags(r)}
 		v.CPU, v.PerCore, v.Memory = serverFigures(r)
@@ -182,7 +183,7 @@ func rowViews(rows []Row) []rowView {
 	return out
 }
 
-func rpsBars(rows []Row) []bar {
+func rpsBars(rows []RankingRow) []bar {
 	var bars []bar
 	for _, r := range rows {
 		bars = append(bars, bar{name: nameOf(r), value: r.RPS.Median, lo: r.RPS.Lo, hi: r.RPS.Hi, whisker: r.RPS.N > 1,
@@ -193,9 +194,9 @@ func rpsBars(rows []Row) []bar {
 
 // perCoreBars ranks the rows by req/s per server core; a row without a
 // reading of the server's CPU has no figure and no bar.
-func perCoreBars(rows []Row) []bar {
-	rows = slices.DeleteFunc(slices.Clone(rows), func(r Row) bool { return r.ServerStats == 0 })
-	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(b.PerServerCore, a.PerServerCore) })
+func perCoreBars(rows []RankingRow) []bar {
+	rows = slices.DeleteFunc(slices.Clone(rows), func(r RankingRow) bool { return r.ServerStats == 0 })
+	slices.SortStableFunc(rows, func(a, b RankingRow) int { return cmp.Compare(b.PerServerCore, a.PerServerCore) })
 	var bars []bar
 	for _, r := range rows {
 		bars = append(bars, bar{name: nameOf(r), value: r.PerServerCore, class: classOf(r),
@@ -206,7 +207,7 @@ func perCoreBars(rows []Row) []bar {
 
 // latencyOf is the latency chart's arguments: each row's p50, p90, p99,
 // p99.9 (medians of the rounds) and the highest max of its rounds, in ms.
-func latencyOf(c Cell, rows []Row) (names []string, values [][]float64, aria string) {
+func latencyOf(c record.Cell, rows []RankingRow) (names []string, values [][]float64, aria string) {
 	worst := map[string]time.Duration{}
 	for _, s := range c.Servers {
 		for _, r := range s.Rounds {

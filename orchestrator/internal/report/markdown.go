@@ -5,13 +5,15 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
 // WriteMarkdown writes results.md: for each cell, a heading, its ranking
 // as a Markdown table (and the server capacity ranking where there is
 // one), its notes as a list and its settings, ready to paste into an
 // issue.
-func WriteMarkdown(w io.Writer, run Run) error {
+func WriteMarkdown(w io.Writer, run record.Run) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## grpcbench run %s\n\n", run.ID)
 	if run.Commit != "" {
@@ -27,7 +29,7 @@ func WriteMarkdown(w io.Writer, run Run) error {
 		fmt.Fprintf(&b, "\n### %s\n\n", c.Name())
 		rows := Ranking(c)
 		n := notes(run, c, rows, Judge(run, rows))
-		fmt.Fprintf(&b, "Ranking by the load engine (%s), medians of %s:\n\n", engineOf(c), roundsText(c))
+		fmt.Fprintf(&b, "Ranking by the load engine (%s), medians of %s:\n\n", toolOf(c), roundsText(c))
 		markdownTable(&b, rows)
 		capacity := CapacityRanking(c)
 		if capacity != nil {
@@ -57,13 +59,13 @@ func WriteMarkdown(w io.Writer, run Run) error {
 	return err
 }
 
-func markdownTable(b *strings.Builder, rows []Row) {
+func markdownTable(b *strings.Builder, rows []RankingRow) {
 	b.WriteString("| # | group | server | engine | req/s | interval | CV | server CPU | req/s per core | p50 | p99 | p99.9 | memory | flags |\n")
 	b.WriteString("|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for i, r := range rows {
 		cpu, perCore, mem := serverFigures(r)
 		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %.1f%% | %s | %s | %s | %s | %s | %s | %s |\n",
-			i+1, r.Group, markdownText(r.Name), strings.Join(r.Engines, "+"), rpsText(r), intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
+			i+1, r.Group, markdownText(r.Name), strings.Join(r.Tools, "+"), rpsText(r), intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
 			ms(r.P50), ms(r.P99), ms(r.P999), mem, flags(r))
 	}
 	if len(rows) == 0 {
@@ -99,13 +101,13 @@ func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecon
 
 // serverFigures are a row's CPU, req/s per core and memory as text, n/a
 // when no round had a stats reading of the server: not a measured zero.
-func serverFigures(r Row) (cpu, perCore, mem string) {
+func serverFigures(r RankingRow) (cpu, perCore, mem string) {
 	if r.ServerStats == 0 {
 		return "n/a", "n/a", "n/a"
 	}
 	return fmt.Sprintf("%.1f%%", r.ServerCPU), fmt.Sprintf("%.0f", r.PerServerCore), mebibytes(r.MemoryBytes)
 }
 
-func machineText(h Hardware) string {
+func machineText(h record.Hardware) string {
 	return fmt.Sprintf("%s, %d cores, %.1f GiB, Docker %s", h.CPUModel, h.CPUs, float64(h.MemoryBytes)/(1<<30), h.DockerVersion)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -13,73 +12,30 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
-func TestLoadLegacyLayout(t *testing.T) {
-	run, err := report.Load(filepath.Join("testdata", "legacy"))
+// TestLegacyRunRenders ranks and renders a run of the older layout, as
+// record.Load reads it from the record package's test data: an old folder
+// still renders, saying which stats are missing.
+func TestLegacyRunRenders(t *testing.T) {
+	dir := filepath.Join("..", "record", "testdata", "legacy")
+	run, err := record.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(run.Cells) != 1 {
-		t.Fatalf("%d cells, want 1", len(run.Cells))
-	}
-	c := run.Cells[0]
-	want := config.Cell{Scenario: "complex_proto", ServerCPUs: 1, ClientCPUs: 1, Connections: 50, Concurrency: 1000}
-	if c.Cell != want {
-		t.Errorf("cell = %+v, want %+v", c.Cell, want)
-	}
-	if len(c.Settings) != 9 || c.Placement.Shared != true {
-		t.Errorf("settings %v, placement %+v: want the run's", c.Settings, c.Placement)
-	}
-	if got := names(report.Ranking(c)); !slices.Equal(got, []string{"go_grpc", "python_grpc"}) {
+	if got := names(report.Ranking(run.Cells[0])); !slices.Equal(got, []string{"go_grpc", "python_grpc"}) {
 		t.Errorf("ranking = %v", got)
 	}
-	g := c.Servers[0]
-	if len(g.Rounds) != 1 || g.Rounds[0].Round != 1 || !g.Rounds[0].ClientBound || len(g.Rounds[0].Phases) != 3 ||
-		g.Rounds[0].Load.RPS != 21560.1 || g.Rounds[0].Server.CPUAvgPercent != 61.2 {
-		t.Errorf("go_grpc = %+v, want one round with the old measurement", g)
-	}
-	if !g.Rounds[0].Start.Equal(time.Date(2026, 11, 28, 9, 14, 30, 0, time.UTC)) {
-		t.Errorf("round start = %v, want the first phase's", g.Rounds[0].Start)
-	}
-	if j := c.Servers[2]; j.Failure == nil || j.Failure.Phase != "build" || len(j.Rounds) != 0 {
-		t.Errorf("java_grpc = %+v, want its build failure and no round", j)
-	}
-	// An old folder still renders, saying which stats are missing.
 	var b bytes.Buffer
-	if err := report.WriteHTML(&b, run, filepath.Join("testdata", "legacy")); err != nil {
+	if err := report.WriteHTML(&b, run, dir); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"go_grpc", "python_grpc", "java_grpc", "No stats for round 1: no stats file", "build failed: exit status 1"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("report.html of the old run lacks %q", s)
-		}
-	}
-}
-
-func TestLoadRefuses(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, content string) string {
-		d := filepath.Join(dir, name)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(d, "results.json"), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	for _, tc := range []struct{ name, dir string }{
-		{"missing folder", filepath.Join(dir, "nope")},
-		{"not JSON", write("garbled", "{\"id\": \"x\", \"cells\": [")},
-		{"no run", write("empty", "{}")},
-		{"old layout, wrong types", write("legacy", `{"id": "x", "servers": [{"name": 3}]}`)},
-	} {
-		if _, err := report.Load(tc.dir); err == nil {
-			t.Errorf("%s: Load returned no error", tc.name)
 		}
 	}
 }
@@ -91,7 +47,7 @@ var svgSize = regexp.MustCompile(`<svg role="img" aria-label="([^"]*)" width="([
 func TestWriteHTMLGrowsWithServers(t *testing.T) {
 	heights := map[int]float64{}
 	for _, n := range []int{4, 20} {
-		var servers []report.Server
+		var servers []record.Server
 		for i := range n {
 			r := seedRows[i%len(seedRows)]
 			r.name = fmt.Sprintf("%s_with_a_rather_long_name_%02d", r.name, i)
@@ -118,7 +74,7 @@ func TestWriteHTMLGrowsWithServers(t *testing.T) {
 }
 
 func TestWriteHTMLMatrix(t *testing.T) {
-	run, err := report.Load(filepath.Join("testdata", "run"))
+	run, err := record.Load(filepath.Join("testdata", "run"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +102,7 @@ func TestWriteHTMLMatrix(t *testing.T) {
 }
 
 func TestServerWithoutStats(t *testing.T) {
-	run, err := report.Load(filepath.Join("testdata", "run"))
+	run, err := record.Load(filepath.Join("testdata", "run"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 )
 
@@ -20,9 +22,9 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata/go
 
 // recorded is the run recorded in testdata/run: a real run's record, cut
 // down to a few servers, with the stats streams of some of their rounds.
-func recorded(t *testing.T) report.Run {
+func recorded(t *testing.T) record.Run {
 	t.Helper()
-	run, err := report.Load(filepath.Join("testdata", "run"))
+	run, err := record.Load(filepath.Join("testdata", "run"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func TestReportOpensOffline(t *testing.T) {
 	run := recorded(t)
 	dir := t.TempDir()
 	copyDir(t, filepath.Join("testdata", "run"), dir)
-	if err := report.Render(report.Folder{Dir: dir}, run); err != nil {
+	if err := report.Render(record.Folder{Dir: dir}, run); err != nil {
 		t.Fatal(err)
 	}
 	page := filepath.Join(dir, "report.html")
@@ -212,4 +214,23 @@ func checkNoResources(t *testing.T, path string) {
 		}
 	}
 	walk(doc)
+}
+
+// TestWritersLeaveTheRunAlone renders every file of the recorded run, and
+// its hardware.txt, into a folder holding its stats streams: the run the
+// writers were given is the run read, field for field.
+func TestWritersLeaveTheRunAlone(t *testing.T) {
+	run, want := recorded(t), recorded(t)
+	dir := t.TempDir()
+	copyDir(t, filepath.Join("testdata", "run"), dir)
+	f := record.Folder{Dir: dir}
+	if err := report.Render(f, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.SaveHardware(f, run); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(run, want) {
+		t.Errorf("the writers changed the run:\n got %+v\nwant %+v", run, want)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
 
@@ -17,7 +18,7 @@ const (
 	// hypervisor above which a round is flagged.
 	HighSteal = 0.05
 	// BusyHostCores is how many cores of other work on the host, beside
-	// the server and its load client, flag a round: the engine's stats
+	// the server and its load client, flag a round: the Docker engine's stats
 	// streams and the orchestrator take about 0.1 here.
 	BusyHostCores = 0.3
 	// errorShareMark is the share of failed calls above which a row is
@@ -25,12 +26,12 @@ const (
 	errorShareMark = 0.01
 )
 
-// Row is one server's figures over its rounds, as a ranking shows them:
-// medians, with the spread of req/s.
-type Row struct {
+// RankingRow is one server's figures over its rounds, as a ranking shows
+// them: medians, with the spread of req/s.
+type RankingRow struct {
 	Name string `json:"name"`
-	// Engines are the engines the figures come from.
-	Engines []string `json:"engines"`
+	// Tools are the load tools the figures come from.
+	Tools []string `json:"engines"`
 	// RPS sums up OK calls per second; Values are the rounds' own, of the
 	// rounds numbered Rounds.
 	RPS    stats.Estimate `json:"rps"`
@@ -81,20 +82,20 @@ type Row struct {
 }
 
 // ErrorShare is the share of calls that failed.
-func (r Row) ErrorShare() float64 {
+func (r RankingRow) ErrorShare() float64 {
 	if r.Calls == 0 {
 		return 0
 	}
 	return float64(r.Failed) / float64(r.Calls)
 }
 
-// Ranking is a cell's ranked servers by the load engine's figures, fastest
+// Ranking is a cell's ranked servers by the load tool's figures, fastest
 // first; servers of equal median keep their catalog order.
-func Ranking(c Cell) []Row {
-	var rows []Row
+func Ranking(c record.Cell) []RankingRow {
+	var rows []RankingRow
 	for _, s := range c.Servers {
 		if s.Ranked() {
-			rows = append(rows, rowOf(s.Name, s.Rounds, func(r Round) *Measurement { return &r.Measurement }, float64(c.ClientCPUs)))
+			rows = append(rows, rowOf(s.Name, s.Rounds, func(r record.Round) *record.Measurement { return &r.Measurement }, float64(c.ClientCPUs)))
 		}
 	}
 	return sorted(rows)
@@ -105,27 +106,27 @@ func Ranking(c Cell) []Row {
 const CapacityCaption = "the capacity engine's figures alone: it measures every server in every round, over the same kind of window, whether the load engine kept up or not"
 
 // CapacityRanking is the "server capacity" ranking: each server's figures
-// from the capacity engine's measurements alone, over the rounds that have
-// one, so that no row mixes engines (CapacityNotes says which servers have
-// fewer rounds, or none). It is nil when no round was measured by the
-// capacity engine.
-func CapacityRanking(c Cell) []Row {
-	var rows []Row
+// from the capacity measurements alone, over the rounds that have one, so
+// that no row mixes load tools (CapacityNotes says which servers have
+// fewer rounds, or none). It is nil when no round has a capacity
+// measurement.
+func CapacityRanking(c record.Cell) []RankingRow {
+	var rows []RankingRow
 	for _, s := range c.Servers {
 		if capacity := capacityRounds(s); len(capacity) > 0 {
-			rows = append(rows, rowOf(s.Name, capacity, func(r Round) *Measurement { return r.Capacity }, float64(c.ClientCPUs)))
+			rows = append(rows, rowOf(s.Name, capacity, func(r record.Round) *record.Measurement { return r.Capacity }, float64(c.ClientCPUs)))
 		}
 	}
 	return sorted(rows)
 }
 
-// capacityRounds are a ranked server's rounds that the capacity engine
-// measured.
-func capacityRounds(s Server) []Round {
+// capacityRounds are a ranked server's rounds that have a capacity
+// measurement.
+func capacityRounds(s record.Server) []record.Round {
 	if !s.Ranked() {
 		return nil
 	}
-	return slices.DeleteFunc(slices.Clone(s.Rounds), func(r Round) bool { return r.Capacity == nil || r.Capacity.Load == nil })
+	return slices.DeleteFunc(slices.Clone(s.Rounds), func(r record.Round) bool { return r.Capacity == nil || r.Capacity.Load == nil })
 }
 
 // CapacityNotes says what the capacity ranking rows leave out: a ranked
@@ -133,7 +134,7 @@ func capacityRounds(s Server) []Round {
 // rounds than the others' (with why the others failed). Rows of records
 // from before every round was measured (only client-bound rounds were)
 // show here too.
-func CapacityNotes(c Cell, rows []Row) []string {
+func CapacityNotes(c record.Cell, rows []RankingRow) []string {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -166,22 +167,22 @@ func CapacityNotes(c Cell, rows []Row) []string {
 	return out
 }
 
-func sorted(rows []Row) []Row {
-	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(b.RPS.Median, a.RPS.Median) })
+func sorted(rows []RankingRow) []RankingRow {
+	slices.SortStableFunc(rows, func(a, b RankingRow) int { return cmp.Compare(b.RPS.Median, a.RPS.Median) })
 	return rows
 }
 
 // rowOf sums up a server's rounds by the measurement pick takes of each.
-func rowOf(name string, rounds []Round, pick func(Round) *Measurement, clientCPUs float64) Row {
-	row := Row{Name: name}
+func rowOf(name string, rounds []record.Round, pick func(record.Round) *record.Measurement, clientCPUs float64) RankingRow {
+	row := RankingRow{Name: name}
 	var mean, p50, p90, p95, p99, p999, srvCPU, cliCPU, mem, perCore, srvThr, cliThr []float64
 	statuses := map[string]uint64{}
 	notes := map[string]bool{}
 	for _, r := range rounds {
 		m := pick(r)
 		l := m.Load
-		if !slices.Contains(row.Engines, l.Engine) {
-			row.Engines = append(row.Engines, l.Engine)
+		if !slices.Contains(row.Tools, l.Engine) {
+			row.Tools = append(row.Tools, l.Engine)
 		}
 		row.Values = append(row.Values, l.RPS)
 		row.Rounds = append(row.Rounds, r.Round)
@@ -250,9 +251,9 @@ func rowOf(name string, rounds []Round, pick func(Round) *Measurement, clientCPU
 // design, the rounds being blocks, and gives each its group letters. A
 // client-bound row is left out: its req/s is the client's, a lower bound of
 // the server's, so no order against it can be claimed.
-func Judge(run Run, rows []Row) stats.Analysis {
+func Judge(run record.Run, rows []RankingRow) stats.Analysis {
 	judged, samples := samplesOf(rows)
-	a := stats.Analyse(samples, run.design())
+	a := stats.Analyse(samples, run.DesignOrFixed())
 	letters := stats.Letters(len(judged), func(i, j int) bool { return a.Separated(rows[judged[i]].Name, rows[judged[j]].Name) })
 	for k, i := range judged {
 		rows[i].Group = letters[k]
@@ -262,7 +263,7 @@ func Judge(run Run, rows []Row) stats.Analysis {
 
 // samplesOf is the req/s of each round of the measured (not client-bound)
 // rows, and which rows they are.
-func samplesOf(rows []Row) (judged []int, samples []stats.Sample) {
+func samplesOf(rows []RankingRow) (judged []int, samples []stats.Sample) {
 	for i, r := range rows {
 		if !r.ClientBound {
 			judged = append(judged, i)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
@@ -16,10 +17,10 @@ import (
 
 // rounds is a server measured once per value of rps, with seed row r's
 // other figures.
-func rounds(r row, name string, rps ...float64) report.Server {
-	s := report.Server{Name: name}
+func rounds(r row, name string, rps ...float64) record.Server {
+	s := record.Server{Name: name}
 	for i, v := range rps {
-		s.Rounds = append(s.Rounds, report.Round{Round: i + 1, Measurement: r.measurement(v)})
+		s.Rounds = append(s.Rounds, record.Round{Round: i + 1, Measurement: r.measurement(v)})
 	}
 	return s
 }
@@ -84,7 +85,7 @@ func TestJudgeTestsEveryPairWithRoundsAsBlocks(t *testing.T) {
 func TestCapacityRanking(t *testing.T) {
 	// capacity measures the first len(rps) rounds with h2; bound marks the
 	// load engine client-bound in every round.
-	capacity := func(s report.Server, bound bool, rps ...float64) report.Server {
+	capacity := func(s record.Server, bound bool, rps ...float64) record.Server {
 		for i := range s.Rounds {
 			s.Rounds[i].ClientBound = bound
 			if i < len(rps) {
@@ -108,8 +109,8 @@ func TestCapacityRanking(t *testing.T) {
 		t.Fatalf("capacity ranking = %v, want bound, once, kept_up", got)
 	}
 	for _, r := range rows {
-		if !slices.Equal(r.Engines, []string{"h2"}) {
-			t.Errorf("capacity row %s mixes engines: %v", r.Name, r.Engines)
+		if !slices.Equal(r.Tools, []string{"h2"}) {
+			t.Errorf("capacity row %s mixes engines: %v", r.Name, r.Tools)
 		}
 	}
 	if rows[0].RPS.Median != 91000 || rows[2].RPS.Median != 25000 || rows[1].RPS.N != 1 {
@@ -142,18 +143,18 @@ func TestCapacityRanking(t *testing.T) {
 // TestMatrixSections: one section per cell, each in seed 001's layout
 // under a line naming its cell, with its own parameters.
 func TestMatrixSections(t *testing.T) {
-	var cells []report.Cell
+	var cells []record.Cell
 	for _, sc := range []string{"complex_proto", "string_10B"} {
 		for _, cpus := range []config.CPUs{1, 2} {
 			cell := config.Cell{Scenario: sc, ServerCPUs: cpus, ClientCPUs: 1, Profile: "2b", Connections: 10, Concurrency: 100}
 			settings := []config.Setting{{Name: "GRPC_SERVER_CPUS", Value: cpus.String()}, {Name: "GRPC_REQUEST_SCENARIO", Value: sc}}
-			cells = append(cells, report.Cell{Cell: cell, Settings: settings, Servers: []report.Server{
+			cells = append(cells, record.Cell{Cell: cell, Settings: settings, Servers: []record.Server{
 				rounds(seedRows[0], "go_grpc", 1000*float64(cpus), 1010*float64(cpus), 990*float64(cpus)),
 				rounds(seedRows[1], "rust_tonic_mt", 2000*float64(cpus), 2100*float64(cpus), 1900*float64(cpus)),
 			}})
 		}
 	}
-	got := writeBench(t, report.Run{Commit: seedCommit, Cells: cells})
+	got := writeBench(t, record.Run{Commit: seedCommit, Cells: cells})
 	golden := filepath.Join("testdata", "matrix_bench.txt")
 	if os.Getenv("UPDATE_GOLDEN") != "" {
 		os.WriteFile(golden, []byte(got), 0o644)

@@ -8,13 +8,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
 
 // WriteSummary writes summary.txt: per cell, the ranking with its spread,
-// efficiency and flags, the server capacity ranking where the load engine
+// efficiency and flags, the server capacity ranking where the load tool
 // could not keep up, and how long each round spent beyond its load.
-func WriteSummary(w io.Writer, run Run) error {
+func WriteSummary(w io.Writer, run record.Run) error {
 	var b strings.Builder
 	for i, c := range run.Cells {
 		if i > 0 {
@@ -23,7 +24,7 @@ func WriteSummary(w io.Writer, run Run) error {
 		fmt.Fprintf(&b, "== %s\n\n", c.Name())
 		rows := Ranking(c)
 		analysis := Judge(run, rows)
-		fmt.Fprintf(&b, "ranking by the load engine (%s), medians of %s:\n", engineOf(c), roundsText(c))
+		fmt.Fprintf(&b, "ranking by the load engine (%s), medians of %s:\n", toolOf(c), roundsText(c))
 		writeRows(&b, rows)
 		var capacityNotes []string
 		capacity := CapacityRanking(c)
@@ -53,7 +54,7 @@ func WriteSummary(w io.Writer, run Run) error {
 // noiseLine says how much of the rounds' spread the machine's state put
 // on every server of a round alike and how much is each server's own: the
 // paired tests cancel the first, so the second sets the gaps they resolve.
-func noiseLine(b *strings.Builder, ranking string, rows []Row) {
+func noiseLine(b *strings.Builder, ranking string, rows []RankingRow) {
 	_, samples := samplesOf(rows)
 	if n, ok := stats.NoiseOf(samples); ok {
 		fmt.Fprintf(b, "round-to-round noise of the %s: %.1f%% shared by every server of a round, %.1f%% each server's own (%d servers, %d rounds); the paired tests see the own part only\n",
@@ -77,19 +78,19 @@ a round), busy-host (other work than the server and its client kept more than 0.
 cores busy in a round).
 `
 
-func writeRows(b *strings.Builder, rows []Row) {
+func writeRows(b *strings.Builder, rows []RankingRow) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "group\tserver\tengine\treq/s\tinterval\tCV\tserver cpu\treq/s per core\tp50\tp99\tp99.9\tmemory\tthrottled\tflags\t")
 	for _, r := range rows {
 		cpu, perCore, mem := serverFigures(r)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%/%.0f%%\t%s\t\n",
-			r.Group, r.Name, strings.Join(r.Engines, "+"), rpsText(r), intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
+			r.Group, r.Name, strings.Join(r.Tools, "+"), rpsText(r), intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
 			ms(r.P50), ms(r.P99), ms(r.P999), mem, 100*r.ServerThrottled, 100*r.ClientThrottled, flags(r))
 	}
 	tw.Flush()
 }
 
-func flags(r Row) string {
+func flags(r RankingRow) string {
 	var f []string
 	if r.ClientBound {
 		f = append(f, "client-bound")
@@ -124,8 +125,8 @@ func ms(d time.Duration) string {
 	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
 }
 
-// engineOf names the load engine of a cell's rounds.
-func engineOf(c Cell) string {
+// toolOf names the load tool of a cell's rounds.
+func toolOf(c record.Cell) string {
 	for _, s := range c.Servers {
 		for _, r := range s.Rounds {
 			if r.Load != nil {
@@ -136,7 +137,7 @@ func engineOf(c Cell) string {
 	return "none measured"
 }
 
-func roundsText(c Cell) string {
+func roundsText(c record.Cell) string {
 	n := 0
 	for _, s := range c.Servers {
 		n = max(n, len(s.Rounds))
@@ -148,7 +149,7 @@ func roundsText(c Cell) string {
 }
 
 // overheads lists each measured round's time beyond its load.
-func overheads(c Cell) []float64 {
+func overheads(c record.Cell) []float64 {
 	var out []float64
 	for _, s := range c.Servers {
 		for _, r := range s.Rounds {

@@ -14,25 +14,13 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
-
-// CellDir is the folder of a cell's rounds inside a server's folder, where
-// the bench puts them: none in a run of one cell.
-func CellDir(run Run, c Cell) string {
-	if len(run.Cells) == 1 {
-		return ""
-	}
-	name := fmt.Sprintf("%s_cpu%s", c.Scenario, c.ServerCPUs)
-	if c.Profile != "" {
-		name += "_" + c.Profile
-	}
-	return name
-}
 
 // statsFiles are where a round's server stats stream may be, the current
 // layout first; runs of one cell and one round from before rounds kept
 // the stream in the server's folder.
-func statsFiles(run Run, c Cell, server string, round int) []string {
+func statsFiles(run record.Run, c record.Cell, server string, round int) []string {
 	files := []string{roundStats(run, c, server, strconv.Itoa(round))}
 	if len(run.Cells) == 1 && round == 1 {
 		files = append(files, filepath.Join(server, "load-server-stats.jsonl"), filepath.Join(server, "server-stats.jsonl"))
@@ -42,8 +30,8 @@ func statsFiles(run Run, c Cell, server string, round int) []string {
 
 // roundStats is the path of a round's server stats stream in the current
 // layout; round is its number, or N in a message.
-func roundStats(run Run, c Cell, server, round string) string {
-	return filepath.Join(server, CellDir(run, c), "round-"+round, "load-server-stats.jsonl")
+func roundStats(run record.Run, c record.Cell, server, round string) string {
+	return filepath.Join(server, record.CellDir(run, c), "round-"+round, "load-server-stats.jsonl")
 }
 
 // usageSeries is one server's CPU and memory over time, a line per round,
@@ -60,7 +48,7 @@ type usageSeries struct {
 // readUsage reads the server stats streams of a server's rounds from the
 // run's folder dir. A missing or unreadable stream is named in Missing,
 // not an error: the page says so and shows the rest.
-func readUsage(dir string, run Run, c Cell, s Server) usageSeries {
+func readUsage(dir string, run record.Run, c record.Cell, s record.Server) usageSeries {
 	var u usageSeries
 	var absent []string // rounds without a stats file
 	windowSet := false
@@ -124,7 +112,7 @@ var errNoStats = errors.New("no stats file")
 
 // loadStart is when a round's load client started: the start of its
 // "load" phase.
-func loadStart(r Round) time.Time {
+func loadStart(r record.Round) time.Time {
 	for _, p := range r.Phases {
 		if p.Name == "load" {
 			return p.Start

@@ -9,7 +9,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
 // ErrFinished says the run to resume had finished: there is nothing to do.
@@ -17,7 +17,7 @@ var ErrFinished = errors.New("nothing to resume")
 
 // resumeVars are the variables a resumed run is set up with: the settings
 // the run was given (not their defaults) and the engines it used.
-func resumeVars(prior report.Run) map[string]string {
+func resumeVars(prior record.Run) map[string]string {
 	// Records written before settings said whether they were given: a
 	// value other than the default was.
 	marked := slices.ContainsFunc(prior.Settings, func(s config.Setting) bool { return s.Given })
@@ -29,7 +29,7 @@ func resumeVars(prior report.Run) map[string]string {
 	}
 	// The engines: DOCKER_HOST, which the settings do not hold, as the
 	// engine that fell back on it.
-	if e := prior.Engines; e != nil {
+	if e := prior.Hosts; e != nil {
 		switch {
 		case vars["GRPC_SERVER_DOCKER_HOST"] == "":
 			vars["DOCKER_HOST"] = e.Servers
@@ -41,7 +41,7 @@ func resumeVars(prior report.Run) map[string]string {
 }
 
 // recordedServers lists the servers of a record's cells, in order.
-func recordedServers(run report.Run) []string {
+func recordedServers(run record.Run) []string {
 	var names []string
 	for _, c := range run.Cells {
 		for _, s := range c.Servers {
@@ -73,7 +73,7 @@ func fingerprints(cat catalog.Catalog, servers, scenarios []string) (map[string]
 
 // changes lists what differs between the code a run started with and the
 // code here: the commit, the list of servers, each server's build context.
-func changes(prior report.Run, commit string, servers []string, contexts map[string]string) []string {
+func changes(prior record.Run, commit string, servers []string, contexts map[string]string) []string {
 	var out []string
 	if commit != prior.Commit {
 		out = append(out, fmt.Sprintf("the commit was %q, it is now %q", prior.Commit, commit))
@@ -110,7 +110,7 @@ func changes(prior report.Run, commit string, servers []string, contexts map[str
 
 // checkResume refuses to resume prior with other code than it started
 // with, unless anyway says to go on, and returns what changed.
-func checkResume(prior report.Run, anyway bool, commit string, servers []string, contexts map[string]string) ([]string, error) {
+func checkResume(prior record.Run, anyway bool, commit string, servers []string, contexts map[string]string) ([]string, error) {
 	diff := changes(prior, commit, servers, contexts)
 	if len(diff) == 0 || anyway {
 		return diff, nil

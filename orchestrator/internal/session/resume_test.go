@@ -9,7 +9,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
 
@@ -45,7 +45,7 @@ func TestResumeUsesTheSettingsAsGiven(t *testing.T) {
 				t.Fatalf("the run itself is refused: %v", err)
 			}
 			servers, clients := cfg.EngineHosts()
-			resumed := recordAndResume(t, report.Run{ID: "r", Settings: cfg.All(), Engines: &report.EngineHosts{Servers: servers, Clients: clients}})
+			resumed := recordAndResume(t, record.Run{ID: "r", Settings: cfg.All(), Hosts: &record.Hosts{Servers: servers, Clients: clients}})
 			assertSameRun(t, cfg, resumed)
 		})
 	}
@@ -63,18 +63,18 @@ func TestResumeOfAnOlderRecord(t *testing.T) {
 	for i := range settings {
 		settings[i].Given = false
 	}
-	assertSameRun(t, cfg, recordAndResume(t, report.Run{ID: "r", Settings: settings}))
+	assertSameRun(t, cfg, recordAndResume(t, record.Run{ID: "r", Settings: settings}))
 }
 
 // recordAndResume saves run as results.json, loads it and parses the
 // settings a resume of it uses.
-func recordAndResume(t *testing.T, run report.Run) config.Config {
+func recordAndResume(t *testing.T, run record.Run) config.Config {
 	t.Helper()
-	f := report.Folder{Dir: t.TempDir()}
+	f := record.Folder{Dir: t.TempDir()}
 	if err := f.WriteJSON("results.json", run); err != nil {
 		t.Fatal(err)
 	}
-	prior, err := report.Load(f.Dir)
+	prior, err := record.Load(f.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,8 +127,8 @@ func TestResumeRefusesOtherCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prior := report.Run{ID: "r", Dir: "results/r", Commit: "abc1234 first", Contexts: started,
-		Cells: []report.Cell{{Servers: []report.Server{{Name: "a"}, {Name: "b"}}}}}
+	prior := record.Run{ID: "r", Dir: "results/r", Commit: "abc1234 first", Contexts: started,
+		Cells: []record.Cell{{Servers: []record.Server{{Name: "a"}, {Name: "b"}}}}}
 	if diff, err := checkResume(prior, false, prior.Commit, []string{"a", "b"}, started); err != nil || diff != nil {
 		t.Fatalf("the same code is refused: %v %v", diff, err)
 	}

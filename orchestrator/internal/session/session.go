@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/sources"
@@ -36,12 +36,12 @@ type Session struct {
 	Config  config.Config
 	Catalog catalog.Catalog
 	Hosts   Hosts
-	Folder  report.Folder
+	Folder  record.Folder
 	// Scenarios are the scenarios of GRPC_REQUEST_SCENARIO, compiled.
 	Scenarios map[string]*scenario.Scenario
 	// Run is the record's head: id, times, commit, settings, machines,
 	// cells.
-	Run report.Run
+	Run record.Run
 
 	release []func(context.Context) error
 	// owner is who holds the locks, for Held to check and take them again.
@@ -124,7 +124,7 @@ func Open(ctx context.Context, root string, out io.Writer) (*Session, error) {
 // again. It refuses when the commit, the servers or a server's build
 // context changed, unless anyway; a finished run is ErrFinished.
 func Resume(ctx context.Context, root, dir string, anyway bool, out io.Writer) (*Session, error) {
-	prior, err := report.Load(dir)
+	prior, err := record.Load(dir)
 	if err != nil {
 		return nil, &config.Error{Var: "--resume", Value: dir, Reason: err.Error(), Allowed: "the folder of a run that was interrupted"}
 	}
@@ -136,7 +136,7 @@ func Resume(ctx context.Context, root, dir string, anyway bool, out io.Writer) (
 	return open(ctx, root, cfg, parseErr, &prior, anyway, out, backend.Connect)
 }
 
-func open(ctx context.Context, root string, cfg config.Config, parseErr error, prior *report.Run, anyway bool, out io.Writer, dial backend.Open) (*Session, error) {
+func open(ctx context.Context, root string, cfg config.Config, parseErr error, prior *record.Run, anyway bool, out io.Writer, dial backend.Open) (*Session, error) {
 	// Values that do not parse are listed with every other problem, after
 	// the checks that need the hosts.
 	var cfgErr *config.Error
@@ -167,7 +167,7 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 	if err != nil {
 		// Bad input first, as far as it can be checked without the hosts:
 		// it is what the user can fix at once.
-		facts := config.Facts{Servers: cat.Servers, Scenarios: cat.Scenarios, Writable: report.Writable}
+		facts := config.Facts{Servers: cat.Servers, Scenarios: cat.Scenarios, Writable: record.Writable}
 		if bad := errors.Join(parseErr, cfg.Validate(facts)); bad != nil {
 			return nil, errors.Join(bad, err)
 		}
@@ -190,7 +190,7 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 func (s *Session) check(ctx context.Context, parseErr error) error {
 	h := s.Hosts
 	facts := config.Facts{Servers: s.Catalog.Servers, Scenarios: s.Catalog.Scenarios, EngineCPUs: h.ServerFacts.CPUs,
-		EngineMemory: h.ServerFacts.Memory, ClientCPUs: h.ClientFacts.CPUs, Writable: report.Writable}
+		EngineMemory: h.ServerFacts.Memory, ClientCPUs: h.ClientFacts.CPUs, Writable: record.Writable}
 	errs := []error{parseErr, s.Config.Validate(facts)}
 	// The scenarios must compile, and have the shape the suite needs,
 	// before anything is built from them.
@@ -212,14 +212,14 @@ func (s *Session) check(ctx context.Context, parseErr error) error {
 // start takes the locks, removes what killed runs left and starts the
 // run's folder and record (or takes up prior's, noting the changes a
 // resume was told to go on with).
-func (s *Session) start(ctx context.Context, prior *report.Run, changed []string, out io.Writer) error {
+func (s *Session) start(ctx context.Context, prior *record.Run, changed []string, out io.Writer) error {
 	started := time.Now()
 	// The folder comes first: it holds the token that tells this machine's
 	// lock from a same-named machine's.
 	if prior != nil {
-		s.Folder = report.Folder{Dir: prior.Dir}
+		s.Folder = record.Folder{Dir: prior.Dir}
 	} else {
-		folder, err := report.NewFolder(s.Config.ResultsDir, started.Format(runID))
+		folder, err := record.NewFolder(s.Config.ResultsDir, started.Format(runID))
 		if err != nil {
 			return err
 		}
@@ -257,19 +257,19 @@ func (s *Session) start(ctx context.Context, prior *report.Run, changed []string
 		}
 		return nil
 	}
-	s.Run = report.Run{
+	s.Run = record.Run{
 		ID:       filepath.Base(s.Folder.Dir),
 		Started:  started,
 		Commit:   s.commit,
 		Settings: s.Config.All(),
-		Engines:  &report.EngineHosts{},
+		Hosts:    &record.Hosts{},
 		Contexts: s.contexts,
-		Hardware: report.HardwareOf(s.Hosts.ServerFacts),
-		Cells:    bench.Cells(s.Config, s.Hosts.ServerFacts.CPUs, s.Hosts.ClientFacts.CPUs),
+		Hardware: hardwareOf(s.Hosts.ServerFacts),
+		Cells:    newCells(s.Config, s.Hosts.ServerFacts.CPUs, s.Hosts.ClientFacts.CPUs),
 	}
-	s.Run.Engines.Servers, s.Run.Engines.Clients = s.Config.EngineHosts()
+	s.Run.Hosts.Servers, s.Run.Hosts.Clients = s.Config.EngineHosts()
 	if s.Hosts.Two() {
-		client := report.HardwareOf(s.Hosts.ClientFacts)
+		client := hardwareOf(s.Hosts.ClientFacts)
 		s.Run.ClientHardware = &client
 	}
 	return report.SaveHardware(s.Folder, s.Run)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
 // Place gives the server and the load client cores of their own when the
@@ -13,16 +13,16 @@ import (
 // the orchestrator, so that neither competes with what is measured.
 // Otherwise both float over every core under their quotas, and the record
 // says so.
-func Place(engineCPUs int, server, client config.CPUs) report.Placement {
+func Place(engineCPUs int, server, client config.CPUs) record.Placement {
 	s, c := server.Cores(), client.Cores()
 	first := 0
 	switch {
 	case s+c+1 <= engineCPUs:
 		first = 1
 	case s+c > engineCPUs:
-		return report.Placement{Shared: true}
+		return record.Placement{Shared: true}
 	}
-	return report.Placement{ServerCPUSet: cpuRange(first, s), ClientCPUSet: cpuRange(first+s, c)}
+	return record.Placement{ServerCPUSet: cpuRange(first, s), ClientCPUSet: cpuRange(first+s, c)}
 }
 
 func cpuRange(first, n int) string {
@@ -35,8 +35,8 @@ func cpuRange(first, n int) string {
 // PlaceApart places a server and its client on machines of their own: each
 // on the first cores of its machine, or from core 1 when one is left for
 // dockerd, and floating when its machine has fewer cores than it needs.
-func PlaceApart(serverMachine, clientMachine int, server, client config.CPUs) report.Placement {
-	return report.Placement{ServerCPUSet: alone(serverMachine, server.Cores()), ClientCPUSet: alone(clientMachine, client.Cores())}
+func PlaceApart(serverMachine, clientMachine int, server, client config.CPUs) record.Placement {
+	return record.Placement{ServerCPUSet: alone(serverMachine, server.Cores()), ClientCPUSet: alone(clientMachine, client.Cores())}
 }
 
 func alone(machine, n int) string {

@@ -8,18 +8,18 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 )
 
-// recorder keeps a container's stats stream: every sample, in memory for the
-// figures and raw on disk for whoever wants to check them.
-type recorder struct {
+// statsRecorder keeps a container's stats stream: every sample, in memory
+// for the figures and raw on disk for whoever wants to check them.
+type statsRecorder struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	mu      sync.Mutex
 	samples []backend.Sample
 }
 
-func (srv *Instance) record(ctx context.Context, c backend.Container, file string) *recorder {
+func (srv *Instance) recordStats(ctx context.Context, c backend.Container, file string) *statsRecorder {
 	ctx, cancel := context.WithCancel(ctx)
-	rec := &recorder{cancel: cancel, done: make(chan struct{})}
+	rec := &statsRecorder{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(rec.done)
 		raw, err := srv.spec.Folder.Create(file)
@@ -41,7 +41,7 @@ func (srv *Instance) record(ctx context.Context, c backend.Container, file strin
 }
 
 // stop ends the stream and returns the samples read.
-func (rec *recorder) stop() []backend.Sample {
+func (rec *statsRecorder) stop() []backend.Sample {
 	rec.cancel()
 	<-rec.done
 	rec.mu.Lock()

@@ -23,7 +23,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
@@ -109,9 +109,9 @@ type ServerSpec struct {
 	// GRPC_SERVER_RAM: a variant's settings.
 	Env []string
 	// Placement pins the server and its clients to cores.
-	Placement report.Placement
+	Placement record.Placement
 	// Folder receives the server's log and what its clients printed.
-	Folder report.Folder
+	Folder record.Folder
 }
 
 // PhaseError says in which phase a server failed.
@@ -131,7 +131,7 @@ type Instance struct {
 	container  backend.Container
 	containers []backend.Container
 	// Phases are the steps taken so far, with their timings.
-	Phases []report.Phase
+	Phases []record.Phase
 	// Conformance is the gate's verdict, once given.
 	Conformance *probe.Verdict
 	// RoundTrip is the network's round trip to a server on another
@@ -228,7 +228,7 @@ func (srv *Instance) published(ctx context.Context) error {
 func (srv *Instance) phase(ctx context.Context, name string, step func(context.Context) error) error {
 	start := time.Now()
 	err := step(ctx)
-	srv.Phases = append(srv.Phases, report.Phase{Name: name, Start: start, Seconds: time.Since(start).Seconds()})
+	srv.Phases = append(srv.Phases, record.Phase{Name: name, Start: start, Seconds: time.Since(start).Seconds()})
 	if err != nil {
 		return &PhaseError{Phase: name, Err: err}
 	}
@@ -397,8 +397,8 @@ func (srv *Instance) conform(ctx context.Context) error {
 // client's files are named name.json, name.log and name-stats.jsonl (the
 // server's stats: name-server-stats.jsonl). The step is recorded as a phase
 // called name.
-func (srv *Instance) Measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
-	var m report.Measurement
+func (srv *Instance) Measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (record.Measurement, error) {
+	var m record.Measurement
 	err := srv.phase(ctx, name, func(ctx context.Context) error {
 		var err error
 		m, err = srv.measure(ctx, engine, spec, name)
@@ -407,14 +407,14 @@ func (srv *Instance) Measure(ctx context.Context, engine load.Engine, spec load.
 	return m, err
 }
 
-func (srv *Instance) measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
+func (srv *Instance) measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (record.Measurement, error) {
 	spec.Target, spec.ScenarioDir = srv.Address, load.ScenarioDir
 	// The stats are interpolated to the window's ends, which needs the
 	// sample holding the end under load all through.
 	spec.Tail = usage.LoadTail
 	cl, err := engine.Client(spec, srv.spec.Scenario)
 	if err != nil {
-		return report.Measurement{}, err
+		return record.Measurement{}, err
 	}
 	image := srv.suite.images.Client
 	if t := engine.Tool(); t != "" {
@@ -432,14 +432,14 @@ func (srv *Instance) measure(ctx context.Context, engine load.Engine, spec load.
 		Memory:   loadMemory,
 	})
 
-	serverStats := srv.record(ctx, srv.container, name+"-server-stats.jsonl")
-	var clientStats *recorder
+	serverStats := srv.recordStats(ctx, srv.container, name+"-server-stats.jsonl")
+	var clientStats *statsRecorder
 	obs := srv.suite.observer
 	started := time.Now()
 	obs.Phase("warm-up with "+engine.Name(), spec.Warmup)
 	measuring := time.AfterFunc(spec.Warmup, func() { obs.Phase("measuring with "+engine.Name(), spec.Duration) })
 	stdout, err := srv.runBeside(ctx, container, name, spec.Warmup+spec.Duration+spec.Tail+clientGrace,
-		func(c backend.Container) { clientStats = srv.record(ctx, c, name+"-client-stats.jsonl") })
+		func(c backend.Container) { clientStats = srv.recordStats(ctx, c, name+"-client-stats.jsonl") })
 	measuring.Stop()
 	ended := time.Now()
 	serverSamples := serverStats.stop()
@@ -448,13 +448,13 @@ func (srv *Instance) measure(ctx context.Context, engine load.Engine, spec load.
 		clientSamples = clientStats.stop()
 	}
 	if err != nil {
-		return report.Measurement{}, err
+		return record.Measurement{}, err
 	}
 	res, err := engine.Parse(stdout, spec, started, ended)
 	if err != nil {
-		return report.Measurement{}, err
+		return record.Measurement{}, err
 	}
-	return report.Measurement{
+	return record.Measurement{
 		Load:   &res,
 		Server: usage.Summarize(serverSamples, res.Start, res.End),
 		Client: usage.Summarize(clientSamples, res.Start, res.End),
@@ -568,8 +568,8 @@ func lastLine(b []byte) string {
 
 // FailureOf describes an error for the record: its phase (setup when it has
 // none) and its reason ("interrupted" when the run was cancelled).
-func FailureOf(err error) report.Failure {
-	f := report.Failure{Phase: "setup", Reason: err.Error()}
+func FailureOf(err error) record.Failure {
+	f := record.Failure{Phase: "setup", Reason: err.Error()}
 	var pe *PhaseError
 	if errors.As(err, &pe) {
 		f.Phase, f.Reason = pe.Phase, pe.Err.Error()

@@ -16,7 +16,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 )
@@ -53,7 +53,7 @@ func serverSpec(t *testing.T) suite.ServerSpec {
 		t.Fatal(err)
 	}
 	return suite.ServerSpec{Name: "s", Image: "img:s", Scenario: sc, CPUs: 1, RAM: config.Bytes(512 << 20), ReadyTimeout: time.Second,
-		Folder: report.Folder{Dir: t.TempDir()}}
+		Folder: record.Folder{Dir: t.TempDir()}}
 }
 
 // oneHost is a suite with servers and clients on one fake host.

@@ -1,11 +1,9 @@
-package report
+package record
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -129,35 +127,22 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// Save writes the run's record and what is made from it: results.json
-// first, so that a file made from it never shows more than the record
-// beside it, then summary.txt, bench.txt, results.csv, results.md and
-// report.html.
+// Save writes the run's record, results.json, in the current layout.
 func Save(f Folder, run Run) error {
-	if err := f.WriteJSON("results.json", run); err != nil {
-		return err
-	}
-	return Render(f, run)
+	return f.WriteJSON("results.json", run)
 }
 
-// Render writes every file made from the run's record: summary.txt,
-// bench.txt, results.csv, results.md and report.html (which reads the
-// rounds' stats streams from the folder).
-func Render(f Folder, run Run) error {
-	html := func(w io.Writer, run Run) error { return WriteHTML(w, run, f.Dir) }
-	for _, out := range []struct {
-		name  string
-		write func(io.Writer, Run) error
-	}{{"summary.txt", WriteSummary}, {"bench.txt", WriteBench}, {"results.csv", WriteCSV}, {"results.md", WriteMarkdown}, {"report.html", html}} {
-		var b bytes.Buffer
-		if err := out.write(&b, run); err != nil {
-			return err
-		}
-		if err := f.Write(out.name, b.Bytes()); err != nil {
-			return err
-		}
+// CellDir is the folder of a cell's rounds inside a server's folder, where
+// the bench puts them: none in a run of one cell.
+func CellDir(run Run, c Cell) string {
+	if len(run.Cells) == 1 {
+		return ""
 	}
-	return nil
+	name := fmt.Sprintf("%s_cpu%s", c.Scenario, c.ServerCPUs)
+	if c.Profile != "" {
+		name += "_" + c.Profile
+	}
+	return name
 }
 
 // Load reads the record of the run in dir. A results.json of the older

@@ -1,8 +1,11 @@
-// Package report holds the record of a run and writes it out: bench.txt for
-// people (in grpc_bench's layout, medians over the rounds), summary.txt
-// (spread, efficiency and the server capacity ranking), results.json for
-// machines (every round), hardware.txt for the context.
-package report
+// Package record is the record of a run: what was measured, round by round,
+// and under which settings, as results.json holds it, and the run's folder
+// it is read from and written to. The record is versioned by its layout:
+// Save writes the current one (cells of servers of rounds), Load reads it
+// and the older one (servers at the top level, one measurement each).
+// Package report makes the files people read from a record; the benchmark
+// adds to one as its rounds finish, and a resume goes on from one.
+package record
 
 import (
 	"slices"
@@ -23,8 +26,8 @@ type Run struct {
 	Commit   string    `json:"commit"`
 	// Settings are the variables as given; each cell has its own, resolved.
 	Settings []config.Setting `json:"settings"`
-	// Engines are the Docker engines the run used, which a resume uses too.
-	Engines *EngineHosts `json:"engines,omitempty"`
+	// Hosts are where the run's containers ran, which a resume uses too.
+	Hosts *Hosts `json:"engines,omitempty"`
 	// Contexts are a hash of each server's build context (its folder and
 	// the run's scenarios), by server: a resume refuses to go on with
 	// other code.
@@ -33,7 +36,7 @@ type Run struct {
 	// on all the same (--resume-anyway).
 	ResumedAnyway []string `json:"resumed_anyway,omitempty"`
 	// Hardware is the servers' machine; ClientHardware the clients', when
-	// another engine runs them.
+	// another host runs them.
 	Hardware       Hardware  `json:"hardware"`
 	ClientHardware *Hardware `json:"client_hardware,omitempty"`
 	// RoundTrip is the network's round trip between the client's machine
@@ -59,6 +62,19 @@ type Run struct {
 	Dir string `json:"-"`
 }
 
+// Hardware is the machine the servers ran on, as the Docker engine sees it
+// (the orchestrator itself may run in a container).
+type Hardware struct {
+	CPUModel      string `json:"cpu_model"`
+	CPUs          int    `json:"cpus"`
+	MemoryBytes   int64  `json:"memory_bytes"`
+	Kernel        string `json:"kernel"`
+	OS            string `json:"os"`
+	DockerVersion string `json:"docker_version"`
+	CgroupVersion string `json:"cgroup_version"`
+	StorageDriver string `json:"storage_driver"`
+}
+
 // Visit is one server's round in one cell.
 type Visit struct {
 	Cell   int    `json:"cell"`
@@ -78,16 +94,16 @@ type RunLook struct {
 	Continuing [][]string `json:"continuing"`
 }
 
-// design is the run's design; a record without one had fixed rounds.
-func (r Run) design() stats.Design {
+// DesignOrFixed is the run's design; a record without one had fixed rounds.
+func (r Run) DesignOrFixed() stats.Design {
 	if r.Design != nil {
 		return *r.Design
 	}
 	return stats.Fixed(0, 0)
 }
 
-// EngineHosts are the DOCKER_HOST of the servers' and the clients' engine.
-type EngineHosts struct {
+// Hosts are the DOCKER_HOST of the servers' and the clients' host.
+type Hosts struct {
 	Servers string `json:"servers"`
 	Clients string `json:"clients"`
 }
@@ -149,14 +165,14 @@ type Round struct {
 	// machine: the address of GRPC_SERVER_ADDRESS and the port the
 	// server was published at in this round.
 	ServerAddress string `json:"server_address,omitempty"`
-	// Measurement is the run's load engine's.
+	// Measurement is the run's load tool's.
 	Measurement
 	// ClientBound is set when the load client used nearly all the CPU it
 	// was given, or was throttled: the measurement then describes the
 	// client, not the server.
 	ClientBound bool `json:"client_bound"`
-	// Capacity is the capacity engine's measurement of the same server
-	// container, taken in every round when the capacity engine is on
+	// Capacity is the capacity measurement of the same server container,
+	// by the capacity tool, taken in every round when that tool is on
 	// (records from before that have it in client-bound rounds only).
 	Capacity *Measurement `json:"capacity,omitempty"`
 	// CapacityFailure says why the capacity measurement failed.
@@ -180,8 +196,8 @@ type Measurement struct {
 	Client usage.Summary `json:"client_stats"`
 	// OtherCores is how many of the host's cores, on average over the
 	// window, did work other than the server's and its load client's: the
-	// engine, the orchestrator, and whatever else runs on the machine. Not
-	// known when the engine runs elsewhere.
+	// Docker engine, the orchestrator, and whatever else runs on the
+	// machine. Not known when the host is another machine.
 	OtherCores *float64 `json:"host_other_cores,omitempty"`
 }
 
@@ -206,7 +222,7 @@ type Failure struct {
 	// Round is the round it failed in, 0 before the first (the build).
 	Round int `json:"round,omitempty"`
 	// CutShort says the run, not the server, ended it: an interruption,
-	// an engine gone. A resumed run measures it again.
+	// a host gone. A resumed run measures it again.
 	CutShort bool `json:"cut_short,omitempty"`
 }
 

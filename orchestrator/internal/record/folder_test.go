@@ -1,0 +1,116 @@
+package record_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
+)
+
+func TestNewFolderNeverShares(t *testing.T) {
+	parent := t.TempDir()
+	seen := map[string]bool{}
+	for range 3 {
+		f, err := record.NewFolder(parent, "2026-11-30_07-32-20")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[f.Dir] {
+			t.Fatalf("%s handed out twice", f.Dir)
+		}
+		seen[f.Dir] = true
+	}
+	for _, name := range []string{"2026-11-30_07-32-20", "2026-11-30_07-32-20-2", "2026-11-30_07-32-20-3"} {
+		if !seen[filepath.Join(parent, name)] {
+			t.Errorf("no folder %s among %v", name, seen)
+		}
+	}
+}
+
+func TestWriteLeavesNoTemporary(t *testing.T) {
+	f := record.Folder{Dir: t.TempDir()}
+	if err := f.Write("bench.txt", []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Write("bench.txt", []byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	// A write that cannot succeed: the target is a folder.
+	if err := os.Mkdir(f.Path("results.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Write("results.json", []byte("{}")); err == nil {
+		t.Error("a write over a folder succeeded")
+	}
+	entries, err := os.ReadDir(f.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{"bench.txt", "results.json"}) {
+		t.Errorf("folder holds %v, want bench.txt and the results.json folder only", names)
+	}
+	if b, _ := os.ReadFile(f.Path("bench.txt")); string(b) != "two" {
+		t.Errorf("bench.txt = %q", b)
+	}
+}
+
+func TestLoadRefuses(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		d := filepath.Join(dir, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "results.json"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, tc := range []struct{ name, dir string }{
+		{"missing folder", filepath.Join(dir, "nope")},
+		{"not JSON", write("garbled", "{\"id\": \"x\", \"cells\": [")},
+		{"no run", write("empty", "{}")},
+		{"old layout, wrong types", write("legacy", `{"id": "x", "servers": [{"name": 3}]}`)},
+	} {
+		if _, err := record.Load(tc.dir); err == nil {
+			t.Errorf("%s: Load returned no error", tc.name)
+		}
+	}
+}
+
+// TestSaveThenLoadIsTheSameRun saves the recorded run of report's test data,
+// reads it back and saves it again: the same run, the same bytes, every
+// field of the record through results.json and back.
+func TestSaveThenLoadIsTheSameRun(t *testing.T) {
+	run, err := record.Load(filepath.Join("..", "report", "testdata", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := record.Folder{Dir: t.TempDir()}, record.Folder{Dir: t.TempDir()}
+	if err := record.Save(first, run); err != nil {
+		t.Fatal(err)
+	}
+	back, err := record.Load(first.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, run) {
+		t.Errorf("the run read back differs from the saved one:\n got %+v\nwant %+v", back, run)
+	}
+	if err := record.Save(second, back); err != nil {
+		t.Fatal(err)
+	}
+	a, errA := os.ReadFile(first.Path("results.json"))
+	b, errB := os.ReadFile(second.Path("results.json"))
+	if errA != nil || errB != nil || !bytes.Equal(a, b) || len(a) == 0 {
+		t.Errorf("results.json saved twice differs (%v, %v): %d and %d bytes", errA, errB, len(a), len(b))
+	}
+}
