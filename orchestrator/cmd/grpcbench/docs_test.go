@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
 
 // repoRoot is the repository, from this package's folder.
@@ -38,11 +40,8 @@ func printedSettings(t *testing.T) (string, []string, map[string]string) {
 // byte for byte, so it lists every setting with its default and meaning.
 func TestEnvExampleIsWhatEnvPrints(t *testing.T) {
 	printed, _, _ := printedSettings(t)
-	file, err := os.ReadFile(filepath.Join(repoRoot, ".env.example"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(file) != printed {
+	file := testfiles.Read(t, filepath.Join(repoRoot, ".env.example"))
+	if file != printed {
 		t.Errorf(".env.example differs from `grpcbench env`; rewrite it with `./bin/grpcbench env > .env.example`.\n.env.example:\n%s\ngrpcbench env:\n%s", file, printed)
 	}
 }
@@ -53,11 +52,7 @@ func TestEnvExampleIsWhatEnvPrints(t *testing.T) {
 // words, not given one.
 func TestReadmeSettingsTable(t *testing.T) {
 	_, names, defaults := printedSettings(t)
-	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := settingsRows(t, string(readme))
+	rows := settingsRows(t, testfiles.Read(t, filepath.Join(repoRoot, "README.md")))
 	var listed []string
 	for _, r := range rows {
 		def, ok := defaults[r.name]
@@ -121,12 +116,8 @@ func TestDocLinksResolve(t *testing.T) {
 	}
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	for _, page := range pages {
-		text, err := os.ReadFile(page)
-		if err != nil {
-			t.Fatal(err)
-		}
 		rel, _ := filepath.Rel(repoRoot, page)
-		for _, m := range link.FindAllStringSubmatch(string(text), -1) {
+		for _, m := range link.FindAllStringSubmatch(testfiles.Read(t, page), -1) {
 			target := m[1]
 			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
 				continue
@@ -151,13 +142,9 @@ func TestDocLinksResolve(t *testing.T) {
 // case, punctuation dropped, spaces as hyphens.
 func anchors(t *testing.T, page string) []string {
 	t.Helper()
-	text, err := os.ReadFile(page)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
 	inCode := false
-	for line := range strings.Lines(string(text)) {
+	for line := range strings.Lines(testfiles.Read(t, page)) {
 		if strings.HasPrefix(line, "```") {
 			inCode = !inCode
 		}
@@ -188,13 +175,10 @@ func TestServerReadmesSayStackVersionsThreads(t *testing.T) {
 		t.Fatalf("no server README (%v)", err)
 	}
 	for _, p := range readmes {
-		text, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		text := testfiles.Read(t, p)
 		name := filepath.Base(filepath.Dir(p))
 		for _, want := range []string{"# " + name + "\n", "\n- **Stack**: ", "\n- **Versions**: ", "\n- **Threads**: "} {
-			if !strings.Contains(string(text), want) {
+			if !strings.Contains(text, want) {
 				t.Errorf("servers/%s/README.md lacks %q", name, want)
 			}
 		}
