@@ -1,6 +1,7 @@
 # make bench  - benchmark every server (settings: environment, then .env)
-# make test   - every test CI runs: the unit tests, then the end-to-end ones
-#               against a real Docker engine
+# make test   - every test CI runs: the unit tests, those that need root,
+#               then the end-to-end ones against a real Docker engine
+# make unit    - the unit tests alone: no root, network or Docker engine
 # Both start a Docker engine first when none answers (see scripts/ensure-engine).
 
 GO ?= go
@@ -17,22 +18,33 @@ export GRPC_SOURCE_MIRROR := ../shared/sources
 endif
 endif
 
-.PHONY: bench test unit e2e lint soak engine images up compose-plugin bench-engines accuracy matrix check-servers $(BIN)
+.PHONY: bench test unit unit-root e2e lint soak engine images up compose-plugin bench-engines accuracy matrix check-servers $(BIN)
 
 bench: engine $(BIN)
 	./$(BIN) bench
 
-test: unit e2e
+test: unit unit-root e2e
 
-# Every unit test, with the race detector; no Docker engine needed.
+# Every unit test, with the race detector; no root, network or Docker
+# engine needed (nor does `go test ./...`, which builds no tagged test).
 unit:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 10m ./orchestrator/internal/... ./orchestrator/cmd/...
 
-# The end-to-end tests: the real binary, engine, images and traffic. They
-# include a `docker compose up`, hence the plugin.
+# The tests behind the `root` build tag, in the packages that have them:
+# they need root (they mount tmpfs file systems) and Chromium, which they
+# install with apt-get (root and a Debian mirror) when it is missing.
+ROOT_TEST_PACKAGES = $(sort $(dir $(shell grep -rl --include='*_test.go' '^//go:build root' orchestrator)))
+unit-root:
+	$(GO) vet -tags root $(addprefix ./,$(ROOT_TEST_PACKAGES))
+	$(GO) test -tags root -race -count=1 -timeout 10m $(addprefix ./,$(ROOT_TEST_PACKAGES))
+
+# The end-to-end tests, behind the `e2e` build tag: the real binary, Docker
+# engine, images and traffic (about 40 minutes). They include a `docker
+# compose up`, hence the plugin.
 e2e: engine compose-plugin
-	$(GO) test -count=1 -timeout 40m ./orchestrator/e2e/
+	$(GO) vet -tags e2e ./orchestrator/e2e/
+	$(GO) test -tags e2e -count=1 -timeout 40m ./orchestrator/e2e/
 
 # 50 back-to-back short runs of one server: nothing left on the engine,
 # the orchestrator's memory flat (scripts/soak). Not part of `make test`.

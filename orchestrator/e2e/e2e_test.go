@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e_test
 
 // End-to-end tests: the real grpcbench binary against the real Docker engine,

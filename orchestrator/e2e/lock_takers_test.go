@@ -1,3 +1,5 @@
+//go:build e2e
+
 // The lock on the real engine: takers racing, release, registry paths.
 package e2e_test
 

@@ -32,6 +32,10 @@ func TestResumeOfAFinishedRunDoesNothing(t *testing.T) {
 // there).
 func TestResumeWithOtherCodeIsRefused(t *testing.T) {
 	root := t.TempDir()
+	// A resume takes the recorded settings, so the default results folder,
+	// relative to the working directory: not this package's folder, which
+	// the user running the tests may not be able to write to.
+	t.Chdir(t.TempDir())
 	for name, content := range map[string]string{"servers/a/Dockerfile": "FROM scratch\n", "scenarios/complex_proto/helloworld.proto": "syntax = \"proto3\";\n"} {
 		testfiles.Write(t, filepath.Join(root, name), content)
 	}

@@ -1,3 +1,5 @@
+//go:build root
+
 package report_test
 
 import (
@@ -19,6 +21,9 @@ import (
 	"time"
 
 	"golang.org/x/net/websocket"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 )
 
 // chromiumFlags start headless Chromium on a machine without a network:
@@ -375,36 +380,6 @@ func openInChromium(t *testing.T, path string) (pageState, []string, []string) {
 	return st, requested, px.seen()
 }
 
-func copyDir(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o755)
-		}
-		in, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.Create(filepath.Join(to, rel))
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // pageIs says whether the tab has loaded url completely.
 func pageIs(t *testing.T, d *devtools, session, url string) bool {
 	t.Helper()
@@ -422,4 +397,71 @@ func pageIs(t *testing.T, d *devtools, session, url string) bool {
 		t.Fatal(err)
 	}
 	return res.Result.Value
+}
+
+// TestReportOpensOffline renders the recorded run and opens it in headless
+// Chromium, whose every request goes to a proxy in the test: every chart
+// must be drawn, every server named, and the page must request nothing
+// but itself.
+func TestReportOpensOffline(t *testing.T) {
+	run := recorded(t)
+	dir := t.TempDir()
+	copyDir(t, filepath.Join("testdata", "run"), dir)
+	if err := report.Render(record.Folder{Dir: dir}, run); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, "report.html")
+	checkNoResources(t, page)
+
+	start := time.Now()
+	st, requested, proxied := openInChromium(t, page)
+	t.Logf("Chromium loaded and checked the page in %s", time.Since(start).Round(time.Millisecond))
+
+	for _, u := range requested {
+		if !strings.HasPrefix(u, "file:") {
+			t.Errorf("the page requested %s", u)
+		}
+	}
+	// The proxy also sees the browser's own background calls (its clock,
+	// its updater), which the page's session does not make: they are
+	// only logged, and never leave the machine.
+	if len(proxied) > 0 {
+		t.Logf("Chromium's own requests, sent to the test's proxy: %q", proxied)
+	}
+	for _, r := range st.Resources {
+		t.Errorf("the page loaded a resource: %s", r)
+	}
+	want := map[string]int{"rps": 1, "latency": 1, "per-core": 1}
+	withStats := map[string]bool{}
+	for _, c := range run.Cells {
+		for _, s := range c.Servers {
+			if _, err := os.Stat(filepath.Join(dir, s.Name, "round-1", "load-server-stats.jsonl")); err == nil {
+				withStats[s.Name] = true
+			}
+		}
+	}
+	if len(withStats) == 0 {
+		t.Fatal("testdata/run has no stats stream: the time charts go untested")
+	}
+	want["cpu"], want["memory"] = len(withStats), len(withStats)
+	got := map[string]int{}
+	for _, c := range st.Charts {
+		got[c.Chart]++
+		if c.Width < 300 || c.Height < 100 || c.Shapes < 10 {
+			t.Errorf("chart %q (%s) is drawn %.0f×%.0f px with %d shapes and texts: not rendered", c.Label, c.Chart, c.Width, c.Height, c.Shapes)
+		}
+		if (c.Chart == "cpu" || c.Chart == "memory") && !withStats[c.Server] {
+			t.Errorf("a %s chart for %s, which has no stats stream", c.Chart, c.Server)
+		}
+	}
+	for chart, n := range want {
+		if got[chart] != n {
+			t.Errorf("%d %s charts rendered, want %d", got[chart], chart, n)
+		}
+	}
+	for _, s := range run.Cells[0].Servers {
+		if !strings.Contains(st.Text, s.Name) {
+			t.Errorf("the page does not name %s", s.Name)
+		}
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
 
 // upstream is a real git repository with two commits; first is the older.
@@ -61,15 +63,6 @@ func write(t *testing.T, path, content string) {
 	}
 }
 
-func read(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // unreachable is a URL that fails at once, as github.com does here.
 const unreachable = "file:///nonexistent/uatuko/grpcxx"
 
@@ -81,7 +74,7 @@ func TestCheckoutFromBundleMirror(t *testing.T) {
 	if err := f.Checkout(context.Background(), Source{URL: unreachable, Commit: u.first, Dir: "grpcxx"}, dst, &log); err != nil {
 		t.Fatal(err)
 	}
-	if got := read(t, filepath.Join(dst, "src", "lib.h")); got != "version 1\n" {
+	if got := testfiles.Read(t, filepath.Join(dst, "src", "lib.h")); got != "version 1\n" {
 		t.Errorf("lib.h = %q: not the pinned commit's", got)
 	}
 	if info, err := os.Stat(filepath.Join(dst, "build.sh")); err != nil || info.Mode().Perm()&0o100 == 0 {
@@ -102,7 +95,7 @@ func TestCheckoutFromURL(t *testing.T) {
 	if err := f.Checkout(context.Background(), Source{URL: "file://" + u.dir, Commit: u.second, Dir: "grpcxx"}, dst, new(strings.Builder)); err != nil {
 		t.Fatal(err)
 	}
-	if got := read(t, filepath.Join(dst, "src", "lib.h")); got != "version 2\n" {
+	if got := testfiles.Read(t, filepath.Join(dst, "src", "lib.h")); got != "version 2\n" {
 		t.Errorf("lib.h = %q: not the pinned commit's", got)
 	}
 }
@@ -179,7 +172,7 @@ func TestCacheHitFetchesNothing(t *testing.T) {
 	if err := f.Checkout(context.Background(), src, dst, &second); err != nil {
 		t.Fatalf("second checkout, with no origin left: %v", err)
 	}
-	if got := read(t, filepath.Join(dst, "src", "lib.h")); got != "version 1\n" {
+	if got := testfiles.Read(t, filepath.Join(dst, "src", "lib.h")); got != "version 1\n" {
 		t.Errorf("lib.h = %q from the cache", got)
 	}
 	if !strings.Contains(first.String(), "fetched from") || !strings.Contains(second.String(), "from the cache") || strings.Contains(second.String(), "fetched") {

@@ -1,4 +1,4 @@
-// Package testfiles writes the files a test sets up.
+// Package testfiles writes the files a test sets up, and reads them back.
 package testfiles
 
 import (
@@ -16,4 +16,14 @@ func Write(t testing.TB, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Read returns the file at path as text; a failure ends the test.
+func Read(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
