@@ -86,7 +86,7 @@ func TestCompareExitStatuses(t *testing.T) {
 		s := report.Server{Name: "go_grpc"}
 		for i, v := range rps {
 			s.Rounds = append(s.Rounds, report.Round{Round: i + 1, Measurement: report.Measurement{
-				Load: &load.Result{Engine: "h2", RPS: v, Requests: 10, OK: 10}}})
+				Load: &load.Result{Tool: "h2", RPS: v, Requests: 10, OK: 10}}})
 		}
 		f := report.Folder{Dir: t.TempDir()}
 		run := report.Run{ID: filepath.Base(f.Dir), Cells: []report.Cell{{Cell: config.Cell{Scenario: "complex_proto", ServerCPUs: 1, ClientCPUs: 1}, Servers: []report.Server{s}}}}

@@ -1,8 +1,8 @@
 // Package bench is the benchmark: every image built first, then rounds,
 // interleaved (round 1 of every server in every cell, then round 2, ...),
 // each a fresh server container warmed up and measured with the run's load
-// engine, and with the capacity engine too (when it is on), so that each
-// ranking comes from one engine. The run's record is saved after each round, so that a run that
+// tool, and with the capacity tool too (when it is on), so that each
+// ranking comes from one tool. The run's record is saved after each round, so that a run that
 // dies keeps what it finished.
 package bench
 
@@ -27,15 +27,15 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
-// capacityWarmup is the capacity engine's warm-up: the server is warm from
-// the load engine's run a moment before; this only lets the engine open
-// its connections and settle.
+// capacityWarmup is the capacity tool's warm-up: the server is warm from
+// the load tool's run a moment before; this only lets the tool open its
+// connections and settle.
 const capacityWarmup = time.Second
 
-// capacitySpec is the capacity engine's load after the load engine's
+// capacitySpec is the capacity measurement's load after the load tool's
 // spec: a short warm-up, and half the measurement (at least a second),
-// which keeps a round with both engines within 1.5 times the load
-// engine's alone; the engine that keeps up needs no more to rank it.
+// which keeps a round with both tools within 1.5 times the load tool's
+// alone; the tool that keeps up needs no more to rank it.
 func capacitySpec(loadSpec load.Spec) load.Spec {
 	spec := loadSpec
 	spec.Warmup = min(capacityWarmup, loadSpec.Warmup)
@@ -74,7 +74,7 @@ type Bench struct {
 // when the run was interrupted; a server that fails is recorded, and the
 // run goes on.
 func (b *Bench) Benchmark(ctx context.Context, servers []string) error {
-	engine, capacity, err := b.engines()
+	tool, capacity, err := b.tools()
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) error {
 						return b.stop(err)
 					}
 				}
-				spent, err := b.visit(ctx, v, r, look, engine, capacity)
+				spent, err := b.visit(ctx, v, r, look, tool, capacity)
 				if err != nil {
 					return err
 				}
@@ -172,7 +172,7 @@ func (b *Bench) visits(r int, active func(report.Server) bool) []report.Visit {
 // visit measures round r of one server of one cell, unless it has it (a
 // resumed run) or failed since the round's order was drawn, and saves the
 // record. It returns the time the round took, 0 when skipped.
-func (b *Bench) visit(ctx context.Context, v report.Visit, r, look int, engine, capacity load.Engine) (time.Duration, error) {
+func (b *Bench) visit(ctx context.Context, v report.Visit, r, look int, tool, capacity load.Tool) (time.Duration, error) {
 	cell := &b.Run.Cells[v.Cell]
 	srv := &cell.Servers[slices.IndexFunc(cell.Servers, func(s report.Server) bool { return s.Name == v.Server })]
 	if len(srv.Rounds) >= r || srv.FirstFailure() != nil {
@@ -181,7 +181,7 @@ func (b *Bench) visit(ctx context.Context, v report.Visit, r, look int, engine, 
 	start := time.Now()
 	b.Progress.Round(srv.Name)
 	b.Progress.Printf("%s: round %d of %d%s", srv.Name, r, look, b.cellText(*cell))
-	round := b.round(ctx, *cell, srv, r, engine, capacity)
+	round := b.round(ctx, *cell, srv, r, tool, capacity)
 	b.Progress.RoundDone()
 	gone := b.engineGone(ctx, round.Failure)
 	if gone != nil {
@@ -265,21 +265,21 @@ func (b *Bench) stop(err error) error {
 	return err
 }
 
-// engines looks up the load engine and the capacity engine (nil when off,
-// or when it is the load engine itself).
-func (b *Bench) engines() (load.Engine, load.Engine, error) {
-	engine, ok := load.Lookup(b.Config.LoadEngine)
+// tools looks up the load tool and the capacity tool (nil when off, or
+// when it is the load tool itself).
+func (b *Bench) tools() (load.Tool, load.Tool, error) {
+	tool, ok := load.Lookup(b.Config.LoadTool)
 	if !ok {
-		return nil, nil, fmt.Errorf("no load engine %q", b.Config.LoadEngine)
+		return nil, nil, fmt.Errorf("no load tool %q", b.Config.LoadTool)
 	}
 	if !b.Config.CapacityOn() {
-		return engine, nil, nil
+		return tool, nil, nil
 	}
-	capacity, ok := load.Lookup(b.Config.CapacityEngine)
+	capacity, ok := load.Lookup(b.Config.CapacityTool)
 	if !ok {
-		return nil, nil, fmt.Errorf("no capacity engine %q", b.Config.CapacityEngine)
+		return nil, nil, fmt.Errorf("no capacity tool %q", b.Config.CapacityTool)
 	}
-	return engine, capacity, nil
+	return tool, capacity, nil
 }
 
 // build builds the client image and each server's image once per scenario
@@ -335,7 +335,7 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 
 // round brings a fresh container of the server up, measures it and tears
 // it down.
-func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server, r int, engine, capacity load.Engine) report.Round {
+func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server, r int, tool, capacity load.Tool) report.Round {
 	round := report.Round{Round: r, Start: time.Now()}
 	folder, err := b.Folder.Sub(srv.Name, report.CellDir(*b.Run, cell), fmt.Sprintf("round-%d", r))
 	if err != nil {
@@ -357,8 +357,8 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 	if err == nil {
 		before, hostOK := usage.ReadHostCPU(b.HostStat)
 		loadSpec := LoadSpec(b.Config, cell, b.Config.RoundDuration())
-		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s", srv.Name, loadSpec.Warmup, loadSpec.Duration, engine.Name())
-		round.Measurement, err = b.measure(ctx, up, engine, loadSpec, "load")
+		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s", srv.Name, loadSpec.Warmup, loadSpec.Duration, tool.Name())
+		round.Measurement, err = b.measure(ctx, up, tool, loadSpec, "load")
 		spent += loadSpec.Warmup + loadSpec.Duration + usage.LoadTail
 		if err == nil && round.Load.OK == 0 {
 			err = &suite.PhaseError{Phase: "load", Err: fmt.Errorf("no call succeeded (%s)", round.Load.Failures())}
@@ -366,8 +366,8 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 		if err == nil {
 			round.ClientBound = round.ClientSaturated(float64(cell.ClientCPUs))
 			// Every server, every round: a cell's capacity ranking then
-			// comes from one engine over one kind of window, whichever
-			// servers the load engine could not keep up with, and no round
+			// comes from one tool over one kind of window, whichever
+			// servers the load tool could not keep up with, and no round
 			// is measured before that is known.
 			if capacity != nil {
 				capSpec := capacitySpec(loadSpec)
@@ -395,14 +395,14 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 	return round
 }
 
-// measure loads the server and, when the engine runs on this machine,
+// measure loads the server and, when the client runs on this machine,
 // reads how much other work the host did over the measurement window.
-func (b *Bench) measure(ctx context.Context, up *suite.Server, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
+func (b *Bench) measure(ctx context.Context, up *suite.Server, tool load.Tool, spec load.Spec, name string) (report.Measurement, error) {
 	if b.HostStat == "" {
-		return up.Measure(ctx, engine, spec, name)
+		return up.Measure(ctx, tool, spec, name)
 	}
 	host := usage.SampleHost(ctx, b.HostStat, hostPeriod)
-	m, err := up.Measure(ctx, engine, spec, name)
+	m, err := up.Measure(ctx, tool, spec, name)
 	host.Stop()
 	if err != nil || m.Load == nil || m.Server.Samples == 0 || m.Client.Samples == 0 {
 		return m, err
@@ -436,7 +436,7 @@ func roundText(r report.Round) string {
 	switch {
 	case r.Capacity != nil:
 		text += fmt.Sprintf("; capacity (%s): %.0f req/s, server CPU %.1f%%",
-			r.Capacity.Load.Engine, r.Capacity.Load.RPS, r.Capacity.Server.CPUAvgPercent)
+			r.Capacity.Load.Tool, r.Capacity.Load.RPS, r.Capacity.Server.CPUAvgPercent)
 	case r.CapacityFailure != "":
 		text += "; the capacity measurement failed: " + r.CapacityFailure
 	}
@@ -557,7 +557,7 @@ func Planned(cells []report.Cell, servers []string, rounds int) int {
 
 // PerRound estimates a round's time before any is measured: warm-up,
 // measurement, the load past the window and overhead, and the capacity
-// engine's run when it is on.
+// measurement when it is on.
 func PerRound(cfg config.Config) time.Duration {
 	each := cfg.Warmup + cfg.RoundDuration() + usage.LoadTail + roundOverhead
 	if cfg.CapacityOn() {

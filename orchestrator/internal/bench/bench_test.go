@@ -177,7 +177,7 @@ func (c *fakeContainer) Logs(_ context.Context, _ bool, stdout, stderr io.Writer
 		if c.engine.capacity != nil && engine == "h2" {
 			rps = c.engine.capacity(c.server, c.n)
 		}
-		return json.NewEncoder(stdout).Encode(load.Result{Engine: engine, Start: now.Add(-time.Second), End: now,
+		return json.NewEncoder(stdout).Encode(load.Result{Tool: engine, Start: now.Add(-time.Second), End: now,
 			Requests: 1000, OK: 1000, Statuses: map[string]uint64{"OK": 1000}, RPS: rps})
 	}
 	return nil
@@ -225,7 +225,7 @@ func newTestBench(t *testing.T, eng *fakeEngine, servers ...string) *Bench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse(map[string]string{"GRPC_IMAGE_NAME": "test", "GRPC_BENCHMARK_WARMUP": "1ms", "GRPC_BENCHMARK_DURATION": "3ms"})
+	cfg, err := config.Parse(map[string]string{"GRPC_IMAGE_NAME": "test", "GRPC_BENCHMARK_WARMUP": "1ms", "GRPC_BENCHMARK_DURATION": "3ms"}, config.Offered(load.Runners()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func TestRoundsAreInterleaved(t *testing.T) {
 			t.Errorf("round %d: a client-bound %v, b %v; want only b", r+1, a.Rounds[r].ClientBound, b.Rounds[r].ClientBound)
 		}
 		for _, srv := range []report.Server{a, b} {
-			if c := srv.Rounds[r].Capacity; c == nil || c.Load.Engine != "h2" {
+			if c := srv.Rounds[r].Capacity; c == nil || c.Load.Tool != "h2" {
 				t.Errorf("%s round %d has no capacity measurement by h2: %+v", srv.Name, r+1, srv.Rounds[r])
 			}
 		}
@@ -400,7 +400,7 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 		}
 	}}
 	s := newTestBench(t, eng, "first", "second", "third")
-	s.Config.CapacityEngine = "off" // one load a round, to count them
+	s.Config.CapacityTool = "off" // one load a round, to count them
 	err := s.Benchmark(ctx, []string{"first", "second", "third"})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Benchmark = %v, want context.Canceled", err)
@@ -478,7 +478,7 @@ func TestResumeFinishesAnInterruptedRun(t *testing.T) {
 	}}
 	s := newTestBench(t, eng, "first", "second")
 	s.Run.Seed = 3
-	s.Config.CapacityEngine = "off" // one load a round, to count them
+	s.Config.CapacityTool = "off" // one load a round, to count them
 	if err := s.Benchmark(ctx, []string{"first", "second"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Benchmark = %v", err)
 	}
@@ -583,7 +583,7 @@ func autoBench(t *testing.T, extra map[string]string) *Bench {
 	for k, v := range extra {
 		vars[k] = v
 	}
-	cfg, err := config.Parse(vars)
+	cfg, err := config.Parse(vars, config.Offered(load.Runners()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func (r row) server() report.Server {
 func (r row) measurement(rps float64) report.Measurement {
 	ok := uint64(rps * 30)
 	return report.Measurement{Load: &load.Result{
-		Engine:   "ghz",
+		Tool:     "ghz",
 		Requests: ok,
 		OK:       ok,
 		Statuses: map[string]uint64{"OK": ok},
@@ -473,7 +473,7 @@ func TestSave(t *testing.T) {
 	steal := 0.02
 	r.HostSteal = &steal
 	r.ClientBound = true
-	r.Capacity = &report.Measurement{Load: &load.Result{Engine: "h2", RPS: 150000, OK: 100, Requests: 100}}
+	r.Capacity = &report.Measurement{Load: &load.Result{Tool: "h2", RPS: 150000, OK: 100, Requests: 100}}
 	c.Servers[1].Rounds[0].Load.Statuses = map[string]uint64{"OK": 100, "Unavailable": 3}
 	c.Servers[1].Rounds[0].Load.Errors = map[string]uint64{"connection refused": 3}
 	c.Servers = append(c.Servers, report.Server{Name: "java_broken", Failure: &report.Failure{Phase: "build", Reason: "exit status 1"}})

@@ -180,8 +180,8 @@ func rowOf(name string, rounds []Round, pick func(Round) *Measurement, clientCPU
 	for _, r := range rounds {
 		m := pick(r)
 		l := m.Load
-		if !slices.Contains(row.Engines, l.Engine) {
-			row.Engines = append(row.Engines, l.Engine)
+		if !slices.Contains(row.Engines, l.Tool) {
+			row.Engines = append(row.Engines, l.Tool)
 		}
 		row.Values = append(row.Values, l.RPS)
 		row.Rounds = append(row.Rounds, r.Round)

@@ -129,7 +129,7 @@ func engineOf(c Cell) string {
 	for _, s := range c.Servers {
 		for _, r := range s.Rounds {
 			if r.Load != nil {
-				return r.Load.Engine
+				return r.Load.Tool
 			}
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/sources"
@@ -116,7 +117,7 @@ func connect(ctx context.Context, cfg config.Config) (Engines, error) {
 // killed runs left, and creates the run folder with hardware.txt. out
 // receives what the user should know.
 func Open(ctx context.Context, root string, out io.Writer) (*Session, error) {
-	cfg, parseErr := config.Load(filepath.Join(root, ".env"))
+	cfg, parseErr := config.Load(filepath.Join(root, ".env"), config.Offered(load.Runners()))
 	return open(ctx, root, cfg, parseErr, nil, false, out)
 }
 
@@ -133,7 +134,7 @@ func Resume(ctx context.Context, root, dir string, anyway bool, out io.Writer) (
 	if !prior.Finished.IsZero() && !prior.Interrupted {
 		return nil, fmt.Errorf("run %s finished at %s: %w", prior.ID, prior.Finished.Format(time.RFC3339), ErrFinished)
 	}
-	cfg, parseErr := config.Parse(resumeVars(prior))
+	cfg, parseErr := config.Parse(resumeVars(prior), config.Offered(load.Runners()))
 	prior.Dir = dir
 	return open(ctx, root, cfg, parseErr, &prior, anyway, out)
 }

@@ -1,6 +1,6 @@
 // Package suite does one job: bring a server up on a Docker engine (start
 // it under its limits, wait until it answers, pass it through the
-// conformance gate), measure it with a load engine from a client container
+// conformance gate), measure it with a load tool from a client container
 // in its network namespace while both containers are sampled, and tear it
 // down, keeping its logs, whatever happened to it.
 package suite
@@ -58,9 +58,10 @@ type Suite struct {
 	// nil has the clients join the server's network namespace.
 	Remote *Remote
 	// ClientImage is the orchestrator's own image: it runs the readiness
-	// probe, the conformance gate and the load engines that are Runners.
+	// probe, the conformance gate and the load tools that are Runners.
 	ClientImage string
-	// Tools are the images of the other engines, by engine name.
+	// Tools are the images of the load tools that have their own, by the
+	// folder of tools/ they are built from.
 	Tools map[string]string
 	// Labels mark every container the suite starts (the run, the image name).
 	Labels map[string]string
@@ -385,39 +386,39 @@ func (srv *Server) conform(ctx context.Context) error {
 	return nil
 }
 
-// Measure loads the server with an engine under spec while both containers
+// Measure loads the server with a load tool under spec while both containers
 // are sampled, and returns the figures of the measurement window. The
 // client's files are named name.json, name.log and name-stats.jsonl (the
 // server's stats: name-server-stats.jsonl). The step is recorded as a phase
 // called name.
-func (srv *Server) Measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
+func (srv *Server) Measure(ctx context.Context, tool load.Tool, spec load.Spec, name string) (report.Measurement, error) {
 	var m report.Measurement
 	err := srv.phase(ctx, name, func(ctx context.Context) error {
 		var err error
-		m, err = srv.measure(ctx, engine, spec, name)
+		m, err = srv.measure(ctx, tool, spec, name)
 		return err
 	})
 	return m, err
 }
 
-func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (report.Measurement, error) {
+func (srv *Server) measure(ctx context.Context, tool load.Tool, spec load.Spec, name string) (report.Measurement, error) {
 	spec.Target, spec.ScenarioDir = srv.Address, load.ScenarioDir
 	// The stats are interpolated to the window's ends, which needs the
 	// sample holding the end under load all through.
 	spec.Tail = usage.LoadTail
-	cl, err := engine.Client(spec, srv.spec.Scenario)
+	cl, err := tool.Client(spec, srv.spec.Scenario)
 	if err != nil {
 		return report.Measurement{}, err
 	}
 	image := srv.suite.ClientImage
-	if t := engine.Tool(); t != "" {
+	if t := tool.Image(); t != "" {
 		image = srv.suite.Tools[t]
 	}
 	cpus := config.CPUs(spec.CPUs)
 	container := srv.beside(docker.ContainerSpec{
 		Image:    image,
 		Cmd:      cl.Cmd,
-		Labels:   srv.labels("load", "io.grpcbench.engine", engine.Name()),
+		Labels:   srv.labels("load", "io.grpcbench.engine", tool.Name()),
 		Files:    srv.inputs(cl.Files),
 		InputDir: load.InputDir,
 		NanoCPUs: cpus.NanoCPUs(),
@@ -429,8 +430,8 @@ func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Sp
 	var clientStats *recorder
 	obs := srv.suite.observer()
 	started := time.Now()
-	obs.Phase("warm-up with "+engine.Name(), spec.Warmup)
-	measuring := time.AfterFunc(spec.Warmup, func() { obs.Phase("measuring with "+engine.Name(), spec.Duration) })
+	obs.Phase("warm-up with "+tool.Name(), spec.Warmup)
+	measuring := time.AfterFunc(spec.Warmup, func() { obs.Phase("measuring with "+tool.Name(), spec.Duration) })
 	stdout, err := srv.runBeside(ctx, container, name, spec.Warmup+spec.Duration+spec.Tail+clientGrace,
 		func(c Container) { clientStats = srv.record(ctx, c, name+"-client-stats.jsonl") })
 	measuring.Stop()
@@ -443,7 +444,7 @@ func (srv *Server) measure(ctx context.Context, engine load.Engine, spec load.Sp
 	if err != nil {
 		return report.Measurement{}, err
 	}
-	res, err := engine.Parse(stdout, spec, started, ended)
+	res, err := tool.Parse(stdout, spec, started, ended)
 	if err != nil {
 		return report.Measurement{}, err
 	}

@@ -1,4 +1,4 @@
-package load
+package h2load
 
 import (
 	"math"
@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-func TestParseH2Load(t *testing.T) {
+func TestParse(t *testing.T) {
 	out, err := os.ReadFile("testdata/h2load-2b.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := ParseH2Load(string(out))
+	res, err := Parse(string(out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestParseH2Load(t *testing.T) {
 	if res.Latency.Mean != 4470*time.Microsecond || res.Latency.Max != 105050*time.Microsecond {
 		t.Errorf("latency %+v", res.Latency)
 	}
-	if _, err := ParseH2Load("connect: connection refused\n"); err == nil {
+	if _, err := Parse("connect: connection refused\n"); err == nil {
 		t.Error("a failed h2load run parsed")
 	}
 }

@@ -1,4 +1,4 @@
-package load
+package h2
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 )
 
@@ -46,7 +47,7 @@ func newCall(ctx context.Context, target, scenarioDir string) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &call{body: GRPCFrame(req), expect: GRPCFrame(req)}
+	c := &call{body: load.GRPCFrame(req), expect: load.GRPCFrame(req)}
 	fields := []hpack.HeaderField{
 		{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: "http"}, {Name: ":path", Value: scenario.FullMethod},
 		{Name: ":authority", Value: target}, {Name: "content-type", Value: grpcContentType},
@@ -91,14 +92,6 @@ const (
 	// a 4-byte length.
 	grpcPrefixLen = 5
 )
-
-// GRPCFrame wraps a message in gRPC's length-prefixed framing, uncompressed.
-func GRPCFrame(msg []byte) []byte {
-	b := make([]byte, grpcPrefixLen+len(msg))
-	binary.BigEndian.PutUint32(b[1:grpcPrefixLen], uint32(len(msg)))
-	copy(b[grpcPrefixLen:], msg)
-	return b
-}
 
 // grpcMessage returns the one uncompressed message of a response body.
 func grpcMessage(body []byte) ([]byte, bool) {

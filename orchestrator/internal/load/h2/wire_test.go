@@ -1,4 +1,4 @@
-package load
+package h2
 
 import (
 	"context"
@@ -6,13 +6,15 @@ import (
 	"testing"
 
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load/loadtest"
 )
 
 // TestHeaderBlocks decodes the blocks as a server's HPACK decoder sees
 // them: the first block and then the indexed one, many times, on one
 // connection; the plain block on a decoder with no table at all.
 func TestHeaderBlocks(t *testing.T) {
-	c, err := newCall(context.Background(), "127.0.0.1:50051", scenarioDir("complex_proto"))
+	c, err := newCall(context.Background(), "127.0.0.1:50051", loadtest.ScenarioDir("complex_proto"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package load
+package h2
 
 // useRaw leaves a socket to net.Conn's reads and the writer goroutine's
 // writes: raw calls are written for Linux only.

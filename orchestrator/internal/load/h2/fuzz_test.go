@@ -1,4 +1,4 @@
-package load
+package h2
 
 // The engine's reader fed with scripted and arbitrary server bytes: a fake
 // net.Conn plays the server, the conn is built as dial builds it, and serve

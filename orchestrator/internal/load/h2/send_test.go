@@ -1,4 +1,4 @@
-package load
+package h2
 
 import (
 	"bufio"
@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load/loadtest"
 )
 
 // The reader writes what its frames made owed before it reads again, and
@@ -34,7 +37,7 @@ func TestH2ReaderNeverBlocksOnWrites(t *testing.T) {
 	ran := make(chan struct{})
 	go func() {
 		defer close(ran)
-		H2(ctx, Spec{Target: lis.Addr().String(), ScenarioDir: scenarioDir("complex_proto"),
+		Run(ctx, load.Spec{Target: lis.Addr().String(), ScenarioDir: loadtest.ScenarioDir("complex_proto"),
 			Connections: 1, Concurrency: 1, Duration: time.Minute})
 	}()
 	if err := <-served; err != nil {

@@ -1,4 +1,4 @@
-package load
+package h2
 
 // The reader side of a connection: one goroutine reads the server's frames,
 // checks the answers and records the calls.

@@ -1,4 +1,4 @@
-package load
+package h2
 
 import (
 	"syscall"

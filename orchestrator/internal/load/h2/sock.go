@@ -1,4 +1,4 @@
-package load
+package h2
 
 // A connection's socket: reads that wait on the runtime's poller, and a
 // write that never blocks. On Linux both are raw system calls on the

@@ -1,4 +1,4 @@
-package load
+package h2
 
 // The server's SETTINGS: what a connection may send, and how.
 

@@ -1,4 +1,7 @@
-package load
+// Package ghz is the load tool ghz (v0.120.0), used as a library, as
+// grpc_bench runs it: its figures are comparable with grpc_bench's
+// published numbers.
+package ghz
 
 import (
 	"context"
@@ -14,30 +17,52 @@ import (
 	"github.com/bojand/ghz/runner"
 	"google.golang.org/grpc"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 )
+
+// name is the tool's name in the settings and the records.
+const name = "ghz"
+
+func init() { load.Register(tool{}) }
+
+type tool struct{}
+
+func (tool) Name() string { return name }
+func (tool) Help() string {
+	return "ghz v0.120.0, as grpc_bench runs it (comparable with its published numbers)"
+}
+func (tool) Image() string          { return "" }
+func (tool) Kinds() []scenario.Kind { return []scenario.Kind{scenario.Unary} }
+func (tool) Client(spec load.Spec, _ *scenario.Scenario) (load.Client, error) {
+	return load.LoadgenClient(name, spec)
+}
+func (tool) Parse(stdout []byte, _ load.Spec, _, _ time.Time) (load.Result, error) {
+	return load.ParseLoadgen(stdout)
+}
+func (tool) Run(ctx context.Context, spec load.Spec) (load.Result, error) { return Run(ctx, spec) }
 
 // ghzDetailCap is how many calls ghz keeps the latency of; its percentiles
 // describe those first calls only.
 const ghzDetailCap = 1_000_000
 
-// GHZ runs the load with ghz used as a library. It avoids ghz's embedding
+// Run runs the load with ghz used as a library. It avoids ghz's embedding
 // hazards: runner.Run resets GOMAXPROCS and installs a SIGINT handler that
 // panics on a later Ctrl-C, so the Requester is driven directly; in-flight
 // calls at the end are ignored rather than counted as Canceled; template
 // processing is off, since it costs more than the call.
-func GHZ(ctx context.Context, spec Spec) (Result, error) {
+func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	warm, _, err := ghzRun(ctx, spec, spec.Warmup)
 	if err != nil {
-		return Result{}, fmt.Errorf("warm-up: %w", err)
+		return load.Result{}, fmt.Errorf("warm-up: %w", err)
 	}
 	rep, stopped, err := ghzRun(ctx, spec, spec.Duration)
 	if err != nil {
-		return Result{}, fmt.Errorf("measurement: %w", err)
+		return load.Result{}, fmt.Errorf("measurement: %w", err)
 	}
 	if spec.Tail > 0 {
 		if _, _, err := ghzRun(ctx, spec, spec.Tail); err != nil {
-			return Result{}, fmt.Errorf("load after the window: %w", err)
+			return load.Result{}, fmt.Errorf("load after the window: %w", err)
 		}
 	}
 	// ghz's Total runs from its first call to the end of its shutdown; the
@@ -48,7 +73,7 @@ func GHZ(ctx context.Context, spec Spec) (Result, error) {
 }
 
 // ghzRun runs ghz for d and returns its report and when it was told to stop.
-func ghzRun(ctx context.Context, spec Spec, d time.Duration) (*runner.Report, time.Time, error) {
+func ghzRun(ctx context.Context, spec load.Spec, d time.Duration) (*runner.Report, time.Time, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, time.Time{}, err
 	}
@@ -109,9 +134,9 @@ func countAnswers(n *atomic.Uint64) []grpc.CallOption {
 	})}
 }
 
-func fromGHZReport(rep *runner.Report, start, end time.Time) Result {
-	res := Result{
-		Engine:   "ghz",
+func fromGHZReport(rep *runner.Report, start, end time.Time) load.Result {
+	res := load.Result{
+		Tool:     name,
 		Start:    start,
 		End:      end,
 		Requests: rep.Count,

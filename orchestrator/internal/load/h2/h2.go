@@ -1,4 +1,4 @@
-package load
+package h2
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"google.golang.org/grpc/codes"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 )
 
 // Latencies are recorded in microseconds from 1 µs to 100 s, to 3
@@ -23,16 +25,16 @@ const (
 // reconnectPause spaces the attempts to reopen a failed connection.
 const reconnectPause = 100 * time.Millisecond
 
-// H2 is the load engine of this project: gRPC unary calls written straight
+// Run is the load tool of this project: gRPC unary calls written straight
 // onto HTTP/2 frames. Each request is encoded once and its frames reused;
 // each connection batches its writes and has one reader; nothing is
 // allocated per call on the usual path. Warm-up and measurement run on the
 // same connections, and every call of the measurement window is in the
 // latency histogram.
-func H2(ctx context.Context, spec Spec) (Result, error) {
+func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	c, err := newCall(ctx, spec.Target, spec.ScenarioDir)
 	if err != nil {
-		return Result{}, err
+		return load.Result{}, err
 	}
 	start := time.Now()
 	measureStart := start.Add(spec.Warmup)
@@ -66,7 +68,7 @@ func H2(ctx context.Context, spec Spec) (Result, error) {
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return Result{}, err
+		return load.Result{}, err
 	}
 	return merge(recs, measureStart, end), nil
 }
@@ -221,8 +223,8 @@ func (r *recorder) connError(err error) {
 	r.connErrors[err.Error()]++
 }
 
-func merge(recs []*recorder, measureStart, end time.Time) Result {
-	res := Result{Engine: "h2", Start: measureStart, End: end, Statuses: map[string]uint64{}, Errors: map[string]uint64{}}
+func merge(recs []*recorder, measureStart, end time.Time) load.Result {
+	res := load.Result{Tool: name, Start: measureStart, End: end, Statuses: map[string]uint64{}, Errors: map[string]uint64{}}
 	hist := hdrhistogram.New(histMin, histMax, histSigFigs)
 	var sum time.Duration
 	for _, r := range recs {
@@ -243,7 +245,7 @@ func merge(recs []*recorder, measureStart, end time.Time) Result {
 	res.OK = res.Statuses[codeName(codes.OK)]
 	res.RPS = float64(res.OK) / end.Sub(measureStart).Seconds()
 	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
-	res.Latency = Latency{
+	res.Latency = load.Latency{
 		Count: uint64(hist.TotalCount()),
 		P50:   us(hist.ValueAtQuantile(50)),
 		P90:   us(hist.ValueAtQuantile(90)),

@@ -1,4 +1,4 @@
-package engines
+package toolcompare
 
 import (
 	"bytes"
@@ -79,7 +79,7 @@ func TestAccuracyTableCountsVerdicts(t *testing.T) {
 		{Server: "b", Profile: "1a", ClientCPUs: 1, Failure: "build failed: compile error"},
 	}
 	var b bytes.Buffer
-	if err := WriteAccuracyTable(&b, rows); err != nil {
+	if err := WriteAccuracyTable(&b, "h2", rows); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -94,21 +94,21 @@ func TestAccuracyTableCountsVerdicts(t *testing.T) {
 func TestAccuracyOrderAlternates(t *testing.T) {
 	var got AccuracyRound
 	for round, want := range [][]string{{"h2", "ref-h2"}, {"ref-h2", "h2"}, {"h2", "ref-h2"}} {
-		sides := accuracyOrder(round, &got, "h2")
+		sides := accuracyOrder(round, &got, "h2", "h2")
 		if sides[0].name != want[0] || sides[1].name != want[1] {
 			t.Errorf("round %d runs %s then %s, want %v", round+1, sides[0].name, sides[1].name, want)
 		}
 		for _, side := range sides {
-			if side.engine != "h2" || (side.into == &got.H2) != (side.name == "h2") {
-				t.Errorf("round %d: %s runs %s into the wrong measurement", round+1, side.name, side.engine)
+			if side.tool != "h2" || (side.into == &got.Subject) != (side.name == "h2") {
+				t.Errorf("round %d: %s runs %s into the wrong measurement", round+1, side.name, side.tool)
 			}
 		}
 	}
 }
 
 func TestWriteTableHasARatioPerShape(t *testing.T) {
-	row := func(engine, profile string, rps, clientCPU float64) Row {
-		return Row{Engine: engine, Profile: profile, Measurement: measured(rps, time.Millisecond, clientCPU)}
+	row := func(tool, profile string, rps, clientCPU float64) Row {
+		return Row{Tool: tool, Profile: profile, Measurement: measured(rps, time.Millisecond, clientCPU)}
 	}
 	rows := []Row{
 		row("h2", "1a", 12000, 60), row("ghz", "1a", 6000, 100), row("h2load", "1a", 14000, 50),

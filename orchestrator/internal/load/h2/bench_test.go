@@ -1,4 +1,4 @@
-package load
+package h2
 
 import (
 	"bytes"
@@ -6,6 +6,9 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load/loadtest"
 )
 
 // BenchmarkH2Calls runs the engine for a second against a frame-level echo
@@ -15,12 +18,12 @@ import (
 //	go test -run '^$' -bench H2Calls -benchtime 1x ./orchestrator/load/
 func BenchmarkH2Calls(b *testing.B) {
 	addr, _ := startRawServer(b)
-	spec := Spec{Target: addr, ScenarioDir: scenarioDir("complex_proto"), Connections: 4, Concurrency: 256,
+	spec := load.Spec{Target: addr, ScenarioDir: loadtest.ScenarioDir("complex_proto"), Connections: 4, Concurrency: 256,
 		Warmup: 200 * time.Millisecond, Duration: time.Second}
 	for range b.N {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		res, err := H2(context.Background(), spec)
+		res, err := Run(context.Background(), spec)
 		runtime.ReadMemStats(&after)
 		if err != nil || res.OK == 0 {
 			b.Fatalf("%v %+v", err, res)
@@ -36,7 +39,7 @@ func BenchmarkH2Calls(b *testing.B) {
 func BenchmarkVerify(b *testing.B) {
 	for _, name := range []string{"complex_proto", "string_10kB"} {
 		b.Run(name, func(b *testing.B) {
-			c, err := newCall(context.Background(), "127.0.0.1:1", scenarioDir(name))
+			c, err := newCall(context.Background(), "127.0.0.1:1", loadtest.ScenarioDir(name))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -56,7 +59,7 @@ func BenchmarkVerify(b *testing.B) {
 	// A server that encodes the oneof in field order (C++, Java, Python):
 	// the first answer is checked by meaning, the others against it.
 	b.Run("complex_proto_reordered", func(b *testing.B) {
-		c, err := newCall(context.Background(), "127.0.0.1:1", scenarioDir("complex_proto"))
+		c, err := newCall(context.Background(), "127.0.0.1:1", loadtest.ScenarioDir("complex_proto"))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package load
+package h2
 
 // h2 against h2load on a server outside this process, in alternating
 // rounds, with the client's CPU measured over each measurement window.
@@ -19,6 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load/h2load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load/loadtest"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 )
 
@@ -61,14 +64,14 @@ func BenchmarkH2VsH2Load(b *testing.B) {
 	if target == "" {
 		b.Skip("H2VS_TARGET is not set: run scripts/h2-vs-h2load")
 	}
-	h2load, err := exec.LookPath("h2load")
+	h2loadBin, err := exec.LookPath("h2load")
 	if err != nil {
 		b.Fatalf("find h2load (Debian's nghttp2-client): %v", err)
 	}
 	rounds := envInt(b, "H2VS_ROUNDS", 5)
 	duration := envDuration(b, "H2VS_DURATION", 10*time.Second)
 	warmup := envDuration(b, "H2VS_WARMUP", 3*time.Second)
-	dir := scenarioDir(cmp.Or(os.Getenv("H2VS_SCENARIO"), "complex_proto"))
+	dir := loadtest.ScenarioDir(cmp.Or(os.Getenv("H2VS_SCENARIO"), "complex_proto"))
 	serverPID := envInt(b, "H2VS_SERVER_PID", 0)
 	wanted := strings.Split(cmp.Or(os.Getenv("H2VS_SHAPES"), "1a,1b,2a,2b,3a,3b"), ",")
 
@@ -81,7 +84,7 @@ func BenchmarkH2VsH2Load(b *testing.B) {
 		b.Fatal(err)
 	}
 	bodyFile := filepath.Join(b.TempDir(), "request.grpc")
-	if err := os.WriteFile(bodyFile, GRPCFrame(req), 0o644); err != nil {
+	if err := os.WriteFile(bodyFile, load.GRPCFrame(req), 0o644); err != nil {
 		b.Fatal(err)
 	}
 
@@ -90,7 +93,7 @@ func BenchmarkH2VsH2Load(b *testing.B) {
 		if !slices.Contains(wanted, sh.name) {
 			continue
 		}
-		spec := Spec{Target: target, ScenarioDir: dir, Connections: sh.conns, Concurrency: sh.conns * sh.streams,
+		spec := load.Spec{Target: target, ScenarioDir: dir, Connections: sh.conns, Concurrency: sh.conns * sh.streams,
 			Warmup: warmup, Duration: duration}
 		b.Run(sh.name, func(b *testing.B) {
 			var h2s, refs []round
@@ -102,7 +105,7 @@ func BenchmarkH2VsH2Load(b *testing.B) {
 						h2s = append(h2s, r)
 						b.Logf("round %d h2:     %8.0f req/s, client %.2f cores, server %.2f cores", i+1, r.rps, r.cpu, r.serverCPU)
 					} else {
-						r := h2loadRound(b, h2load, spec, bodyFile, serverPID)
+						r := h2loadRound(b, h2loadBin, spec, bodyFile, serverPID)
 						refs = append(refs, r)
 						b.Logf("round %d h2load: %8.0f req/s, client %.2f cores, server %.2f cores", i+1, r.rps, r.cpu, r.serverCPU)
 					}
@@ -140,10 +143,10 @@ func verdict(met bool) string {
 }
 
 // h2Round runs h2 in this process; the process's CPU is h2's.
-func h2Round(b *testing.B, spec Spec, serverPID int) round {
+func h2Round(b *testing.B, spec load.Spec, serverPID int) round {
 	b.Helper()
 	w := watchCPU(os.Getpid(), serverPID, spec.Warmup, spec.Duration)
-	res, err := H2(context.Background(), spec)
+	res, err := Run(context.Background(), spec)
 	if err != nil {
 		b.Fatalf("h2: %v", err)
 	}
@@ -155,10 +158,10 @@ func h2Round(b *testing.B, spec Spec, serverPID int) round {
 	return r
 }
 
-func h2loadRound(b *testing.B, h2load string, spec Spec, bodyFile string, serverPID int) round {
+func h2loadRound(b *testing.B, bin string, spec load.Spec, bodyFile string, serverPID int) round {
 	b.Helper()
 	var out bytes.Buffer
-	cmd := exec.Command(h2load, H2LoadArgs(spec, bodyFile, scenario.FullMethod)...)
+	cmd := exec.Command(bin, h2load.Args(spec, bodyFile, scenario.FullMethod)...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		b.Fatalf("start h2load: %v", err)
@@ -168,7 +171,7 @@ func h2loadRound(b *testing.B, h2load string, spec Spec, bodyFile string, server
 	if err := cmd.Wait(); err != nil {
 		b.Fatalf("h2load: %v\n%s", err, out.String())
 	}
-	res, err := ParseH2Load(out.String())
+	res, err := h2load.Parse(out.String())
 	if err != nil {
 		b.Fatal(err)
 	}

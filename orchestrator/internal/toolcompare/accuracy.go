@@ -1,4 +1,4 @@
-package engines
+package toolcompare
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 )
 
-// The agreement the h2 engine must reach with h2load, the reference, when
+// The agreement the subject must reach with the reference tool when
 // neither client is saturated: req/s within ±5%, mean latency within ±10%.
 const (
 	rpsTolerance     = 0.05
@@ -33,16 +33,17 @@ const (
 	NotMeasured = "not measured"
 )
 
-// AccuracyRow compares h2 with a reference engine, h2load, on one server
-// under one load shape. The rounds run the two engines one after the other,
+// AccuracyRow compares the subject with a reference tool on one server
+// under one load shape. The rounds run the two tools one after the other,
 // in alternating order, so that a machine slowly getting faster or slower
-// favours neither. With h2 as its own reference the row measures the noise
-// of the comparison itself: how far apart two identical clients land.
+// favours neither. With the subject as its own reference the row measures
+// the noise of the comparison itself: how far apart two identical clients
+// land.
 type AccuracyRow struct {
 	Server    string `json:"server"`
 	Profile   string `json:"profile"`
 	Reference string `json:"reference"`
-	// Connections and Concurrency are the profile's shape, as the engines ran it.
+	// Connections and Concurrency are the profile's shape, as the tools ran it.
 	Connections int             `json:"connections"`
 	Concurrency int             `json:"concurrency"`
 	Rounds      []AccuracyRound `json:"rounds"`
@@ -51,9 +52,10 @@ type AccuracyRow struct {
 	Failure    string  `json:"failure,omitempty"`
 }
 
-// AccuracyRound is one measurement by each engine of the same server.
+// AccuracyRound is one measurement by each tool of the same server. The
+// subject's key is "h2", the subject every record so far was made with.
 type AccuracyRound struct {
-	H2        report.Measurement `json:"h2"`
+	Subject   report.Measurement `json:"h2"`
 	Reference report.Measurement `json:"reference"`
 }
 
@@ -62,18 +64,18 @@ type AccuracyRound struct {
 // req/s differences, to show how much the comparison moves from round to
 // round.
 type Agreement struct {
-	H2RPS, RefRPS float64
-	RPSDiff       float64 // h2's median req/s relative to the reference's
-	RoundDiffMin  float64
-	RoundDiffMax  float64
-	// H2Spread and RefSpread are each engine's own req/s range over the
+	SubjectRPS, RefRPS float64
+	RPSDiff            float64 // the subject's median req/s relative to the reference's
+	RoundDiffMin       float64
+	RoundDiffMax       float64
+	// SubjectSpread and RefSpread are each tool's own req/s range over the
 	// rounds relative to its median: the noise a difference is set against.
-	H2Spread, RefSpread       float64
-	H2Mean, RefMean           time.Duration
-	LatencyDiff               float64
-	H2ClientCPU, RefClientCPU float64 // highest client CPU of any round, in percent
-	ServerCPU                 float64 // median server CPU, in percent
-	Verdict                   string
+	SubjectSpread, RefSpread       float64
+	SubjectMean, RefMean           time.Duration
+	LatencyDiff                    float64
+	SubjectClientCPU, RefClientCPU float64 // highest client CPU of any round, in percent
+	ServerCPU                      float64 // median server CPU, in percent
+	Verdict                        string
 }
 
 // Agreement computes the summary of the row's rounds.
@@ -82,26 +84,26 @@ func (a AccuracyRow) Agreement() Agreement {
 		return Agreement{Verdict: NotMeasured}
 	}
 	var g Agreement
-	var h2RPS, refRPS, h2Mean, refMean, server, diffs []float64
+	var subjectRPS, refRPS, subjectMean, refMean, server, diffs []float64
 	failing, saturated := false, false
 	for _, r := range a.Rounds {
-		h2RPS = append(h2RPS, r.H2.Load.RPS)
+		subjectRPS = append(subjectRPS, r.Subject.Load.RPS)
 		refRPS = append(refRPS, r.Reference.Load.RPS)
-		h2Mean = append(h2Mean, float64(r.H2.Load.Latency.Mean))
+		subjectMean = append(subjectMean, float64(r.Subject.Load.Latency.Mean))
 		refMean = append(refMean, float64(r.Reference.Load.Latency.Mean))
-		server = append(server, r.H2.Server.CPUAvgPercent, r.Reference.Server.CPUAvgPercent)
-		diffs = append(diffs, relative(r.H2.Load.RPS, r.Reference.Load.RPS))
-		g.H2ClientCPU = max(g.H2ClientCPU, r.H2.Client.CPUAvgPercent)
+		server = append(server, r.Subject.Server.CPUAvgPercent, r.Reference.Server.CPUAvgPercent)
+		diffs = append(diffs, relative(r.Subject.Load.RPS, r.Reference.Load.RPS))
+		g.SubjectClientCPU = max(g.SubjectClientCPU, r.Subject.Client.CPUAvgPercent)
 		g.RefClientCPU = max(g.RefClientCPU, r.Reference.Client.CPUAvgPercent)
-		saturated = saturated || r.H2.ClientSaturated(a.ClientCPUs) || r.Reference.ClientSaturated(a.ClientCPUs)
-		failing = failing || r.H2.Load.ErrorShare() > 0 || r.Reference.Load.ErrorShare() > 0
+		saturated = saturated || r.Subject.ClientSaturated(a.ClientCPUs) || r.Reference.ClientSaturated(a.ClientCPUs)
+		failing = failing || r.Subject.Load.ErrorShare() > 0 || r.Reference.Load.ErrorShare() > 0
 	}
-	g.H2RPS, g.RefRPS = stats.Median(h2RPS), stats.Median(refRPS)
-	g.RPSDiff = relative(g.H2RPS, g.RefRPS)
+	g.SubjectRPS, g.RefRPS = stats.Median(subjectRPS), stats.Median(refRPS)
+	g.RPSDiff = relative(g.SubjectRPS, g.RefRPS)
 	g.RoundDiffMin, g.RoundDiffMax = slices.Min(diffs), slices.Max(diffs)
-	g.H2Spread, g.RefSpread = spread(h2RPS), spread(refRPS)
-	g.H2Mean, g.RefMean = time.Duration(stats.Median(h2Mean)), time.Duration(stats.Median(refMean))
-	g.LatencyDiff = relative(float64(g.H2Mean), float64(g.RefMean))
+	g.SubjectSpread, g.RefSpread = spread(subjectRPS), spread(refRPS)
+	g.SubjectMean, g.RefMean = time.Duration(stats.Median(subjectMean)), time.Duration(stats.Median(refMean))
+	g.LatencyDiff = relative(float64(g.SubjectMean), float64(g.RefMean))
 	g.ServerCPU = stats.Median(server)
 	switch {
 	case failing:
@@ -116,7 +118,7 @@ func (a AccuracyRow) Agreement() Agreement {
 	return g
 }
 
-// Accuracy compares h2 with the reference engine on each server in
+// Accuracy compares the subject with the reference tool on each server in
 // turn and calls saved with every row so far after each server, so that a
 // run that dies keeps what it finished.
 func (c *Comparison) Accuracy(ctx context.Context, servers []string, reference string, profiles []string, rounds int,
@@ -142,9 +144,9 @@ func (c *Comparison) Accuracy(ctx context.Context, servers []string, reference s
 	return all, nil
 }
 
-// compareAccuracy starts one server and, under each shape, loads it in
-// turn with h2 and the reference engine, rounds times. A server that
-// cannot be brought up gives rows with the failure; an engine that fails
+// accuracy starts one server and, under each shape, loads it in turn with
+// the subject and the reference tool, rounds times. A server that cannot
+// be brought up gives rows with the failure; a tool that fails
 // ends the server's comparison with what it measured so far.
 func (c *Comparison) accuracy(ctx context.Context, server, reference string, shapes []report.Cell, rounds int) ([]AccuracyRow, error) {
 	rows := make([]AccuracyRow, len(shapes))
@@ -171,9 +173,9 @@ func (c *Comparison) accuracy(ctx context.Context, server, reference string, sha
 		for round := range rounds {
 			c.Out.Printf("%s: shape %s, round %d of %d", server, p, round+1, rounds)
 			var got AccuracyRound
-			for _, side := range accuracyOrder(round, &got, reference) {
-				engine, _ := load.Lookup(side.engine)
-				m, err := srv.Measure(ctx, engine, bench.LoadSpec(c.Config, shape, c.Config.Duration), fmt.Sprintf("%s-%d-%s", p, round+1, side.name))
+			for _, side := range accuracyOrder(round, &got, c.Subject, reference) {
+				tool, _ := load.Lookup(side.tool)
+				m, err := srv.Measure(ctx, tool, bench.LoadSpec(c.Config, shape, c.Config.Duration), fmt.Sprintf("%s-%d-%s", p, round+1, side.name))
 				if err != nil {
 					return fail(i, fmt.Sprintf("shape %s, round %d, %s: %v", p, round+1, side.name, err)), ctx.Err()
 				}
@@ -185,34 +187,34 @@ func (c *Comparison) accuracy(ctx context.Context, server, reference string, sha
 	return rows, nil
 }
 
-// accuracySide is one engine's part of a round: what runs, the name of its
+// accuracySide is one tool's part of a round: what runs, the name of its
 // files, and where its measurement goes.
 type accuracySide struct {
-	engine, name string
-	into         *report.Measurement
+	tool, name string
+	into       *report.Measurement
 }
 
-// accuracyOrder alternates which engine goes first.
-func accuracyOrder(round int, got *AccuracyRound, reference string) []accuracySide {
-	sides := []accuracySide{{"h2", "h2", &got.H2}, {reference, "ref-" + reference, &got.Reference}}
+// accuracyOrder alternates which tool goes first.
+func accuracyOrder(round int, got *AccuracyRound, subject, reference string) []accuracySide {
+	sides := []accuracySide{{subject, subject, &got.Subject}, {reference, "ref-" + reference, &got.Reference}}
 	if round%2 == 1 {
 		slices.Reverse(sides)
 	}
 	return sides
 }
 
-// WriteAccuracyTable prints one line per server and shape, then a count of
-// the verdicts.
-func WriteAccuracyTable(w io.Writer, rows []AccuracyRow) error {
+// WriteAccuracyTable prints one line per server and shape, subject's
+// figures against the reference's, then a count of the verdicts.
+func WriteAccuracyTable(w io.Writer, subject string, rows []AccuracyRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	ref := "reference"
 	if len(rows) > 0 {
 		ref = rows[0].Reference
 	}
-	if ref == "h2" {
-		ref = "h2 again" // the columns must still tell the two sides apart
+	if ref == subject {
+		ref = subject + " again" // the columns must still tell the two sides apart
 	}
-	fmt.Fprintf(tw, "server\tshape\trounds\th2 req/s\t%[1]s req/s\treq/s diff\tround diffs\tspread h2/%[1]s\th2 mean\t%[1]s mean\tlatency diff\tclient cpu h2/%[1]s\tserver cpu\tverdict\t\n", ref)
+	fmt.Fprintf(tw, "server\tshape\trounds\t%[2]s req/s\t%[1]s req/s\treq/s diff\tround diffs\tspread %[2]s/%[1]s\t%[2]s mean\t%[1]s mean\tlatency diff\tclient cpu %[2]s/%[1]s\tserver cpu\tverdict\t\n", ref, subject)
 	count := map[string]int{}
 	var failures []string
 	for _, row := range rows {
@@ -224,10 +226,10 @@ func WriteAccuracyTable(w io.Writer, rows []AccuracyRow) error {
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%s\t%s..%s\t%.0f%%/%.0f%%\t%.3f ms\t%.3f ms\t%s\t%.0f%%/%.0f%%\t%.0f%%\t%s\t\n",
-			row.Server, row.Profile, len(row.Rounds), g.H2RPS, g.RefRPS, percent(g.RPSDiff),
-			percent(g.RoundDiffMin), percent(g.RoundDiffMax), 100*g.H2Spread, 100*g.RefSpread,
-			float64(g.H2Mean)/1e6, float64(g.RefMean)/1e6, percent(g.LatencyDiff),
-			g.H2ClientCPU, g.RefClientCPU, g.ServerCPU, g.Verdict)
+			row.Server, row.Profile, len(row.Rounds), g.SubjectRPS, g.RefRPS, percent(g.RPSDiff),
+			percent(g.RoundDiffMin), percent(g.RoundDiffMax), 100*g.SubjectSpread, 100*g.RefSpread,
+			float64(g.SubjectMean)/1e6, float64(g.RefMean)/1e6, percent(g.LatencyDiff),
+			g.SubjectClientCPU, g.RefClientCPU, g.ServerCPU, g.Verdict)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -241,8 +243,8 @@ func WriteAccuracyTable(w io.Writer, rows []AccuracyRow) error {
 			parts = append(parts, fmt.Sprintf("%s %d", v, count[v]))
 		}
 	}
-	_, err := fmt.Fprintf(w, "h2 vs %s (req/s within ±%.0f%%, mean latency within ±%.0f%%, medians of the rounds): %s of %d\n",
-		ref, 100*rpsTolerance, 100*latencyTolerance, strings.Join(parts, ", "), len(rows))
+	_, err := fmt.Fprintf(w, "%s vs %s (req/s within ±%.0f%%, mean latency within ±%.0f%%, medians of the rounds): %s of %d\n",
+		subject, ref, 100*rpsTolerance, 100*latencyTolerance, strings.Join(parts, ", "), len(rows))
 	return err
 }
 

@@ -1,7 +1,8 @@
-// Package engines compares the load engines on real servers: what each
-// costs per call against the same server (side by side), and whether the h2
-// engine measures what h2load measures (accuracy, in alternating rounds).
-package engines
+// Package toolcompare compares the load tools on real servers: what each
+// costs per call against the same server (side by side), and whether one
+// tool, the subject, measures what a reference tool measures (accuracy, in
+// alternating rounds).
+package toolcompare
 
 import (
 	"context"
@@ -21,13 +22,9 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 )
 
-// Compared are the engines SideBySide runs, in order: this project's, ghz,
-// and nghttp2's h2load as the reference.
-var Compared = []string{"h2", "ghz", "h2load"}
-
-// Row is one engine's run against the shared server under one shape.
+// Row is one tool's run against the shared server under one shape.
 type Row struct {
-	Engine string `json:"engine"`
+	Tool string `json:"engine"`
 	// Profile is the load shape (GRPC_LOAD_PROFILE), "" for the settings'
 	// connections and concurrency.
 	Profile string `json:"profile,omitempty"`
@@ -35,7 +32,7 @@ type Row struct {
 }
 
 // PerCore is requests per second for each core the client kept busy: the
-// engine's cost per call, whatever the server does.
+// tool's cost per call, whatever the server does.
 func (e Row) PerCore() float64 {
 	if e.Client.CPUAvgPercent <= 0 {
 		return 0
@@ -43,12 +40,14 @@ func (e Row) PerCore() float64 {
 	return e.Load.RPS / (e.Client.CPUAvgPercent / 100)
 }
 
-// Comparison is a comparison of engines on the servers of one run.
+// Comparison is a comparison of load tools on the servers of one run.
 type Comparison struct {
+	// Subject is the tool compared with the others.
+	Subject                string
 	Suite                  *suite.Suite
 	Builder, ClientBuilder images.Builder
 	Config                 config.Config
-	// Cell is the scenario, CPUs and shape the engines run under; profiles
+	// Cell is the scenario, CPUs and shape the tools run under; profiles
 	// given to a comparison replace its shape.
 	Cell     report.Cell
 	Scenario *scenario.Scenario
@@ -56,7 +55,21 @@ type Comparison struct {
 	Out      progress.Reporter
 }
 
-// prepare builds the client image and the tool images of the engines.
+// compared are the tools SideBySide runs, in order: the subject, then
+// every other registered tool.
+func (c *Comparison) compared() []load.Tool {
+	subject, _ := load.Lookup(c.Subject)
+	tools := []load.Tool{subject}
+	for _, t := range load.All() {
+		if t.Name() != c.Subject {
+			tools = append(tools, t)
+		}
+	}
+	return tools
+}
+
+// prepare builds the client image and the images of the tools that have
+// their own.
 func (c *Comparison) prepare(ctx context.Context) error {
 	client, err := bench.BuildClient(ctx, c.ClientBuilder, c.Folder, c.Out)
 	if err != nil {
@@ -64,7 +77,7 @@ func (c *Comparison) prepare(ctx context.Context) error {
 	}
 	c.Suite.ClientImage, c.Suite.Tools = client, map[string]string{}
 	for _, e := range load.All() {
-		if t := e.Tool(); t != "" {
+		if t := e.Image(); t != "" {
 			if c.Suite.Tools[t], err = c.ClientBuilder.Tool(ctx, t, io.Discard); err != nil {
 				return err
 			}
@@ -86,7 +99,7 @@ func (c *Comparison) up(ctx context.Context, name string) (*suite.Server, error)
 	return c.Suite.Up(ctx, bench.ServerSpec(c.Config, c.Cell, name, img.Tag, c.Builder.Catalog.Env(name), c.Scenario, folder))
 }
 
-// SideBySide starts one server and loads it with each engine in turn, all
+// SideBySide starts one server and loads it with each tool in turn, all
 // with the run's settings, the client on its own cores; with profiles,
 // under each of those shapes in turn.
 func (c *Comparison) SideBySide(ctx context.Context, server string, profiles []string) ([]Row, error) {
@@ -106,14 +119,14 @@ func (c *Comparison) SideBySide(ctx context.Context, server string, profiles []s
 	}
 	var rows []Row
 	for _, shape := range shapes {
-		for _, name := range Compared {
-			engine, _ := load.Lookup(name)
+		for _, tool := range c.compared() {
+			name := tool.Name()
 			c.Out.Printf("%s: loading with %s%s", server, name, shapeText(shape.Profile))
-			m, err := srv.Measure(ctx, engine, bench.LoadSpec(c.Config, shape, c.Config.Duration), strings.TrimPrefix(shape.Profile+"-"+name, "-"))
+			m, err := srv.Measure(ctx, tool, bench.LoadSpec(c.Config, shape, c.Config.Duration), strings.TrimPrefix(shape.Profile+"-"+name, "-"))
 			if err != nil {
 				return rows, fmt.Errorf("%s%s: %w", name, shapeText(shape.Profile), err)
 			}
-			rows = append(rows, Row{Engine: name, Profile: shape.Profile, Measurement: m})
+			rows = append(rows, Row{Tool: name, Profile: shape.Profile, Measurement: m})
 		}
 	}
 	return rows, nil
@@ -144,8 +157,8 @@ func shapeText(profile string) string {
 }
 
 // WriteTable prints the comparison, one table per shape, each ending with
-// the line tracked from run to run:
-// per-core ratio[ in <shape>]: engine/ghz=<x> engine/h2load=<y>.
+// the line tracked from run to run, the subject (the first row's tool)
+// against each other tool: per-core ratio[ in <shape>]: engine/<tool>=<x> ...
 func WriteTable(w io.Writer, rows []Row) error {
 	for i, shape := range profilesOf(rows) {
 		if i > 0 {
@@ -177,8 +190,8 @@ func writeShape(w io.Writer, shape string, rows []Row) error {
 	fmt.Fprintln(tw, "engine\treq/s\tavg. latency\tclient cpu\tclient cpu-seconds\treq/s per client core\tserver cpu\t")
 	per := map[string]float64{}
 	for _, r := range rows {
-		per[r.Engine] = r.PerCore()
-		fmt.Fprintf(tw, "%s\t%.0f\t%.2f ms\t%.1f%%\t%.2f\t%.0f\t%.1f%%\t\n", r.Engine, r.Load.RPS,
+		per[r.Tool] = r.PerCore()
+		fmt.Fprintf(tw, "%s\t%.0f\t%.2f ms\t%.1f%%\t%.2f\t%.0f\t%.1f%%\t\n", r.Tool, r.Load.RPS,
 			float64(r.Load.Latency.Mean)/1e6, r.Client.CPUAvgPercent, r.Client.CPUSeconds, r.PerCore(), r.Server.CPUAvgPercent)
 	}
 	if err := tw.Flush(); err != nil {
@@ -190,12 +203,15 @@ func writeShape(w io.Writer, shape string, rows []Row) error {
 		}
 		return fmt.Sprintf("%.2f", per[a]/per[b])
 	}
+	var ratios []string
+	for _, r := range rows[1:] {
+		ratios = append(ratios, fmt.Sprintf("engine/%s=%s", r.Tool, ratio(rows[0].Tool, r.Tool)))
+	}
 	for _, r := range rows {
 		if r.Load.ErrorShare() > 0 {
-			fmt.Fprintf(w, "! %s: %.2f%% of calls failed (%s)\n", r.Engine, 100*r.Load.ErrorShare(), r.Load.Failures())
+			fmt.Fprintf(w, "! %s: %.2f%% of calls failed (%s)\n", r.Tool, 100*r.Load.ErrorShare(), r.Load.Failures())
 		}
 	}
-	_, err := fmt.Fprintf(w, "per-core ratio%s: engine/ghz=%s engine/h2load=%s\n", strings.Replace(shapeText(shape), " in shape", " in", 1),
-		ratio("h2", "ghz"), ratio("h2", "h2load"))
+	_, err := fmt.Fprintf(w, "per-core ratio%s: %s\n", strings.Replace(shapeText(shape), " in shape", " in", 1), strings.Join(ratios, " "))
 	return err
 }

@@ -1,4 +1,4 @@
-package load
+package h2
 
 // A connection of the h2 engine: its state, how it is set up and how it
 // ends. The send side is in h2send.go, the reader in h2read.go, the

@@ -1,4 +1,4 @@
-package load
+package h2
 
 // The send side of a connection: flush, which the reader and the pacer
 // call and which never blocks, the writer goroutine, which takes over what
