@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
@@ -43,8 +43,8 @@ func capacitySpec(loadSpec load.Spec) load.Spec {
 	return spec
 }
 
-// Bench is one benchmark run.
-type Bench struct {
+// Options are what a benchmark runs with.
+type Options struct {
 	Suite *suite.Suite
 	// Builder builds the servers' images, ClientBuilder the client's, each
 	// on the engine that runs them.
@@ -70,14 +70,40 @@ type Bench struct {
 	Progress progress.Reporter
 }
 
+// Bench is one benchmark run, as New built it.
+type Bench struct {
+	Options
+	// tool measures every round; capacity, nil when off, measures it again.
+	tool, capacity load.Tool
+}
+
+// New builds a benchmark with the settings' load tools, refusing one that
+// does not drive the call kind of every scenario of the run.
+func New(o Options) (*Bench, error) {
+	b := &Bench{Options: o}
+	var err error
+	if b.tool, b.capacity, err = b.tools(); err != nil {
+		return nil, err
+	}
+	var scenarios []*scenario.Scenario
+	for _, name := range plan.ScenarioNames(o.Run.Cells) {
+		scenarios = append(scenarios, o.Scenarios[name])
+	}
+	if err := plan.Drives("GRPC_LOAD_TOOL", b.tool, scenarios); err != nil {
+		return nil, err
+	}
+	if b.capacity != nil {
+		if err := plan.Drives("GRPC_CAPACITY_TOOL", b.capacity, scenarios); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
 // Benchmark measures every server in every cell. It returns ctx's error
 // when the run was interrupted; a server that fails is recorded, and the
 // run goes on.
 func (b *Bench) Benchmark(ctx context.Context, servers []string) error {
-	tool, capacity, err := b.tools()
-	if err != nil {
-		return err
-	}
 	if err := b.build(ctx, servers); err != nil {
 		return b.stop(err) // an interrupted build leaves a run to resume
 	}
@@ -110,7 +136,7 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) error {
 						return b.stop(err)
 					}
 				}
-				spent, err := b.visit(ctx, v, r, look, tool, capacity)
+				spent, err := b.visit(ctx, v, r, look)
 				if err != nil {
 					return err
 				}
@@ -172,7 +198,7 @@ func (b *Bench) visits(r int, active func(report.Server) bool) []report.Visit {
 // visit measures round r of one server of one cell, unless it has it (a
 // resumed run) or failed since the round's order was drawn, and saves the
 // record. It returns the time the round took, 0 when skipped.
-func (b *Bench) visit(ctx context.Context, v report.Visit, r, look int, tool, capacity load.Tool) (time.Duration, error) {
+func (b *Bench) visit(ctx context.Context, v report.Visit, r, look int) (time.Duration, error) {
 	cell := &b.Run.Cells[v.Cell]
 	srv := &cell.Servers[slices.IndexFunc(cell.Servers, func(s report.Server) bool { return s.Name == v.Server })]
 	if len(srv.Rounds) >= r || srv.FirstFailure() != nil {
@@ -181,7 +207,7 @@ func (b *Bench) visit(ctx context.Context, v report.Visit, r, look int, tool, ca
 	start := time.Now()
 	b.Progress.Round(srv.Name)
 	b.Progress.Printf("%s: round %d of %d%s", srv.Name, r, look, b.cellText(*cell))
-	round := b.round(ctx, *cell, srv, r, tool, capacity)
+	round := b.round(ctx, *cell, srv, r)
 	b.Progress.RoundDone()
 	gone := b.engineGone(ctx, round.Failure)
 	if gone != nil {
@@ -286,7 +312,7 @@ func (b *Bench) tools() (load.Tool, load.Tool, error) {
 // before anything is measured, so that no build runs beside a measurement,
 // and sets up the servers of every cell. A variant runs its base's image.
 func (b *Bench) build(ctx context.Context, servers []string) error {
-	client, err := BuildClient(ctx, b.ClientBuilder, b.Folder, b.Progress)
+	client, err := images.BuildClient(ctx, b.ClientBuilder, b.Folder, b.Progress)
 	if err != nil {
 		return err
 	}
@@ -294,7 +320,7 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 	type key struct{ scenario, base string }
 	failed := map[key]error{}
 	ids := map[key]string{}
-	for _, sc := range ScenarioNames(b.Run.Cells) {
+	for _, sc := range plan.ScenarioNames(b.Run.Cells) {
 		for _, base := range b.Builder.Catalog.Bases(servers) {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -303,7 +329,7 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 			if err != nil {
 				return err
 			}
-			img, _, err := BuildServer(ctx, b.Builder, base, b.Scenarios[sc], folder, "build-"+sc+".log", b.Progress)
+			img, _, err := images.BuildServer(ctx, b.Builder, base, b.Scenarios[sc], folder, "build-"+sc+".log", b.Progress)
 			if err != nil {
 				f := suite.FailureOf(err)
 				if gone := b.engineGone(ctx, &f); gone != nil {
@@ -335,13 +361,13 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 
 // round brings a fresh container of the server up, measures it and tears
 // it down.
-func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server, r int, tool, capacity load.Tool) report.Round {
+func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server, r int) report.Round {
 	round := report.Round{Round: r, Start: time.Now()}
 	folder, err := b.Folder.Sub(srv.Name, report.CellDir(*b.Run, cell), fmt.Sprintf("round-%d", r))
 	if err != nil {
 		return b.fail(srv.Name, round, err)
 	}
-	spec := ServerSpec(b.Config, cell, srv.Name, srv.Image, b.Builder.Catalog.Env(srv.Name), b.Scenarios[cell.Scenario], folder)
+	spec := plan.ServerSpec(b.Config, cell, srv.Name, srv.Image, b.Builder.Catalog.Env(srv.Name), b.Scenarios[cell.Scenario], folder)
 	up, err := b.Suite.Up(ctx, spec)
 	defer up.Down(ctx)
 	if up.Conformance != nil && srv.Conformance == nil {
@@ -356,9 +382,9 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 	spent := time.Duration(0) // warm-ups and measurements, for the overhead
 	if err == nil {
 		before, hostOK := usage.ReadHostCPU(b.HostStat)
-		loadSpec := LoadSpec(b.Config, cell, b.Config.RoundDuration())
-		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s", srv.Name, loadSpec.Warmup, loadSpec.Duration, tool.Name())
-		round.Measurement, err = b.measure(ctx, up, tool, loadSpec, "load")
+		loadSpec := plan.LoadSpec(b.Config, cell, b.Scenarios[cell.Scenario], b.Config.RoundDuration())
+		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s", srv.Name, loadSpec.Warmup, loadSpec.Duration, b.tool.Name())
+		round.Measurement, err = b.measure(ctx, up, b.tool, loadSpec, "load")
 		spent += loadSpec.Warmup + loadSpec.Duration + usage.LoadTail
 		if err == nil && round.Load.OK == 0 {
 			err = &suite.PhaseError{Phase: "load", Err: fmt.Errorf("no call succeeded (%s)", round.Load.Failures())}
@@ -369,9 +395,9 @@ func (b *Bench) round(ctx context.Context, cell report.Cell, srv *report.Server,
 			// comes from one tool over one kind of window, whichever
 			// servers the load tool could not keep up with, and no round
 			// is measured before that is known.
-			if capacity != nil {
+			if b.capacity != nil {
 				capSpec := capacitySpec(loadSpec)
-				m, cerr := b.measure(ctx, up, capacity, capSpec, "capacity")
+				m, cerr := b.measure(ctx, up, b.capacity, capSpec, "capacity")
 				spent += capSpec.Warmup + capSpec.Duration + usage.LoadTail
 				if cerr != nil {
 					round.CapacityFailure = cerr.Error()
@@ -459,79 +485,6 @@ func (b *Bench) fail(name string, round report.Round, err error) report.Round {
 	return round
 }
 
-// BuildClient builds the orchestrator's own image, with its log in the run
-// folder.
-func BuildClient(ctx context.Context, b images.Builder, folder report.Folder, out progress.Reporter) (string, error) {
-	out.Printf("building the load client image %s", b.ClientTag())
-	out.Building("the load client image")
-	log, err := folder.Create("grpcbench-build.log")
-	if err != nil {
-		return "", err
-	}
-	defer log.Close()
-	tag, err := b.Client(ctx, io.MultiWriter(log, progress.StepWriter(out)))
-	if err != nil {
-		return "", fmt.Errorf("%w (log: %s)", err, log.Name())
-	}
-	return tag, nil
-}
-
-// BuildServer builds a server's image, with its log as logName in folder,
-// and records the build as a phase.
-func BuildServer(ctx context.Context, b images.Builder, name string, sc *scenario.Scenario, folder report.Folder, logName string, out progress.Reporter) (images.Image, report.Phase, error) {
-	out.Printf("%s: building %s", name, b.ServerTag(name, sc.Name))
-	out.Building(name)
-	start := time.Now()
-	img, err := buildServer(ctx, b, name, sc, folder, logName, progress.StepWriter(out))
-	phase := report.Phase{Name: "build", Start: start, Seconds: time.Since(start).Seconds()}
-	if err != nil {
-		return img, phase, &suite.PhaseError{Phase: "build", Err: fmt.Errorf("%w (log: %s)", err, folder.Path(logName))}
-	}
-	return img, phase, nil
-}
-
-func buildServer(ctx context.Context, b images.Builder, name string, sc *scenario.Scenario, folder report.Folder, logName string, steps io.Writer) (images.Image, error) {
-	log, err := folder.Create(logName)
-	if err != nil {
-		return images.Image{}, err
-	}
-	defer log.Close()
-	return b.Server(ctx, name, sc, io.MultiWriter(log, steps))
-}
-
-// BuildImages builds the client image and each server's image for every
-// scenario without running anything; the first failure ends it.
-func BuildImages(ctx context.Context, b, client images.Builder, servers []string, scenarios []*scenario.Scenario, folder report.Folder, out progress.Reporter) error {
-	if _, err := BuildClient(ctx, client, folder, out); err != nil {
-		return err
-	}
-	for _, sc := range scenarios {
-		for _, name := range b.Catalog.Bases(servers) {
-			sub, err := folder.Sub(name)
-			if err != nil {
-				return err
-			}
-			if _, _, err := BuildServer(ctx, b, name, sc, sub, "build-"+sc.Name+".log", out); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-		}
-	}
-	return nil
-}
-
-// ServerSpec is how a server runs in a cell; env is what a variant adds to
-// its environment.
-func ServerSpec(cfg config.Config, cell report.Cell, name, image string, env []string, sc *scenario.Scenario, folder report.Folder) suite.ServerSpec {
-	return suite.ServerSpec{Name: name, Image: image, Env: env, Scenario: sc, CPUs: cell.ServerCPUs, RAM: cfg.ServerRAM,
-		ReadyTimeout: cfg.ReadyTimeout, Placement: cell.Placement, Folder: folder}
-}
-
-// LoadSpec is the load of a cell, measured for duration.
-func LoadSpec(cfg config.Config, cell report.Cell, duration time.Duration) load.Spec {
-	return load.Spec{Connections: cell.Connections, Concurrency: cell.Concurrency, QPS: cfg.QPS,
-		Warmup: cfg.Warmup, Duration: duration, CPUs: float64(cell.ClientCPUs)}
-}
-
 // roundOverhead is about what a round takes beyond its loads: containers
 // started, readiness, the gate, stats.
 const roundOverhead = 1500 * time.Millisecond
@@ -565,30 +518,4 @@ func PerRound(cfg config.Config) time.Duration {
 		each += c.Warmup + c.Duration + usage.LoadTail
 	}
 	return each
-}
-
-// Cells sets a run's cells up: the product of the list-valued settings,
-// each with its footer and its placement on the cores of the servers' and
-// the clients' engines (one engine: the same count twice).
-func Cells(cfg config.Config, serverCPUs, clientCPUs int) []report.Cell {
-	var cells []report.Cell
-	for _, c := range cfg.Cells(config.Facts{EngineCPUs: serverCPUs, ClientCPUs: clientCPUs}) {
-		placement := suite.Place(serverCPUs, c.ServerCPUs, c.ClientCPUs)
-		if cfg.TwoEngines() {
-			placement = suite.PlaceApart(serverCPUs, clientCPUs, c.ServerCPUs, c.ClientCPUs)
-		}
-		cells = append(cells, report.Cell{Cell: c, Settings: cfg.Settings(c), Placement: placement})
-	}
-	return cells
-}
-
-// ScenarioNames lists the scenarios of cells, once each, in order.
-func ScenarioNames(cells []report.Cell) []string {
-	var names []string
-	for _, c := range cells {
-		if !slices.Contains(names, c.Scenario) {
-			names = append(names, c.Scenario)
-		}
-	}
-	return names
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -175,6 +176,8 @@ func ReadSpec(js []byte) (Spec, error) {
 // reason rather than a panic inside the client.
 func (s Spec) check() error {
 	switch {
+	case s.Kind == "":
+		return errors.New("load spec: no call kind")
 	case s.Connections < 1:
 		return fmt.Errorf("load spec: %d connections", s.Connections)
 	case s.Concurrency < s.Connections:

@@ -19,12 +19,12 @@ import (
 
 	"github.com/docker/docker/api/types/system"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/sources"
@@ -268,7 +268,7 @@ func (s *Session) start(ctx context.Context, prior *report.Run, changed []string
 		Engines:  &report.EngineHosts{},
 		Contexts: s.contexts,
 		Hardware: report.HardwareOf(s.Engines.ServerInfo),
-		Cells:    bench.Cells(s.Config, s.Engines.ServerInfo.NCPU, s.Engines.ClientInfo.NCPU),
+		Cells:    plan.Cells(s.Config, s.Engines.ServerInfo.NCPU, s.Engines.ClientInfo.NCPU),
 	}
 	s.Run.Engines.Servers, s.Run.Engines.Clients = s.Config.EngineHosts()
 	if s.Engines.Two() {

@@ -10,9 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 )
@@ -127,6 +127,12 @@ func (c *Comparison) Accuracy(ctx context.Context, servers []string, reference s
 	if err != nil {
 		return nil, err
 	}
+	if _, err := c.tool("--tool", c.Subject); err != nil {
+		return nil, err
+	}
+	if _, err := c.tool("--against", reference); err != nil {
+		return nil, err
+	}
 	if err := c.prepare(ctx); err != nil {
 		return nil, err
 	}
@@ -175,7 +181,7 @@ func (c *Comparison) accuracy(ctx context.Context, server, reference string, sha
 			var got AccuracyRound
 			for _, side := range accuracyOrder(round, &got, c.Subject, reference) {
 				tool, _ := load.Lookup(side.tool)
-				m, err := srv.Measure(ctx, tool, bench.LoadSpec(c.Config, shape, c.Config.Duration), fmt.Sprintf("%s-%d-%s", p, round+1, side.name))
+				m, err := srv.Measure(ctx, tool, plan.LoadSpec(c.Config, shape, c.Scenario, c.Config.Duration), fmt.Sprintf("%s-%d-%s", p, round+1, side.name))
 				if err != nil {
 					return fail(i, fmt.Sprintf("shape %s, round %d, %s: %v", p, round+1, side.name, err)), ctx.Err()
 				}

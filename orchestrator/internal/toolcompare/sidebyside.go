@@ -12,10 +12,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
@@ -56,22 +56,35 @@ type Comparison struct {
 }
 
 // compared are the tools SideBySide runs, in order: the subject, then
-// every other registered tool.
-func (c *Comparison) compared() []load.Tool {
-	subject, _ := load.Lookup(c.Subject)
+// every other registered tool that drives the scenario's call kind.
+func (c *Comparison) compared() ([]load.Tool, error) {
+	subject, err := c.tool("--tool", c.Subject)
+	if err != nil {
+		return nil, err
+	}
 	tools := []load.Tool{subject}
 	for _, t := range load.All() {
-		if t.Name() != c.Subject {
+		if t.Name() != c.Subject && load.Drives(t, c.Scenario.Kind) == nil {
 			tools = append(tools, t)
 		}
 	}
-	return tools
+	return tools, nil
+}
+
+// tool is the tool named by a flag, which must drive the scenario's call
+// kind.
+func (c *Comparison) tool(flag, name string) (load.Tool, error) {
+	t, ok := load.Lookup(name)
+	if !ok {
+		return nil, &config.Error{Var: flag, Value: name, Reason: "no such load tool", Allowed: strings.Join(load.Names(load.All()), ", ")}
+	}
+	return t, plan.Drives(flag, t, []*scenario.Scenario{c.Scenario})
 }
 
 // prepare builds the client image and the images of the tools that have
 // their own.
 func (c *Comparison) prepare(ctx context.Context) error {
-	client, err := bench.BuildClient(ctx, c.ClientBuilder, c.Folder, c.Out)
+	client, err := images.BuildClient(ctx, c.ClientBuilder, c.Folder, c.Out)
 	if err != nil {
 		return err
 	}
@@ -92,11 +105,11 @@ func (c *Comparison) up(ctx context.Context, name string) (*suite.Server, error)
 	if err != nil {
 		return nil, err
 	}
-	img, _, err := bench.BuildServer(ctx, c.Builder, name, c.Scenario, folder, "build.log", c.Out)
+	img, _, err := images.BuildServer(ctx, c.Builder, name, c.Scenario, folder, "build.log", c.Out)
 	if err != nil {
 		return nil, err
 	}
-	return c.Suite.Up(ctx, bench.ServerSpec(c.Config, c.Cell, name, img.Tag, c.Builder.Catalog.Env(name), c.Scenario, folder))
+	return c.Suite.Up(ctx, plan.ServerSpec(c.Config, c.Cell, name, img.Tag, c.Builder.Catalog.Env(name), c.Scenario, folder))
 }
 
 // SideBySide starts one server and loads it with each tool in turn, all
@@ -104,6 +117,10 @@ func (c *Comparison) up(ctx context.Context, name string) (*suite.Server, error)
 // under each of those shapes in turn.
 func (c *Comparison) SideBySide(ctx context.Context, server string, profiles []string) ([]Row, error) {
 	shapes, err := c.shapes(profiles)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := c.compared()
 	if err != nil {
 		return nil, err
 	}
@@ -119,10 +136,10 @@ func (c *Comparison) SideBySide(ctx context.Context, server string, profiles []s
 	}
 	var rows []Row
 	for _, shape := range shapes {
-		for _, tool := range c.compared() {
+		for _, tool := range tools {
 			name := tool.Name()
 			c.Out.Printf("%s: loading with %s%s", server, name, shapeText(shape.Profile))
-			m, err := srv.Measure(ctx, tool, bench.LoadSpec(c.Config, shape, c.Config.Duration), strings.TrimPrefix(shape.Profile+"-"+name, "-"))
+			m, err := srv.Measure(ctx, tool, plan.LoadSpec(c.Config, shape, c.Scenario, c.Config.Duration), strings.TrimPrefix(shape.Profile+"-"+name, "-"))
 			if err != nil {
 				return rows, fmt.Errorf("%s%s: %w", name, shapeText(shape.Profile), err)
 			}
