@@ -58,7 +58,7 @@ func (r round) perCore() float64 { return r.rps / r.cpu }
 // (the server's CPU is then reported too). Run it pinned, GOMAXPROCS=1:
 //
 //	H2VS_TARGET=127.0.0.1:50051 GOMAXPROCS=1 taskset -c 1 \
-//	  go test -run '^$' -bench H2VsH2Load -benchtime 1x -timeout 0 ./orchestrator/internal/load/
+//	  go test -run '^$' -bench H2VsH2Load -benchtime 1x -timeout 0 ./orchestrator/internal/load/h2/
 func BenchmarkH2VsH2Load(b *testing.B) {
 	target := os.Getenv("H2VS_TARGET")
 	if target == "" {
