@@ -115,7 +115,10 @@ func serveOn(t *testing.T, lis net.Listener, dir string, h Handler, opts ...grpc
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		srv.Serve(lis)
+		// nil after Stop; anything else ends the server under the test.
+		if err := srv.Serve(lis); err != nil {
+			t.Errorf("serve: %v", err)
+		}
 	}()
 	t.Cleanup(func() {
 		srv.Stop()
