@@ -11,9 +11,9 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load/loadtest"
 )
 
-// BenchmarkH2Calls runs the engine for a second against a frame-level echo
+// BenchmarkH2Calls runs h2 for a second against a frame-level echo
 // server in this process and reports calls per second and heap allocations
-// per call, the server's included (an upper bound on the engine's own).
+// per call, the server's included (an upper bound on h2's own).
 //
 //	go test -run '^$' -bench H2Calls -benchtime 1x ./orchestrator/load/
 func BenchmarkH2Calls(b *testing.B) {

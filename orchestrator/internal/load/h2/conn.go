@@ -1,6 +1,6 @@
 package h2
 
-// A connection of the h2 engine: its state, how it is set up and how it
+// A connection of h2: its state, how it is set up and how it
 // ends. The send side is in h2send.go, the reader in h2read.go, the
 // server's SETTINGS in h2settings.go, the socket's reads and writes in
 // h2sock.go.

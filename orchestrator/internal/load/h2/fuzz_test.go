@@ -1,6 +1,6 @@
 package h2
 
-// The engine's reader fed with scripted and arbitrary server bytes: a fake
+// h2's reader fed with scripted and arbitrary server bytes: a fake
 // net.Conn plays the server, the conn is built as dial builds it, and serve
 // must return once the bytes run out.
 

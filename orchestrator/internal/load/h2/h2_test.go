@@ -35,11 +35,11 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 )
 
-// h2Limit bounds every run of the engine in these tests: a run that hangs
+// h2Limit bounds every run of h2 in these tests: a run that hangs
 // fails its test instead of the test binary.
 const h2Limit = 20 * time.Second
 
-// runH2 runs the engine in a goroutine and fails the test if it does not
+// runH2 runs h2 in a goroutine and fails the test if it does not
 // return within h2Limit. It also returns how long the run took.
 func runH2(t *testing.T, ctx context.Context, spec load.Spec) (load.Result, time.Duration, error) {
 	t.Helper()
@@ -198,8 +198,8 @@ func TestH2MaxConcurrentStreams(t *testing.T) {
 	})
 }
 
-// The server ends every connection after about 300 ms with GOAWAY; the
-// engine drains the old connection and opens a new one.
+// The server ends every connection after about 300 ms with GOAWAY;
+// h2 drains the old connection and opens a new one.
 func TestH2GoAway(t *testing.T) {
 	const conns = 2
 	addr, lis := loadtest.StartCountingServer(t, "complex_proto", loadtest.Echo, grpc.KeepaliveParams(keepalive.ServerParameters{
@@ -217,7 +217,7 @@ func TestH2GoAway(t *testing.T) {
 	// Each connection lives 300 ms ± 10% and the run lasts 2 s: each slot
 	// needs at least 5 connections; 2 per slot is a lenient floor.
 	if accepted < 2*conns {
-		t.Errorf("server accepted %d connections for %d slots over 2 s: the engine did not reconnect after GOAWAY", accepted, conns)
+		t.Errorf("server accepted %d connections for %d slots over 2 s: h2 did not reconnect after GOAWAY", accepted, conns)
 	}
 	// grpc-go's graceful GOAWAY (a first one with the highest stream id, a
 	// second after a PING round trip) lets every call already sent finish:
@@ -598,7 +598,7 @@ func TestH2ServerDown(t *testing.T) {
 	}
 }
 
-// A server that accepts connections and closes them at once: the engine
+// A server that accepts connections and closes them at once: h2
 // reconnects, as it does when it cannot connect at all, every 100 ms, and
 // counts the failures by kind rather than one by one.
 func TestH2ServerClosesConnections(t *testing.T) {
@@ -640,7 +640,7 @@ func TestH2ServerClosesConnections(t *testing.T) {
 		t.Errorf("no connection error recorded")
 	}
 	if n := lis.Accepted(); n > 2*(10+5) {
-		t.Errorf("%d connections in 1 s for 2 slots: the engine reconnects without pause", n)
+		t.Errorf("%d connections in 1 s for 2 slots: h2 reconnects without pause", n)
 	}
 	if len(res.Errors) > 4 {
 		t.Errorf("%d different error messages for one kind of failure (e.g. %q)", len(res.Errors), anyKey(res.Errors))
@@ -691,7 +691,7 @@ func largeScenario(t *testing.T, n int) string {
 	return dir
 }
 
-// Requests larger than a DATA frame and than the engine's write buffer:
+// Requests larger than a DATA frame and than h2's write buffer:
 // the body goes out in several frames, over several writes.
 func TestH2LargeRequests(t *testing.T) {
 	for _, n := range []int{100_000, 300_000} {
@@ -707,7 +707,7 @@ func TestH2LargeRequests(t *testing.T) {
 
 // rawServer is a gRPC echo server written on HTTP/2 frames, for server
 // behaviour grpc-go cannot be made to show. The correct answer to the
-// engine's requests is their own body (see call.expect).
+// h2's requests is their own body (see call.expect).
 type rawServer struct {
 	settings []http2.Setting
 	wg       sync.WaitGroup
@@ -849,7 +849,7 @@ func TestH2ServerMaxFrameSize(t *testing.T) {
 	}
 }
 
-// TestH2CountsAnswersLive: with a counter in the spec, the engine keeps it
+// TestH2CountsAnswersLive: with a counter in the spec, h2 keeps it
 // at the OK calls so far, for the live rate a run shows.
 func TestH2CountsAnswersLive(t *testing.T) {
 	addr := loadtest.StartServer(t, "complex_proto", loadtest.Echo)
