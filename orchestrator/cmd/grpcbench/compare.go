@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
@@ -63,6 +65,16 @@ func (c *toolsCmd) Run(ctx context.Context, std streams) error {
 	}
 	fmt.Fprint(std.Stdout, "\n", table.String())
 	return saveComparison(s.Folder, cmp.Cell, "engines", table.Bytes(), rows)
+}
+
+// renamedCmd is a command's old name: it says the new one, whatever
+// arguments came with it.
+type renamedCmd struct {
+	Args []string `arg:"" optional:"" passthrough:""`
+}
+
+func (renamedCmd) Run(kctx *kong.Context) error {
+	return &config.Error{Var: "command", Value: strings.Fields(kctx.Command())[0], Reason: "renamed to tools", Allowed: "grpcbench tools (make bench-tools)"}
 }
 
 // saveComparison writes a comparison as <name>.txt, the table, and

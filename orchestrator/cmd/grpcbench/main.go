@@ -51,6 +51,7 @@ type cli struct {
 	Probe    probeCmd    `cmd:"" hidden:"" help:"Wait until a server answers SayHello (runs in the client container)."`
 	Conform  conformCmd  `cmd:"" hidden:"" help:"Check that a server echoes, takes concurrent calls and refuses unknown methods (runs in the client container)."`
 	RTT      rttCmd      `cmd:"" name:"rtt" hidden:"" help:"Time TCP handshakes to a server on another machine (runs in the client container)."`
+	Engines  renamedCmd  `cmd:"" hidden:"" help:"Renamed: grpcbench tools."`
 }
 
 // streams are where a command writes: text for the user on Stdout.

@@ -46,6 +46,8 @@ func TestExitStatuses(t *testing.T) {
 		{"settings", []string{"env"}, exitOK, "#GRPC_BENCHMARK_ROUNDS=3", ""},
 		{"unknown flag", []string{"--bogus"}, exitBadInput, "", "unknown flag --bogus"},
 		{"unknown command", []string{"benchmark"}, exitBadInput, "", "unexpected argument benchmark"},
+		{"the old name of tools", []string{"engines", "--server", "go_grpc"}, exitBadInput, "", "renamed to tools"},
+		{"a tool not registered", []string{"tools", "--tool", "wrk"}, exitBadInput, "", "--tool"},
 		{"compare without a run", []string{"compare", "/nonexistent/a", "/nonexistent/b"}, exitBadInput, "", `run-a="/nonexistent/a"`},
 		{"bench at a folder without servers/", []string{"bench", "--root", notARepo}, exitBadInput, "", `--root="` + notARepo + `"`},
 		{"images at a folder without servers/", []string{"images", "--root", notARepo}, exitBadInput, "", "servers"},
