@@ -18,7 +18,7 @@ export GRPC_SOURCE_MIRROR := ../shared/sources
 endif
 endif
 
-.PHONY: bench test unit unit-root e2e lint soak engine images up compose-plugin bench-engines accuracy matrix check-servers $(BIN)
+.PHONY: bench test unit unit-root e2e lint soak engine images up compose-plugin bench-tools accuracy matrix check-servers $(BIN)
 
 bench: engine $(BIN)
 	./$(BIN) bench
@@ -67,11 +67,11 @@ engine:
 check-servers: engine $(BIN)
 	./$(BIN) check
 
-# The load engines side by side on one server (go_grpc unless SERVER=...),
+# The load tools side by side on one server (go_grpc unless SERVER=...),
 # under the settings' shape or each of PROFILES (e.g. PROFILES=1a,2b,3b);
 # each shape ends with `per-core ratio[ in <shape>]: engine/ghz=<x> engine/h2load=<y>`.
-bench-engines: engine $(BIN)
-	./$(BIN) engines --server $(or $(SERVER),go_grpc) $(if $(PROFILES),--profiles $(PROFILES))
+bench-tools: engine $(BIN)
+	./$(BIN) tools --server $(or $(SERVER),go_grpc) $(if $(PROFILES),--profiles $(PROFILES))
 
 # h2 against h2load on every server (or GRPC_BENCHMARKS) in shapes 1a, 2b
 # and 3b, three alternating rounds each: docs/engine-accuracy.md. 18 loads

@@ -19,7 +19,7 @@ func TestBusyHostIsFlagged(t *testing.T) {
 		for !stop.Load() {
 		}
 	}()
-	env := benchEnv(t, map[string]string{"GRPC_LOAD_ENGINE": "h2"})
+	env := benchEnv(t, map[string]string{"GRPC_LOAD_TOOL": "h2"})
 	res := runBinary(t, repoRoot(t), env, "bench")
 	stop.Store(true)
 	<-spun

@@ -34,10 +34,15 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/engines"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/toolcompare"
+
+	// The load tools, as the binary imports them.
+	_ "github.com/grpcbench/grpcbench/orchestrator/internal/load/ghz"
+	_ "github.com/grpcbench/grpcbench/orchestrator/internal/load/h2"
+	_ "github.com/grpcbench/grpcbench/orchestrator/internal/load/h2load"
 )
 
 // testImageName keeps the tests' images apart from a user's, and
@@ -92,7 +97,11 @@ func benchEnv(t *testing.T, overrides map[string]string) []string {
 
 func testEnv(resultsDir string, overrides map[string]string) []string {
 	vars := map[string]string{}
-	for _, s := range (config.Config{}).All() {
+	defaults, err := config.Parse(nil, config.Offered(load.Runners()))
+	if err != nil {
+		panic(err) // the defaults always parse
+	}
+	for _, s := range defaults.All() {
 		vars[s.Name] = s.Default
 	}
 	// One round without the capacity engine unless a test asks for more:
@@ -100,7 +109,7 @@ func testEnv(resultsDir string, overrides map[string]string) []string {
 	vars["GRPC_BENCHMARK_DURATION"] = "5s"
 	vars["GRPC_BENCHMARK_WARMUP"] = "2s"
 	vars["GRPC_BENCHMARK_ROUNDS"] = "1"
-	vars["GRPC_CAPACITY_ENGINE"] = "off"
+	vars["GRPC_CAPACITY_TOOL"] = "off"
 	vars["GRPC_BENCHMARKS"] = "go_grpc"
 	vars["GRPC_IMAGE_NAME"] = testImageName
 	vars["GRPC_RESULTS_DIR"] = resultsDir
@@ -238,7 +247,8 @@ func TestBadInputIsRefusedBeforeAnyContainer(t *testing.T) {
 		{"a list with an unknown scenario", "GRPC_REQUEST_SCENARIO", "complex_proto,no_such_scenario"},
 		{"a list with an unknown profile", "GRPC_LOAD_PROFILE", "1a,9z"},
 		{"zero rounds", "GRPC_BENCHMARK_ROUNDS", "0"},
-		{"unknown capacity engine", "GRPC_CAPACITY_ENGINE", "wrk"},
+		{"unknown capacity tool", "GRPC_CAPACITY_TOOL", "wrk"},
+		{"a load tool setting's old name", "GRPC_LOAD_ENGINE", "h2"},
 		{"a second engine without the server's address", "GRPC_CLIENT_DOCKER_HOST", "unix:///nonexistent/docker.sock"},
 		{"an engine address that does not parse", "GRPC_SERVER_DOCKER_HOST", "docker-box:2375"},
 		{"a rate no engine can schedule", "GRPC_CLIENT_QPS", "2000000000"},
@@ -278,7 +288,7 @@ func TestBadInputIsRefusedBeforeAnyContainer(t *testing.T) {
 		{"zero accuracy rounds", []string{"accuracy", "--rounds", "0"}, []string{"--rounds", `"0"`, "from 1 to 20"}},
 		{"unknown accuracy profile", []string{"accuracy", "--profiles", "2b,4c"}, []string{"--profiles", `"4c"`, `"1a","1b","2a","2b","3a","3b"`}},
 		{"unknown command", []string{"benchmark"}, []string{"unexpected argument benchmark"}},
-		{"a server outside servers/", []string{"engines", "--server", "../../x"}, []string{"--server", `"../../x"`, "a folder of servers/"}},
+		{"a server outside servers/", []string{"tools", "--server", "../../x"}, []string{"--server", `"../../x"`, "a folder of servers/"}},
 	}
 	for _, tc := range flags {
 		t.Run(tc.name, func(t *testing.T) {
@@ -517,9 +527,9 @@ func TestBenchGoGRPC(t *testing.T) {
 // sequence, gate and both engines included: the catalog's fast subset.
 func TestBenchNonGoServer(t *testing.T) {
 	api := engine(t)
-	for _, engine := range load.Runners() {
+	for _, engine := range load.Names(load.Runners()) {
 		t.Run(engine, func(t *testing.T) {
-			env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "python_grpc", "GRPC_LOAD_ENGINE": engine})
+			env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "python_grpc", "GRPC_LOAD_TOOL": engine})
 			res := runBinary(t, repoRoot(t), env, "bench")
 			if res.code != 0 {
 				t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
@@ -530,8 +540,8 @@ func TestBenchNonGoServer(t *testing.T) {
 			}
 			srv := servers(t, run)[0]
 			s := srv.Rounds[0]
-			if !srv.Conformance.Passed || s.Load.OK != s.Load.Requests || s.Load.Engine != engine {
-				t.Errorf("verdict %+v, %d of %d calls OK, engine %s", srv.Conformance, s.Load.OK, s.Load.Requests, s.Load.Engine)
+			if !srv.Conformance.Passed || s.Load.OK != s.Load.Requests || s.Load.Tool != engine {
+				t.Errorf("verdict %+v, %d of %d calls OK, engine %s", srv.Conformance, s.Load.OK, s.Load.Requests, s.Load.Tool)
 			}
 			assertNoContainersLeft(t, api)
 		})
@@ -755,7 +765,7 @@ func composeProject(t *testing.T, name, duration string, rounds int) (root strin
 	t.Helper()
 	root = copyRepo(t, map[string]string{"docker-compose.yml": "docker-compose.yml"})
 	env := "GRPC_BENCHMARKS=go_grpc\nGRPC_BENCHMARK_DURATION=" + duration + "\nGRPC_BENCHMARK_WARMUP=1s\nGRPC_BENCHMARK_ROUNDS=" + strconv.Itoa(rounds) +
-		"\nGRPC_CAPACITY_ENGINE=off\nGRPC_IMAGE_NAME=" + testImageName + "\n"
+		"\nGRPC_CAPACITY_TOOL=off\nGRPC_IMAGE_NAME=" + testImageName + "\n"
 	if err := os.WriteFile(filepath.Join(root, ".env"), []byte(env), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -797,17 +807,17 @@ func TestComposeUp(t *testing.T) {
 // TestRateIsTotal checks that GRPC_CLIENT_QPS is the total rate (grpc_bench
 // divided it by the concurrency), with both load engines.
 func TestRateIsTotal(t *testing.T) {
-	for _, engine := range load.Runners() {
+	for _, engine := range load.Names(load.Runners()) {
 		t.Run(engine, func(t *testing.T) {
-			env := benchEnv(t, map[string]string{"GRPC_CLIENT_QPS": "2000", "GRPC_BENCHMARK_DURATION": "10s", "GRPC_LOAD_ENGINE": engine})
+			env := benchEnv(t, map[string]string{"GRPC_CLIENT_QPS": "2000", "GRPC_BENCHMARK_DURATION": "10s", "GRPC_LOAD_TOOL": engine})
 			res := runBinary(t, repoRoot(t), env, "bench")
 			if res.code != 0 {
 				t.Fatalf("exit code %d\n%s\n%s", res.code, res.stdout, res.stderr)
 			}
 			_, run := readRun(t, runFolder(t, env))
 			l := servers(t, run)[0].Rounds[0].Load
-			if l.Engine != engine {
-				t.Errorf("engine %q ran, want %q", l.Engine, engine)
+			if l.Tool != engine {
+				t.Errorf("engine %q ran, want %q", l.Tool, engine)
 			}
 			// h2 keeps its schedule whatever happens; ghz's pacer makes up
 			// for a delay only once a whole second has passed, so on a busy
@@ -824,12 +834,12 @@ func TestRateIsTotal(t *testing.T) {
 	}
 }
 
-// TestEnginesSideBySide runs `grpcbench engines`: three engines against
-// one server container, and the line tracked from run to run.
-func TestEnginesSideBySide(t *testing.T) {
+// TestToolsSideBySide runs `grpcbench tools`: three load tools against one
+// server container, and the line tracked from run to run.
+func TestToolsSideBySide(t *testing.T) {
 	api := engine(t)
 	env := benchEnv(t, map[string]string{"GRPC_BENCHMARK_DURATION": "3s", "GRPC_BENCHMARK_WARMUP": "1s"})
-	res := runBinary(t, repoRoot(t), env, "engines", "--server", "go_grpc")
+	res := runBinary(t, repoRoot(t), env, "tools", "--server", "go_grpc")
 	if res.code != 0 {
 		t.Fatalf("exit code %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
@@ -842,25 +852,26 @@ func TestEnginesSideBySide(t *testing.T) {
 	if last := lines[len(lines)-1]; !regexp.MustCompile(`^per-core ratio: engine/ghz=\d+\.\d\d engine/h2load=\d+\.\d\d$`).MatchString(last) {
 		t.Errorf("last line %q", last)
 	}
-	var got struct{ Rows []engines.ToolRun }
+	var got struct{ Rows []toolcompare.ToolRun }
 	readJSON(t, filepath.Join(dir, "engines.json"), &got)
-	if len(got.Rows) != len(engines.Compared) {
-		t.Fatalf("%d engines measured, want %d", len(got.Rows), len(engines.Compared))
+	compared := []string{"h2", "ghz", "h2load"} // the subject, then the others
+	if len(got.Rows) != len(compared) {
+		t.Fatalf("%d tools measured, want %d", len(got.Rows), len(compared))
 	}
 	for i, e := range got.Rows {
-		if e.Engine != engines.Compared[i] || e.Load.Engine != e.Engine {
-			t.Errorf("row %d is %s (load by %s), want %s", i, e.Engine, e.Load.Engine, engines.Compared[i])
+		if e.Tool != compared[i] || e.Load.Tool != e.Tool {
+			t.Errorf("row %d is %s (load by %s), want %s", i, e.Tool, e.Load.Tool, compared[i])
 		}
 		if e.Load.RPS <= 0 || e.Load.OK != e.Load.Requests || e.Client.CPUSeconds <= 0 || e.Server.CPUAvgPercent <= 0 {
-			t.Errorf("%s: %.0f req/s, %d of %d OK, client %.2f CPU-s, server %.1f%%", e.Engine, e.Load.RPS, e.Load.OK, e.Load.Requests, e.Client.CPUSeconds, e.Server.CPUAvgPercent)
+			t.Errorf("%s: %.0f req/s, %d of %d OK, client %.2f CPU-s, server %.1f%%", e.Tool, e.Load.RPS, e.Load.OK, e.Load.Requests, e.Client.CPUSeconds, e.Server.CPUAvgPercent)
 		}
 	}
 	assertNoContainersLeft(t, api)
 }
 
-// TestAccuracyAlternatesTheEngines runs `grpcbench accuracy` for two rounds
-// of one shape: both engines measured in each round, in alternating order.
-func TestAccuracyAlternatesTheEngines(t *testing.T) {
+// TestAccuracyAlternatesTheTools runs `grpcbench accuracy` for two rounds
+// of one shape: both tools measured in each round, in alternating order.
+func TestAccuracyAlternatesTheTools(t *testing.T) {
 	api := engine(t)
 	env := benchEnv(t, map[string]string{"GRPC_BENCHMARK_DURATION": "3s", "GRPC_BENCHMARK_WARMUP": "1s"})
 	res := runBinary(t, repoRoot(t), env, "accuracy", "--profiles", "2b", "--rounds", "2")
@@ -868,23 +879,23 @@ func TestAccuracyAlternatesTheEngines(t *testing.T) {
 		t.Fatalf("exit code %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	dir := runFolder(t, env)
-	var got struct{ Rows []engines.AccuracyRow }
+	var got struct{ Rows []toolcompare.AccuracyRow }
 	readJSON(t, filepath.Join(dir, "accuracy.json"), &got)
 	if len(got.Rows) != 1 || got.Rows[0].Server != "go_grpc" || got.Rows[0].Profile != "2b" || len(got.Rows[0].Rounds) != 2 {
 		t.Fatalf("rows: %+v", got.Rows)
 	}
 	for i, r := range got.Rows[0].Rounds {
-		if r.H2.Load.Engine != "h2" || r.Reference.Load.Engine != "h2load" || r.H2.Load.RPS <= 0 || r.Reference.Load.RPS <= 0 {
-			t.Errorf("round %d: %s %.0f req/s, %s %.0f req/s", i+1, r.H2.Load.Engine, r.H2.Load.RPS, r.Reference.Load.Engine, r.Reference.Load.RPS)
+		if r.Subject.Load.Tool != "h2" || r.Reference.Load.Tool != "h2load" || r.Subject.Load.RPS <= 0 || r.Reference.Load.RPS <= 0 {
+			t.Errorf("round %d: %s %.0f req/s, %s %.0f req/s", i+1, r.Subject.Load.Tool, r.Subject.Load.RPS, r.Reference.Load.Tool, r.Reference.Load.RPS)
 		}
-		if h2First := r.H2.Load.Start.Before(r.Reference.Load.Start); h2First != (i%2 == 0) {
+		if h2First := r.Subject.Load.Start.Before(r.Reference.Load.Start); h2First != (i%2 == 0) {
 			t.Errorf("round %d: h2 first = %v", i+1, h2First)
 		}
 	}
 	if row := got.Rows[0]; row.Connections != 10 || row.Concurrency != 100 {
 		t.Errorf("shape 2b ran as %d connections, %d calls in flight", row.Connections, row.Concurrency)
 	}
-	if v := got.Rows[0].Agreement().Verdict; v == engines.NotMeasured || v == engines.Failing {
+	if v := got.Rows[0].Agreement().Verdict; v == toolcompare.NotMeasured || v == toolcompare.Failing {
 		t.Errorf("verdict %q", v)
 	}
 	if !strings.Contains(res.stdout, "of 1\n") {
@@ -899,7 +910,7 @@ func TestAccuracyAlternatesTheEngines(t *testing.T) {
 func TestRoundsInterleaveAndCapacity(t *testing.T) {
 	api := engine(t)
 	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "go_grpc python_grpc", "GRPC_BENCHMARK_ROUNDS": "2",
-		"GRPC_BENCHMARK_DURATION": "4s", "GRPC_BENCHMARK_WARMUP": "1s", "GRPC_CAPACITY_ENGINE": "h2"})
+		"GRPC_BENCHMARK_DURATION": "4s", "GRPC_BENCHMARK_WARMUP": "1s", "GRPC_CAPACITY_TOOL": "h2"})
 	res := runBinary(t, repoRoot(t), env, "bench")
 	if res.code != 0 {
 		t.Fatalf("exit code %d\n%s\n%s", res.code, res.stdout, res.stderr)
@@ -944,7 +955,7 @@ func TestRoundsInterleaveAndCapacity(t *testing.T) {
 				t.Errorf("%s round %d (client-bound %v) has no capacity measurement", s.Name, r.Round, r.ClientBound)
 				continue
 			}
-			if r.Capacity.Load.Engine != "h2" || r.Capacity.Load.RPS <= 0 {
+			if r.Capacity.Load.Tool != "h2" || r.Capacity.Load.RPS <= 0 {
 				t.Errorf("%s round %d capacity %+v", s.Name, r.Round, r.Capacity.Load)
 			}
 			// half the round's 2 s, but never under a second
@@ -982,7 +993,7 @@ func TestMatrixRun(t *testing.T) {
 	api := engine(t)
 	env := benchEnv(t, map[string]string{"GRPC_REQUEST_SCENARIO": "complex_proto,string_10B", "GRPC_LOAD_PROFILE": "1a,2b",
 		"GRPC_CLIENT_CONNECTIONS": "", "GRPC_CLIENT_CONCURRENCY": "", // the profiles set the shapes
-		"GRPC_BENCHMARK_DURATION": "2s", "GRPC_BENCHMARK_WARMUP": "1s", "GRPC_LOAD_ENGINE": "h2"})
+		"GRPC_BENCHMARK_DURATION": "2s", "GRPC_BENCHMARK_WARMUP": "1s", "GRPC_LOAD_TOOL": "h2"})
 	res := runBinary(t, repoRoot(t), env, "bench")
 	if res.code != 0 {
 		t.Fatalf("exit code %d\n%s\n%s", res.code, res.stdout, res.stderr)
@@ -1037,7 +1048,7 @@ func TestCompare(t *testing.T) {
 // resolution, with the stats interpolated to the windows' ends.
 func TestShortWindowsReadAtMostTheCore(t *testing.T) {
 	env := benchEnv(t, map[string]string{"GRPC_BENCHMARK_DURATION": "3s", "GRPC_BENCHMARK_ROUNDS": "3", "GRPC_BENCHMARK_WARMUP": "1s",
-		"GRPC_LOAD_ENGINE": "h2", "GRPC_SERVER_CPUS": "1"})
+		"GRPC_LOAD_TOOL": "h2", "GRPC_SERVER_CPUS": "1"})
 	if res := runBinary(t, repoRoot(t), env, "bench"); res.code != 0 {
 		t.Fatalf("exit code %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
@@ -1064,7 +1075,7 @@ func TestShortWindowsReadAtMostTheCore(t *testing.T) {
 // slows the server's figures whatever else the machine does) is a
 // regression, exit 4, and the other way round is not.
 func TestCompareGate(t *testing.T) {
-	short := map[string]string{"GRPC_BENCHMARK_DURATION": "3s", "GRPC_BENCHMARK_ROUNDS": "3", "GRPC_BENCHMARK_WARMUP": "1s", "GRPC_LOAD_ENGINE": "h2"}
+	short := map[string]string{"GRPC_BENCHMARK_DURATION": "3s", "GRPC_BENCHMARK_ROUNDS": "3", "GRPC_BENCHMARK_WARMUP": "1s", "GRPC_LOAD_TOOL": "h2"}
 	folder := func(qps string) string {
 		vars := maps.Clone(short)
 		vars["GRPC_CLIENT_QPS"] = qps

@@ -10,6 +10,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
 )
@@ -44,8 +45,12 @@ func (c *benchCmd) Run(ctx context.Context, std streams) error {
 	// Under auto, the first look's rounds are planned: the later looks'
 	// depend on what they decide.
 	out := progress.New(std.Stdout, bench.Planned(s.Run.Cells, servers, s.Config.FirstRounds()), bench.PerRound(s.Config))
-	b := &bench.Bench{Hosts: s.SuiteHosts(), Builder: s.Builder(), ClientBuilder: s.ClientBuilder(), Config: s.Config, Scenarios: s.Scenarios,
-		Folder: s.Folder, Run: &s.Run, HostStat: s.HostStat(), Alive: s.Alive, Held: s.Held, Progress: out, Observer: out}
+	b, err := bench.New(bench.Options{Hosts: s.SuiteHosts(), Builder: s.Builder(), ClientBuilder: s.ClientBuilder(), Config: s.Config, Scenarios: s.Scenarios,
+		Folder: s.Folder, Run: &s.Run, HostStat: s.HostStat(), Alive: s.Alive, Held: s.Held, Progress: out, Observer: out})
+	if err != nil {
+		out.Close()
+		return err
+	}
 	err = b.Benchmark(ctx, servers)
 	out.Close()
 	if table, readErr := os.ReadFile(s.Folder.Path("bench.txt")); readErr == nil {
@@ -81,5 +86,5 @@ func (c *imagesCmd) Run(ctx context.Context, std streams) error {
 	defer s.Close()
 	out := progress.New(std.Stdout, 0, 0)
 	defer out.Close()
-	return bench.BuildImages(ctx, s.Builder(), s.ClientBuilder(), s.Config.Servers(s.Catalog.Servers), s.ScenarioList(), s.Folder, out)
+	return images.BuildImages(ctx, s.Builder(), s.ClientBuilder(), s.Config.Servers(s.Catalog.Servers), s.ScenarioList(), s.Folder, out)
 }

@@ -38,10 +38,13 @@ func (c *loadgenCmd) Run(ctx context.Context, std streams) error {
 	if err != nil {
 		return err
 	}
-	e, ok := load.Lookup(spec.Engine)
-	runner, inProcess := e.(load.Runner)
+	t, ok := load.Lookup(spec.Tool)
+	runner, inProcess := t.(load.Runner)
 	if !ok || !inProcess {
-		return fmt.Errorf("load spec: %q is not an engine that runs here; those are %v", spec.Engine, load.Runners())
+		return fmt.Errorf("load spec: %q is not a load tool that runs here; those are %v", spec.Tool, load.Names(load.Runners()))
+	}
+	if err := load.Drives(runner, spec.Kind); err != nil {
+		return fmt.Errorf("load spec: %w", err)
 	}
 	// Go's own default never goes below 2 under a 1-core quota.
 	runtime.GOMAXPROCS(config.CPUs(spec.CPUs).Cores())
@@ -116,9 +119,13 @@ type envCmd struct{}
 func (envCmd) Run(std streams) error {
 	var b strings.Builder
 	b.WriteString("# grpcbench settings. Copy to .env and uncomment what you change;\n# variables set in the environment win over this file.\n")
-	for _, s := range (config.Config{}).All() {
+	cfg, err := config.Parse(nil, config.Offered(load.Runners()))
+	if err != nil {
+		return err
+	}
+	for _, s := range cfg.All() {
 		fmt.Fprintf(&b, "\n# %s\n#%s=%s\n", s.Help, s.Name, s.Default)
 	}
-	_, err := io.WriteString(std.Stdout, b.String())
+	_, err = io.WriteString(std.Stdout, b.String())
 	return err
 }

@@ -8,35 +8,40 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/engines"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/toolcompare"
 )
 
-// comparison opens a session and the engine comparison over it.
-func comparison(ctx context.Context, root string, std streams) (*session.Session, *engines.Comparison, error) {
+// comparison opens a session and the comparison of subject with the other
+// load tools over it.
+func comparison(ctx context.Context, root, subject string, std streams) (*session.Session, *toolcompare.Comparison, error) {
 	s, err := session.Open(ctx, root, std.Stdout)
 	if err != nil {
 		return nil, nil, err
 	}
 	cell := s.Run.Cells[0]
-	return s, &engines.Comparison{Hosts: s.SuiteHosts(), Builder: s.Builder(), ClientBuilder: s.ClientBuilder(), Config: s.Config, Cell: cell, Scenario: s.Scenarios[cell.Scenario],
+	return s, &toolcompare.Comparison{Subject: subject, Hosts: s.SuiteHosts(), Builder: s.Builder(), ClientBuilder: s.ClientBuilder(), Config: s.Config, Cell: cell, Scenario: s.Scenarios[cell.Scenario],
 		Folder: s.Folder, Out: progress.Plain(std.Stdout)}, nil
 }
 
-type enginesCmd struct {
+type toolsCmd struct {
 	Root     string   `help:"The repository." default:"." type:"existingdir"`
 	Server   string   `help:"The server to load." default:"go_grpc"`
+	Tool     string   `help:"The load tool compared with the others: the ratio line is its cost per call against each." default:"h2" enum:"${tools}"`
 	Profiles []string `help:"Load shapes (GRPC_LOAD_PROFILE names) to compare under, each with its own ratio line; none: the settings' shape." enum:"1a,1b,2a,2b,3a,3b"`
 }
 
-// Run loads one server with each engine in turn and prints what each
+// Run loads one server with each load tool in turn and prints what each
 // costs per call; engines.txt and engines.json go to the run folder.
-func (c *enginesCmd) Run(ctx context.Context, std streams) error {
-	// The server is checked before the engine is touched or a run folder made.
+func (c *toolsCmd) Run(ctx context.Context, std streams) error {
+	// The server is checked before the Docker engine is touched or a run
+	// folder made.
 	cat, err := catalog.Open(c.Root)
 	if err != nil {
 		return err
@@ -45,7 +50,7 @@ func (c *enginesCmd) Run(ctx context.Context, std streams) error {
 		return &config.Error{Var: "--server", Value: c.Server, Reason: "no such server",
 			Allowed: "a folder of servers/: " + strings.Join(cat.Servers, ", ")}
 	}
-	s, cmp, err := comparison(ctx, c.Root, std)
+	s, cmp, err := comparison(ctx, c.Root, c.Tool, std)
 	if err != nil {
 		return err
 	}
@@ -55,11 +60,21 @@ func (c *enginesCmd) Run(ctx context.Context, std streams) error {
 		return err
 	}
 	var table bytes.Buffer
-	if err := engines.WriteTable(&table, rows); err != nil {
+	if err := toolcompare.WriteTable(&table, rows); err != nil {
 		return err
 	}
 	fmt.Fprint(std.Stdout, "\n", table.String())
 	return saveComparison(s.Folder, cmp.Cell, "engines", table.Bytes(), rows)
+}
+
+// renamedCmd is a command's old name: it says the new one, whatever
+// arguments came with it.
+type renamedCmd struct {
+	Args []string `arg:"" optional:"" passthrough:""`
+}
+
+func (renamedCmd) Run(kctx *kong.Context) error {
+	return &config.Error{Var: "command", Value: strings.Fields(kctx.Command())[0], Reason: "renamed to tools", Allowed: "grpcbench tools (make bench-tools)"}
 }
 
 // saveComparison writes a comparison as <name>.txt, the table, and
@@ -78,26 +93,27 @@ func saveComparison(f record.Folder, cell record.Cell, name string, table []byte
 type accuracyCmd struct {
 	Root     string   `help:"The repository." default:"." type:"existingdir"`
 	Profiles []string `help:"Load shapes to compare under (GRPC_LOAD_PROFILE names)." default:"1a,2b,3b" enum:"1a,1b,2a,2b,3a,3b"`
-	Rounds   int      `help:"Measurements by each engine per server and shape, in alternating order; the medians are compared." default:"3"`
-	Against  string   `help:"The reference engine: h2load, or h2 itself to measure how far apart two identical clients land here." default:"h2load" enum:"h2load,h2"`
+	Rounds   int      `help:"Measurements by each tool per server and shape, in alternating order; the medians are compared." default:"3"`
+	Tool     string   `help:"The load tool whose accuracy is measured." default:"h2" enum:"${tools}"`
+	Against  string   `help:"The reference tool, or --tool itself to measure how far apart two identical clients land here." default:"h2load" enum:"${tools}"`
 }
 
-// Run compares h2 with h2load on every server of GRPC_BENCHMARKS (default:
-// all) under each profile; accuracy.txt and accuracy.json go to the run
-// folder and are rewritten after each server.
+// Run compares --tool with --against on every server of GRPC_BENCHMARKS
+// (default: all) under each profile; accuracy.txt and accuracy.json go to
+// the run folder and are rewritten after each server.
 func (c *accuracyCmd) Run(ctx context.Context, std streams) error {
 	if c.Rounds < 1 || c.Rounds > 20 {
 		return &config.Error{Var: "--rounds", Value: strconv.Itoa(c.Rounds), Allowed: "a whole number from 1 to 20"}
 	}
-	s, cmp, err := comparison(ctx, c.Root, std)
+	s, cmp, err := comparison(ctx, c.Root, c.Tool, std)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	var table bytes.Buffer
-	save := func(rows []engines.AccuracyRow) error {
+	save := func(rows []toolcompare.AccuracyRow) error {
 		table.Reset()
-		if err := engines.WriteAccuracyTable(&table, rows); err != nil {
+		if err := toolcompare.WriteAccuracyTable(&table, c.Tool, rows); err != nil {
 			return err
 		}
 		return saveComparison(s.Folder, cmp.Cell, "accuracy", table.Bytes(), rows)

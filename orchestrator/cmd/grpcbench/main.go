@@ -45,8 +45,8 @@ type cli struct {
 	Bench    benchCmd    `cmd:"" default:"1" help:"Build, run and load every server; write results/<run>/ (settings come from the environment and .env)."`
 	Images   imagesCmd   `cmd:"" help:"Build the base images, the client image and the servers' images without benchmarking."`
 	Check    checkCmd    `cmd:"" help:"Build every server for every scenario and pass it through the conformance gate; print servers x scenarios."`
-	Engines  enginesCmd  `cmd:"" help:"Load one server with each load engine (h2, ghz, h2load) and compare their cost per call."`
-	Accuracy accuracyCmd `cmd:"" help:"Compare the h2 engine with h2load on every server under several load shapes: req/s and mean latency, medians of alternating rounds."`
+	Tools    toolsCmd    `cmd:"" help:"Load one server with each load tool (${toolList}) and compare their cost per call."`
+	Accuracy accuracyCmd `cmd:"" help:"Compare one load tool with a reference tool on every server under several load shapes: req/s and mean latency, medians of alternating rounds."`
 	Compare  compareCmd  `cmd:"" help:"Compare two runs: every server and cell of either, both medians, the change, whether it is significant; with --fail-on regression, exit 4 when a server got slower."`
 	Report   reportCmd   `cmd:"" help:"Rewrite bench.txt, summary.txt, results.csv, results.md and report.html of a run folder from its results.json."`
 	Env      envCmd      `cmd:"" help:"Print every setting with its default and meaning, as .env.example holds them."`
@@ -54,6 +54,7 @@ type cli struct {
 	Probe    probeCmd    `cmd:"" hidden:"" help:"Wait until a server answers SayHello (runs in the client container)."`
 	Conform  conformCmd  `cmd:"" hidden:"" help:"Check that a server echoes, takes concurrent calls and refuses unknown methods (runs in the client container)."`
 	RTT      rttCmd      `cmd:"" name:"rtt" hidden:"" help:"Time TCP handshakes to a server on another machine (runs in the client container)."`
+	Engines  renamedCmd  `cmd:"" hidden:"" help:"Renamed: grpcbench tools."`
 }
 
 // streams are where a command writes: text for the user on Stdout.
@@ -122,6 +123,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	var c cli
 	parser, err := kong.New(&c, kong.Name("grpcbench"), kong.Description("Containerized, reproducible gRPC server benchmarks."),
 		kong.Writers(stdout, stderr),
+		toolVars(),
 		kong.Exit(func(code int) { panic(exit(code)) }),
 		kong.BindTo(ctx, (*context.Context)(nil)),
 		kong.Bind(streams{Stdout: stdout, Stderr: stderr}))

@@ -46,6 +46,8 @@ func TestExitStatuses(t *testing.T) {
 		{"settings", []string{"env"}, exitOK, "#GRPC_BENCHMARK_ROUNDS=3", ""},
 		{"unknown flag", []string{"--bogus"}, exitBadInput, "", "unknown flag --bogus"},
 		{"unknown command", []string{"benchmark"}, exitBadInput, "", "unexpected argument benchmark"},
+		{"the old name of tools", []string{"engines", "--server", "go_grpc"}, exitBadInput, "", "renamed to tools"},
+		{"a tool not registered", []string{"tools", "--tool", "wrk"}, exitBadInput, "", "--tool"},
 		{"compare without a run", []string{"compare", "/nonexistent/a", "/nonexistent/b"}, exitBadInput, "", `run-a="/nonexistent/a"`},
 		{"bench at a folder without servers/", []string{"bench", "--root", notARepo}, exitBadInput, "", `--root="` + notARepo + `"`},
 		{"images at a folder without servers/", []string{"images", "--root", notARepo}, exitBadInput, "", "servers"},
@@ -86,7 +88,7 @@ func TestCompareExitStatuses(t *testing.T) {
 		s := record.Server{Name: "go_grpc"}
 		for i, v := range rps {
 			s.Rounds = append(s.Rounds, record.Round{Round: i + 1, Measurement: record.Measurement{
-				Load: &load.Result{Engine: "h2", RPS: v, Requests: 10, OK: 10}}})
+				Load: &load.Result{Tool: "h2", RPS: v, Requests: 10, OK: 10}}})
 		}
 		f := record.Folder{Dir: t.TempDir()}
 		run := record.Run{ID: filepath.Base(f.Dir), Cells: []record.Cell{{Cell: config.Cell{Scenario: "complex_proto", ServerCPUs: 1, ClientCPUs: 1}, Servers: []record.Server{s}}}}

@@ -1,8 +1,8 @@
 // Package bench is the benchmark: every image built first, then rounds,
 // interleaved (round 1 of every server in every cell, then round 2, ...),
 // each a fresh server container warmed up and measured with the run's load
-// engine, and with the capacity engine too (when it is on), so that each
-// ranking comes from one engine. The run's record is saved after each round, so that a run that
+// tool, and with the capacity tool too (when it is on), so that each
+// ranking comes from one tool. The run's record is saved after each round, so that a run that
 // dies keeps what it finished.
 package bench
 
@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
@@ -28,15 +28,15 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
-// capacityWarmup is the capacity engine's warm-up: the server is warm from
-// the load engine's run a moment before; this only lets the engine open
-// its connections and settle.
+// capacityWarmup is the capacity tool's warm-up: the server is warm from
+// the load tool's run a moment before; this only lets the tool open its
+// connections and settle.
 const capacityWarmup = time.Second
 
-// capacitySpec is the capacity engine's load after the load engine's
+// capacitySpec is the capacity measurement's load after the load tool's
 // spec: a short warm-up, and half the measurement (at least a second),
-// which keeps a round with both engines within 1.5 times the load
-// engine's alone; the engine that keeps up needs no more to rank it.
+// which keeps a round with both tools within 1.5 times the load tool's
+// alone; the tool that keeps up needs no more to rank it.
 func capacitySpec(loadSpec load.Spec) load.Spec {
 	spec := loadSpec
 	spec.Warmup = min(capacityWarmup, loadSpec.Warmup)
@@ -44,8 +44,8 @@ func capacitySpec(loadSpec load.Spec) load.Spec {
 	return spec
 }
 
-// Bench is one benchmark run.
-type Bench struct {
+// Options are what a benchmark runs with.
+type Options struct {
 	// Hosts are where the servers and their clients run; Observer, when
 	// set, hears what each server is doing.
 	Hosts    suite.Hosts
@@ -72,19 +72,44 @@ type Bench struct {
 	Held func(context.Context) error
 	// Progress hears how the run goes.
 	Progress progress.Reporter
+}
 
+// Bench is one benchmark run, as New built it.
+type Bench struct {
+	Options
+	// tool measures every round; capacity, nil when off, measures it again.
+	tool, capacity load.Tool
 	// suite is made once the client image is built.
 	suite *suite.Suite
+}
+
+// New builds a benchmark with the settings' load tools, refusing one that
+// does not drive the call kind of every scenario of the run.
+func New(o Options) (*Bench, error) {
+	b := &Bench{Options: o}
+	var err error
+	if b.tool, b.capacity, err = b.tools(); err != nil {
+		return nil, err
+	}
+	var scenarios []*scenario.Scenario
+	for _, name := range plan.ScenarioNames(o.Run.Cells) {
+		scenarios = append(scenarios, o.Scenarios[name])
+	}
+	if err := plan.Drives("GRPC_LOAD_TOOL", b.tool, scenarios); err != nil {
+		return nil, err
+	}
+	if b.capacity != nil {
+		if err := plan.Drives("GRPC_CAPACITY_TOOL", b.capacity, scenarios); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // Benchmark measures every server in every cell. It returns ctx's error
 // when the run was interrupted; a server that fails is recorded, and the
 // run goes on.
 func (b *Bench) Benchmark(ctx context.Context, servers []string) error {
-	engine, capacity, err := b.engines()
-	if err != nil {
-		return err
-	}
 	if err := b.build(ctx, servers); err != nil {
 		return b.stop(err) // an interrupted build leaves a run to resume
 	}
@@ -117,7 +142,7 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) error {
 						return b.stop(err)
 					}
 				}
-				spent, err := b.visit(ctx, v, r, look, engine, capacity)
+				spent, err := b.visit(ctx, v, r, look)
 				if err != nil {
 					return err
 				}
@@ -179,7 +204,7 @@ func (b *Bench) visits(r int, active func(record.Server) bool) []record.Visit {
 // visit measures round r of one server of one cell, unless it has it (a
 // resumed run) or failed since the round's order was drawn, and saves the
 // record. It returns the time the round took, 0 when skipped.
-func (b *Bench) visit(ctx context.Context, v record.Visit, r, look int, engine, capacity load.Engine) (time.Duration, error) {
+func (b *Bench) visit(ctx context.Context, v record.Visit, r, look int) (time.Duration, error) {
 	cell := &b.Run.Cells[v.Cell]
 	srv := &cell.Servers[slices.IndexFunc(cell.Servers, func(s record.Server) bool { return s.Name == v.Server })]
 	if len(srv.Rounds) >= r || srv.FirstFailure() != nil {
@@ -188,7 +213,7 @@ func (b *Bench) visit(ctx context.Context, v record.Visit, r, look int, engine, 
 	start := time.Now()
 	b.Progress.Round(srv.Name)
 	b.Progress.Printf("%s: round %d of %d%s", srv.Name, r, look, b.cellText(*cell))
-	round := b.round(ctx, *cell, srv, r, engine, capacity)
+	round := b.round(ctx, *cell, srv, r)
 	b.Progress.RoundDone()
 	gone := b.engineGone(ctx, round.Failure)
 	if gone != nil {
@@ -272,28 +297,28 @@ func (b *Bench) stop(err error) error {
 	return err
 }
 
-// engines looks up the load engine and the capacity engine (nil when off,
-// or when it is the load engine itself).
-func (b *Bench) engines() (load.Engine, load.Engine, error) {
-	engine, ok := load.Lookup(b.Config.LoadEngine)
+// tools looks up the load tool and the capacity tool (nil when off, or
+// when it is the load tool itself).
+func (b *Bench) tools() (load.Tool, load.Tool, error) {
+	tool, ok := load.Lookup(b.Config.LoadTool)
 	if !ok {
-		return nil, nil, fmt.Errorf("no load engine %q", b.Config.LoadEngine)
+		return nil, nil, fmt.Errorf("no load tool %q", b.Config.LoadTool)
 	}
 	if !b.Config.CapacityOn() {
-		return engine, nil, nil
+		return tool, nil, nil
 	}
-	capacity, ok := load.Lookup(b.Config.CapacityEngine)
+	capacity, ok := load.Lookup(b.Config.CapacityTool)
 	if !ok {
-		return nil, nil, fmt.Errorf("no capacity engine %q", b.Config.CapacityEngine)
+		return nil, nil, fmt.Errorf("no capacity tool %q", b.Config.CapacityTool)
 	}
-	return engine, capacity, nil
+	return tool, capacity, nil
 }
 
 // build builds the client image and each server's image once per scenario
 // before anything is measured, so that no build runs beside a measurement,
 // and sets up the servers of every cell. A variant runs its base's image.
 func (b *Bench) build(ctx context.Context, servers []string) error {
-	client, err := BuildClient(ctx, b.ClientBuilder, b.Folder, b.Progress)
+	client, err := images.BuildClient(ctx, b.ClientBuilder, b.Folder, b.Progress)
 	if err != nil {
 		return err
 	}
@@ -301,7 +326,7 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 	type key struct{ scenario, base string }
 	failed := map[key]error{}
 	ids := map[key]string{}
-	for _, sc := range ScenarioNames(b.Run.Cells) {
+	for _, sc := range plan.ScenarioNames(b.Run.Cells) {
 		for _, base := range b.Builder.Catalog.Bases(servers) {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -310,7 +335,7 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 			if err != nil {
 				return err
 			}
-			img, _, err := BuildServer(ctx, b.Builder, base, b.Scenarios[sc], folder, "build-"+sc+".log", b.Progress)
+			img, _, err := images.BuildServer(ctx, b.Builder, base, b.Scenarios[sc], folder, "build-"+sc+".log", b.Progress)
 			if err != nil {
 				f := suite.FailureOf(err)
 				if gone := b.engineGone(ctx, &f); gone != nil {
@@ -342,13 +367,13 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 
 // round brings a fresh container of the server up, measures it and tears
 // it down.
-func (b *Bench) round(ctx context.Context, cell record.Cell, srv *record.Server, r int, engine, capacity load.Engine) record.Round {
+func (b *Bench) round(ctx context.Context, cell record.Cell, srv *record.Server, r int) record.Round {
 	round := record.Round{Round: r, Start: time.Now()}
 	folder, err := b.Folder.Sub(srv.Name, record.CellDir(*b.Run, cell), fmt.Sprintf("round-%d", r))
 	if err != nil {
 		return b.fail(srv.Name, round, err)
 	}
-	spec := ServerSpec(b.Config, cell, srv.Name, srv.Image, b.Builder.Catalog.Env(srv.Name), b.Scenarios[cell.Scenario], folder)
+	spec := plan.ServerSpec(b.Config, cell, srv.Name, srv.Image, b.Builder.Catalog.Env(srv.Name), b.Scenarios[cell.Scenario], folder)
 	up, err := b.suite.Up(ctx, spec)
 	defer up.Down(ctx)
 	if up.Conformance != nil && srv.Conformance == nil {
@@ -363,9 +388,9 @@ func (b *Bench) round(ctx context.Context, cell record.Cell, srv *record.Server,
 	spent := time.Duration(0) // warm-ups and measurements, for the overhead
 	if err == nil {
 		before, hostOK := usage.ReadHostCPU(b.HostStat)
-		loadSpec := LoadSpec(b.Config, cell, b.Config.RoundDuration())
-		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s", srv.Name, loadSpec.Warmup, loadSpec.Duration, engine.Name())
-		round.Measurement, err = b.measure(ctx, up, engine, loadSpec, "load")
+		loadSpec := plan.LoadSpec(b.Config, cell, b.Scenarios[cell.Scenario], b.Config.RoundDuration())
+		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s", srv.Name, loadSpec.Warmup, loadSpec.Duration, b.tool.Name())
+		round.Measurement, err = b.measure(ctx, up, b.tool, loadSpec, "load")
 		spent += loadSpec.Warmup + loadSpec.Duration + usage.LoadTail
 		if err == nil && round.Load.OK == 0 {
 			err = &suite.PhaseError{Phase: "load", Err: fmt.Errorf("no call succeeded (%s)", round.Load.Failures())}
@@ -373,12 +398,12 @@ func (b *Bench) round(ctx context.Context, cell record.Cell, srv *record.Server,
 		if err == nil {
 			round.ClientBound = round.ClientSaturated(float64(cell.ClientCPUs))
 			// Every server, every round: a cell's capacity ranking then
-			// comes from one engine over one kind of window, whichever
-			// servers the load engine could not keep up with, and no round
+			// comes from one tool over one kind of window, whichever
+			// servers the load tool could not keep up with, and no round
 			// is measured before that is known.
-			if capacity != nil {
+			if b.capacity != nil {
 				capSpec := capacitySpec(loadSpec)
-				m, cerr := b.measure(ctx, up, capacity, capSpec, "capacity")
+				m, cerr := b.measure(ctx, up, b.capacity, capSpec, "capacity")
 				spent += capSpec.Warmup + capSpec.Duration + usage.LoadTail
 				if cerr != nil {
 					round.CapacityFailure = cerr.Error()
@@ -402,14 +427,14 @@ func (b *Bench) round(ctx context.Context, cell record.Cell, srv *record.Server,
 	return round
 }
 
-// measure loads the server and, when the engine runs on this machine,
+// measure loads the server and, when the client runs on this machine,
 // reads how much other work the host did over the measurement window.
-func (b *Bench) measure(ctx context.Context, up *suite.Instance, engine load.Engine, spec load.Spec, name string) (record.Measurement, error) {
+func (b *Bench) measure(ctx context.Context, up *suite.Instance, tool load.Tool, spec load.Spec, name string) (record.Measurement, error) {
 	if b.HostStat == "" {
-		return up.Measure(ctx, engine, spec, name)
+		return up.Measure(ctx, tool, spec, name)
 	}
 	host := usage.SampleHost(ctx, b.HostStat, hostPeriod)
-	m, err := up.Measure(ctx, engine, spec, name)
+	m, err := up.Measure(ctx, tool, spec, name)
 	host.Stop()
 	if err != nil || m.Load == nil || m.Server.Samples == 0 || m.Client.Samples == 0 {
 		return m, err
@@ -443,7 +468,7 @@ func roundText(r record.Round) string {
 	switch {
 	case r.Capacity != nil:
 		text += fmt.Sprintf("; capacity (%s): %.0f req/s, server CPU %.1f%%",
-			r.Capacity.Load.Engine, r.Capacity.Load.RPS, r.Capacity.Server.CPUAvgPercent)
+			r.Capacity.Load.Tool, r.Capacity.Load.RPS, r.Capacity.Server.CPUAvgPercent)
 	case r.CapacityFailure != "":
 		text += "; the capacity measurement failed: " + r.CapacityFailure
 	}
@@ -464,79 +489,6 @@ func (b *Bench) fail(name string, round record.Round, err error) record.Round {
 	b.Progress.Printf("%s: %s failed: %s", name, f.Phase, f.Reason)
 	round.Failure = &f
 	return round
-}
-
-// BuildClient builds the orchestrator's own image, with its log in the run
-// folder.
-func BuildClient(ctx context.Context, b images.Builder, folder record.Folder, out progress.Reporter) (string, error) {
-	out.Printf("building the load client image %s", b.ClientTag())
-	out.Building("the load client image")
-	log, err := folder.Create("grpcbench-build.log")
-	if err != nil {
-		return "", err
-	}
-	defer log.Close()
-	tag, err := b.Client(ctx, io.MultiWriter(log, progress.StepWriter(out)))
-	if err != nil {
-		return "", fmt.Errorf("%w (log: %s)", err, log.Name())
-	}
-	return tag, nil
-}
-
-// BuildServer builds a server's image, with its log as logName in folder,
-// and records the build as a phase.
-func BuildServer(ctx context.Context, b images.Builder, name string, sc *scenario.Scenario, folder record.Folder, logName string, out progress.Reporter) (images.Image, record.Phase, error) {
-	out.Printf("%s: building %s", name, b.ServerTag(name, sc.Name))
-	out.Building(name)
-	start := time.Now()
-	img, err := buildServer(ctx, b, name, sc, folder, logName, progress.StepWriter(out))
-	phase := record.Phase{Name: "build", Start: start, Seconds: time.Since(start).Seconds()}
-	if err != nil {
-		return img, phase, &suite.PhaseError{Phase: "build", Err: fmt.Errorf("%w (log: %s)", err, folder.Path(logName))}
-	}
-	return img, phase, nil
-}
-
-func buildServer(ctx context.Context, b images.Builder, name string, sc *scenario.Scenario, folder record.Folder, logName string, steps io.Writer) (images.Image, error) {
-	log, err := folder.Create(logName)
-	if err != nil {
-		return images.Image{}, err
-	}
-	defer log.Close()
-	return b.Server(ctx, name, sc, io.MultiWriter(log, steps))
-}
-
-// BuildImages builds the client image and each server's image for every
-// scenario without running anything; the first failure ends it.
-func BuildImages(ctx context.Context, b, client images.Builder, servers []string, scenarios []*scenario.Scenario, folder record.Folder, out progress.Reporter) error {
-	if _, err := BuildClient(ctx, client, folder, out); err != nil {
-		return err
-	}
-	for _, sc := range scenarios {
-		for _, name := range b.Catalog.Bases(servers) {
-			sub, err := folder.Sub(name)
-			if err != nil {
-				return err
-			}
-			if _, _, err := BuildServer(ctx, b, name, sc, sub, "build-"+sc.Name+".log", out); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-		}
-	}
-	return nil
-}
-
-// ServerSpec is how a server runs in a cell; env is what a variant adds to
-// its environment.
-func ServerSpec(cfg config.Config, cell record.Cell, name, image string, env []string, sc *scenario.Scenario, folder record.Folder) suite.ServerSpec {
-	return suite.ServerSpec{Name: name, Image: image, Env: env, Scenario: sc, CPUs: cell.ServerCPUs, RAM: cfg.ServerRAM,
-		ReadyTimeout: cfg.ReadyTimeout, Placement: cell.Placement, Folder: folder}
-}
-
-// LoadSpec is the load of a cell, measured for duration.
-func LoadSpec(cfg config.Config, cell record.Cell, duration time.Duration) load.Spec {
-	return load.Spec{Connections: cell.Connections, Concurrency: cell.Concurrency, QPS: cfg.QPS,
-		Warmup: cfg.Warmup, Duration: duration, CPUs: float64(cell.ClientCPUs)}
 }
 
 // roundOverhead is about what a round takes beyond its loads: containers
@@ -564,7 +516,7 @@ func Planned(cells []record.Cell, servers []string, rounds int) int {
 
 // PerRound estimates a round's time before any is measured: warm-up,
 // measurement, the load past the window and overhead, and the capacity
-// engine's run when it is on.
+// measurement when it is on.
 func PerRound(cfg config.Config) time.Duration {
 	each := cfg.Warmup + cfg.RoundDuration() + usage.LoadTail + roundOverhead
 	if cfg.CapacityOn() {
@@ -572,15 +524,4 @@ func PerRound(cfg config.Config) time.Duration {
 		each += c.Warmup + c.Duration + usage.LoadTail
 	}
 	return each
-}
-
-// ScenarioNames lists the scenarios of cells, once each, in order.
-func ScenarioNames(cells []record.Cell) []string {
-	var names []string
-	for _, c := range cells {
-		if !slices.Contains(names, c.Scenario) {
-			names = append(names, c.Scenario)
-		}
-	}
-	return names
 }

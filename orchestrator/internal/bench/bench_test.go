@@ -25,6 +25,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
@@ -178,7 +179,7 @@ func (c *fakeContainer) Logs(_ context.Context, _ bool, stdout, stderr io.Writer
 		if c.engine.capacity != nil && engine == "h2" {
 			rps = c.engine.capacity(c.server, c.n)
 		}
-		return json.NewEncoder(stdout).Encode(load.Result{Engine: engine, Start: now.Add(-time.Second), End: now,
+		return json.NewEncoder(stdout).Encode(load.Result{Tool: engine, Start: now.Add(-time.Second), End: now,
 			Requests: 1000, OK: 1000, Statuses: map[string]uint64{"OK": 1000}, RPS: rps})
 	}
 	return nil
@@ -203,7 +204,7 @@ func (c *fakeContainer) Remove(context.Context) error {
 	return nil
 }
 
-func newTestBench(t *testing.T, eng *fakeEngine, servers ...string) *Bench {
+func newTestBench(t *testing.T, eng *fakeEngine, servers ...string) Options {
 	t.Helper()
 	root := t.TempDir()
 	write := func(path, content string) {
@@ -222,20 +223,18 @@ func newTestBench(t *testing.T, eng *fakeEngine, servers ...string) *Bench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse(map[string]string{"GRPC_IMAGE_NAME": "test", "GRPC_BENCHMARK_WARMUP": "1ms", "GRPC_BENCHMARK_DURATION": "3ms"})
+	cfg, err := config.Parse(map[string]string{"GRPC_IMAGE_NAME": "test", "GRPC_BENCHMARK_WARMUP": "1ms", "GRPC_BENCHMARK_DURATION": "3ms"}, config.Offered(load.Runners()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The settings' one cell; a run's cells are set up by the session.
-	cell := record.Cell{Cell: cfg.Cells(config.Facts{EngineCPUs: 2})[0]}
-	return &Bench{
+	return Options{
 		Hosts:         suite.Hosts{Servers: eng},
 		Builder:       images.Builder{Host: eng, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "test"},
 		ClientBuilder: images.Builder{Host: eng, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "test"},
 		Config:        cfg,
 		Scenarios:     map[string]*scenario.Scenario{sc.Name: sc},
 		Folder:        record.Folder{Dir: t.TempDir()},
-		Run:           &record.Run{ID: "test", Cells: []record.Cell{cell}},
+		Run:           &record.Run{ID: "test", Cells: plan.Cells(cfg, 2, 2)},
 		Progress:      progress.Plain(io.Discard),
 	}
 }
@@ -249,7 +248,7 @@ func TestAFailureInAnyPhaseIsRecordedAndTheRunGoesOn(t *testing.T) {
 	}
 	servers := []string{"broken_build", "never_ready", "wrong_echo", "crashes", "good"}
 	s := newTestBench(t, eng, servers...)
-	if err := s.Benchmark(context.Background(), servers); err != nil {
+	if err := mustNew(t, s).Benchmark(context.Background(), servers); err != nil {
 		t.Fatal(err)
 	}
 	got := s.Run.Cells[0].Servers
@@ -315,7 +314,7 @@ func order(run *record.Run) []string {
 func TestRoundsAreInterleaved(t *testing.T) {
 	eng := &fakeEngine{saturate: map[string]bool{"b": true}}
 	s := newTestBench(t, eng, "a", "b")
-	if err := s.Benchmark(context.Background(), []string{"a", "b"}); err != nil {
+	if err := mustNew(t, s).Benchmark(context.Background(), []string{"a", "b"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.Run.Order) != 3 || !slices.Equal(eng.ghzLoads(), order(s.Run)) || s.Run.Seed == 0 {
@@ -335,7 +334,7 @@ func TestRoundsAreInterleaved(t *testing.T) {
 			t.Errorf("round %d: a client-bound %v, b %v; want only b", r+1, a.Rounds[r].ClientBound, b.Rounds[r].ClientBound)
 		}
 		for _, srv := range []record.Server{a, b} {
-			if c := srv.Rounds[r].Capacity; c == nil || c.Load.Engine != "h2" {
+			if c := srv.Rounds[r].Capacity; c == nil || c.Load.Tool != "h2" {
 				t.Errorf("%s round %d has no capacity measurement by h2: %+v", srv.Name, r+1, srv.Rounds[r])
 			}
 		}
@@ -376,7 +375,7 @@ func TestInterruptedBuildLeavesARunToResume(t *testing.T) {
 		}
 	}}
 	s := newTestBench(t, eng, "first", "second")
-	if err := s.Benchmark(ctx, []string{"first", "second"}); !errors.Is(err, context.Canceled) {
+	if err := mustNew(t, s).Benchmark(ctx, []string{"first", "second"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Benchmark = %v, want context.Canceled", err)
 	}
 	saved, err := record.Load(s.Folder.Dir)
@@ -399,8 +398,8 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 		}
 	}}
 	s := newTestBench(t, eng, "first", "second", "third")
-	s.Config.CapacityEngine = "off" // one load a round, to count them
-	err := s.Benchmark(ctx, []string{"first", "second", "third"})
+	s.Config.CapacityTool = "off" // one load a round, to count them
+	err := mustNew(t, s).Benchmark(ctx, []string{"first", "second", "third"})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Benchmark = %v, want context.Canceled", err)
 	}
@@ -435,7 +434,7 @@ func TestEngineGoneStopsTheRun(t *testing.T) {
 	eng := &fakeEngine{crashUnderLoad: map[string]bool{"second": true}}
 	s := newTestBench(t, eng, "first", "second", "third")
 	s.Alive = func(context.Context) error { return errors.New("connection refused") }
-	err := s.Benchmark(context.Background(), []string{"first", "second", "third"})
+	err := mustNew(t, s).Benchmark(context.Background(), []string{"first", "second", "third"})
 	var gone *EngineGoneError
 	if !errors.As(err, &gone) {
 		t.Fatalf("Benchmark = %v, want an EngineGoneError", err)
@@ -477,8 +476,8 @@ func TestResumeFinishesAnInterruptedRun(t *testing.T) {
 	}}
 	s := newTestBench(t, eng, "first", "second")
 	s.Run.Seed = 3
-	s.Config.CapacityEngine = "off" // one load a round, to count them
-	if err := s.Benchmark(ctx, []string{"first", "second"}); !errors.Is(err, context.Canceled) {
+	s.Config.CapacityTool = "off" // one load a round, to count them
+	if err := mustNew(t, s).Benchmark(ctx, []string{"first", "second"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Benchmark = %v", err)
 	}
 	saved, err := record.Load(s.Folder.Dir)
@@ -500,7 +499,7 @@ func TestResumeFinishesAnInterruptedRun(t *testing.T) {
 	}
 	eng.onLoad, eng.loads = nil, nil
 	s.Run = &saved
-	if err := s.Benchmark(context.Background(), []string{"first", "second"}); err != nil {
+	if err := mustNew(t, s).Benchmark(context.Background(), []string{"first", "second"}); err != nil {
 		t.Fatal(err)
 	}
 	if want := order(s.Run)[2:]; !slices.Equal(eng.ghzLoads(), want) || !slices.Equal(s.Run.Order[1], interrupted[1]) || s.Run.Seed != 3 { // rounds 2 and 3
@@ -524,7 +523,7 @@ func TestOrderIsRandomAndReplaysFromTheSeed(t *testing.T) {
 		eng := &fakeEngine{}
 		s := newTestBench(t, eng, servers...)
 		s.Config.Seed = seed
-		if err := s.Benchmark(context.Background(), servers); err != nil {
+		if err := mustNew(t, s).Benchmark(context.Background(), servers); err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(eng.ghzLoads(), order(s.Run)) {
@@ -565,7 +564,7 @@ func newTestBenchFolder(t *testing.T, run *record.Run) string {
 // autoBench is a run of GRPC_BENCHMARK_ROUNDS=auto over servers whose
 // ghz req/s are: fast 5000 in every round; x and y about 1000, swinging
 // ±10% against each other round by round, so their pair stays open.
-func autoBench(t *testing.T, extra map[string]string) *Bench {
+func autoBench(t *testing.T, extra map[string]string) Options {
 	t.Helper()
 	eng := &fakeEngine{rate: func(server string, n int) float64 {
 		swing := []float64{1.1, 0.9}[n%2]
@@ -582,7 +581,7 @@ func autoBench(t *testing.T, extra map[string]string) *Bench {
 	for k, v := range extra {
 		vars[k] = v
 	}
-	cfg, err := config.Parse(vars)
+	cfg, err := config.Parse(vars, config.Offered(load.Runners()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -592,9 +591,9 @@ func autoBench(t *testing.T, extra map[string]string) *Bench {
 
 // runAutoFastXY runs fast, x and y under auto: fast stops at the first
 // look, x and y, whose pair stays open, go on to the last.
-func runAutoFastXY(t *testing.T, s *Bench) {
+func runAutoFastXY(t *testing.T, s Options) {
 	t.Helper()
-	if err := s.Benchmark(context.Background(), []string{"fast", "x", "y"}); err != nil {
+	if err := mustNew(t, s).Benchmark(context.Background(), []string{"fast", "x", "y"}); err != nil {
 		t.Fatal(err)
 	}
 	rounds := map[string]int{}
@@ -662,7 +661,7 @@ func TestAutoGoesOnForOpenCapacityPairs(t *testing.T) {
 // the run there, saying why, the open pair unresolved.
 func TestAutoStopsAtTheBudget(t *testing.T) {
 	s := autoBench(t, map[string]string{"GRPC_BENCHMARK_BUDGET": "1ms"})
-	if err := s.Benchmark(context.Background(), []string{"fast", "x", "y"}); err != nil {
+	if err := mustNew(t, s).Benchmark(context.Background(), []string{"fast", "x", "y"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, srv := range s.Run.Cells[0].Servers {
@@ -676,5 +675,33 @@ func TestAutoStopsAtTheBudget(t *testing.T) {
 	bench, err := os.ReadFile(s.Folder.Path("bench.txt"))
 	if err != nil || !bytes.Contains(bench, []byte("2 pairs separated, 0 equivalent, 1 unresolved; GRPC_BENCHMARK_BUDGET=1ms")) {
 		t.Errorf("bench.txt does not say why the rounds stopped (%v):\n%s", err, bench)
+	}
+}
+
+// mustNew builds the benchmark of o.
+func mustNew(t *testing.T, o Options) *Bench {
+	t.Helper()
+	b, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestNewRefusesAToolForAKindItDoesNotDrive: a scenario of a call kind the
+// load tool does not drive is a bad setting, refused before anything is
+// built, naming the setting, the tool and the kind.
+func TestNewRefusesAToolForAKindItDoesNotDrive(t *testing.T) {
+	o := newTestBench(t, &fakeEngine{}, "a")
+	streaming := *o.Scenarios["complex_proto"]
+	streaming.Kind = scenario.ServerStreaming
+	o.Scenarios = map[string]*scenario.Scenario{streaming.Name: &streaming}
+	_, err := New(o)
+	var bad *config.Error
+	if !errors.As(err, &bad) || bad.Var != "GRPC_LOAD_TOOL" || bad.Value != "ghz" || !strings.Contains(bad.Reason, "not server-streaming") {
+		t.Errorf("New = %v, want GRPC_LOAD_TOOL=ghz refused for a server-streaming scenario", err)
+	}
+	if _, err := os.Stat(o.Folder.Path("grpcbench-build.log")); !os.IsNotExist(err) {
+		t.Errorf("something was built: %v", err)
 	}
 }

@@ -10,9 +10,9 @@ import (
 	"slices"
 	"text/tabwriter"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/bench"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
@@ -50,7 +50,7 @@ type Check struct {
 // Servers builds every server for every scenario and passes it through the
 // conformance gate. Logs go to <run>/<scenario>/<server>/.
 func (c *Check) Servers(ctx context.Context, servers []string, scenarios []*scenario.Scenario) ([]Outcome, error) {
-	client, err := bench.BuildClient(ctx, c.ClientBuilder, c.Folder, c.Out)
+	client, err := images.BuildClient(ctx, c.ClientBuilder, c.Folder, c.Out)
 	if err != nil {
 		return nil, err
 	}
@@ -86,13 +86,13 @@ func (c *Check) bringUp(ctx context.Context, name string, sc *scenario.Scenario)
 	if err != nil {
 		return nil, err
 	}
-	img, _, err := bench.BuildServer(ctx, c.Builder, name, sc, folder, "build.log", c.Out)
+	img, _, err := images.BuildServer(ctx, c.Builder, name, sc, folder, "build.log", c.Out)
 	if err != nil {
 		return nil, err
 	}
 	cell := c.Cell
 	cell.Scenario = sc.Name
-	srv, err := c.suite.Up(ctx, bench.ServerSpec(c.Config, cell, name, img.Tag, c.Builder.Catalog.Env(name), sc, folder))
+	srv, err := c.suite.Up(ctx, plan.ServerSpec(c.Config, cell, name, img.Tag, c.Builder.Catalog.Env(name), sc, folder))
 	srv.Down(ctx)
 	if srv.Conformance == nil {
 		return nil, err

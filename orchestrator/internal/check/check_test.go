@@ -60,7 +60,7 @@ func newCheck(t *testing.T, h *fake.Host, servers ...string) (*Check, *bytes.Buf
 			t.Fatal(err)
 		}
 	}
-	cfg, err := config.Parse(map[string]string{"GRPC_IMAGE_NAME": "chk"})
+	cfg, err := config.Parse(map[string]string{"GRPC_IMAGE_NAME": "chk"}, []config.Tool{{Name: "ghz"}, {Name: "h2"}})
 	if err != nil {
 		t.Fatal(err)
 	}

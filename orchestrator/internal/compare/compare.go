@@ -365,19 +365,20 @@ func joinAnd(parts []string) string {
 func differences(a, b []config.Setting) []ChangedSetting {
 	values := map[string]string{}
 	for _, s := range a {
-		values[s.Name] = s.Value
+		values[config.Current(s.Name)] = s.Value // a record may hold a setting's old name
 	}
 	var out []ChangedSetting
 	seen := map[string]bool{}
 	for _, s := range b {
-		seen[s.Name] = true
-		if v := values[s.Name]; v != s.Value && s.Name != "GRPC_RESULTS_DIR" {
-			out = append(out, ChangedSetting{Name: s.Name, A: v, B: s.Value})
+		name := config.Current(s.Name)
+		seen[name] = true
+		if v := values[name]; v != s.Value && name != "GRPC_RESULTS_DIR" {
+			out = append(out, ChangedSetting{Name: name, A: v, B: s.Value})
 		}
 	}
 	for _, s := range a {
-		if !seen[s.Name] && s.Value != "" && s.Name != "GRPC_RESULTS_DIR" {
-			out = append(out, ChangedSetting{Name: s.Name, A: s.Value})
+		if name := config.Current(s.Name); !seen[name] && s.Value != "" && name != "GRPC_RESULTS_DIR" {
+			out = append(out, ChangedSetting{Name: name, A: s.Value})
 		}
 	}
 	return out

@@ -30,7 +30,7 @@ func srv(name string, rps []float64, opts ...func(*record.Server)) record.Server
 
 func measurement(engine string, rps float64) record.Measurement {
 	return record.Measurement{
-		Load:   &load.Result{Engine: engine, RPS: rps, Requests: 10, OK: 10, Latency: load.Latency{P99: time.Duration(float64(time.Second) * 10 / rps)}},
+		Load:   &load.Result{Tool: engine, RPS: rps, Requests: 10, OK: 10, Latency: load.Latency{P99: time.Duration(float64(time.Second) * 10 / rps)}},
 		Client: usage.Summary{Samples: 1, CPUAvgPercent: 50},
 		Server: usage.Summary{Samples: 1, CPUAvgPercent: 90},
 	}
@@ -286,5 +286,16 @@ func TestEveryServerAppears(t *testing.T) {
 	var back Comparison
 	if err := json.Unmarshal(js, &back); err != nil || back.Regressions != 1 || len(back.Cells[0].Servers) != 6 || back.Threshold != DefaultThreshold {
 		t.Errorf("JSON %s: %v", js, err)
+	}
+}
+
+// TestOldSettingNamesCompareAsTheNew: a run recorded when the load tool
+// settings had their old names differs from a newer one only in values.
+func TestOldSettingNamesCompareAsTheNew(t *testing.T) {
+	old := []config.Setting{{Name: "GRPC_LOAD_ENGINE", Value: "ghz"}, {Name: "GRPC_CAPACITY_ENGINE", Value: "h2"}}
+	current := []config.Setting{{Name: "GRPC_LOAD_TOOL", Value: "ghz"}, {Name: "GRPC_CAPACITY_TOOL", Value: "off"}}
+	got := differences(old, current)
+	if len(got) != 1 || got[0] != (ChangedSetting{Name: "GRPC_CAPACITY_TOOL", A: "h2", B: "off"}) {
+		t.Errorf("differences = %+v, want only GRPC_CAPACITY_TOOL h2 → off", got)
 	}
 }

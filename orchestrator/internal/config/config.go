@@ -17,7 +17,6 @@ import (
 	"github.com/caarlos0/env/v11"
 	"github.com/joho/godotenv"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
 
@@ -41,8 +40,8 @@ type Config struct {
 	Benchmarks       Names         `env:"GRPC_BENCHMARKS" help:"servers to run, separated by spaces or commas: names of folders in servers/; empty means all of them"`
 	ResultsDir       string        `env:"GRPC_RESULTS_DIR" envDefault:"results" help:"folder that receives one sub-folder per run: a folder this user can write to, created if missing"`
 	ReadyTimeout     time.Duration `env:"GRPC_SERVER_READY_TIMEOUT" envDefault:"60s" help:"how long a started server has to answer its first SayHello: a duration from 1s to 10m"`
-	LoadEngine       string        `env:"GRPC_LOAD_ENGINE" envDefault:"ghz" help:"the load client: {engines}"`
-	CapacityEngine   string        `env:"GRPC_CAPACITY_ENGINE" envDefault:"h2" help:"the engine that also measures a server in the same round when the load client was its bottleneck, for the server capacity ranking: {capacity}"`
+	LoadTool         string        `env:"GRPC_LOAD_TOOL" envDefault:"ghz" help:"the load tool: {tools}"`
+	CapacityTool     string        `env:"GRPC_CAPACITY_TOOL" envDefault:"h2" help:"the load tool that also measures a server in the same round when the load client was its bottleneck, for the server capacity ranking: {capacity}"`
 	ServerDockerHost string        `env:"GRPC_SERVER_DOCKER_HOST" help:"the Docker engine that runs the servers: unix:///path, tcp://host:port (TLS as the Docker CLI: DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) or ssh://user@host; empty means DOCKER_HOST, else the local socket"`
 	ClientDockerHost string        `env:"GRPC_CLIENT_DOCKER_HOST" help:"the Docker engine that runs the load clients, as GRPC_SERVER_DOCKER_HOST; when the two differ, GRPC_SERVER_ADDRESS is required"`
 	ServerAddress    string        `env:"GRPC_SERVER_ADDRESS" help:"the IP address of the servers' machine at which the clients' machine reaches a server, when the two engines differ: each server publishes its port on that address only, at a port the engine picks for it (10.0.0.2), or at a fixed port (10.0.0.2:50051, for a firewall that opens one port; two runs on that engine then collide)"`
@@ -58,6 +57,8 @@ type Config struct {
 	// unparsed names the variables Parse refused, which Validate then
 	// leaves alone rather than refuse them twice.
 	unparsed map[string]bool
+	// tools are the load tools GRPC_LOAD_TOOL and GRPC_CAPACITY_TOOL take.
+	tools []Tool
 }
 
 // MinServerRAM is the smallest memory limit accepted: below it the runtimes
@@ -94,15 +95,16 @@ func (e *Error) Error() string {
 }
 
 // Load reads the configuration from the process environment, over the values
-// of dotenvPath when that file exists (the environment wins).
-func Load(dotenvPath string) (Config, error) {
+// of dotenvPath when that file exists (the environment wins); tools are the
+// load tools on offer.
+func Load(dotenvPath string, tools []Tool) (Config, error) {
 	vars, fileErr := Environment(dotenvPath)
 	if fileErr != nil {
 		// The rest is still checked, from the environment and the defaults,
 		// so that one bad line does not bring errors about values never set.
 		vars, _ = Environment("")
 	}
-	cfg, err := Parse(vars)
+	cfg, err := Parse(vars, tools)
 	return cfg, errors.Join(fileErr, err)
 }
 
@@ -143,13 +145,13 @@ func dotenvError(path string, err error) error {
 	return &Error{Var: path, Value: "", Reason: reason(err), Allowed: "NAME=value lines, blank lines and # comments"}
 }
 
-// Parse builds a Config from variables; unparsable values come back as
-// *Error values joined together.
-func Parse(vars map[string]string) (Config, error) {
+// Parse builds a Config from variables, with tools the load tools on
+// offer; unparsable values come back as *Error values joined together.
+func Parse(vars map[string]string, tools []Tool) (Config, error) {
 	if vars == nil {
 		vars = map[string]string{} // env reads the process environment when given nil
 	}
-	cfg := Config{given: vars}
+	cfg := Config{given: vars, tools: tools}
 	err := env.ParseWithOptions(&cfg, env.Options{Environment: vars})
 	if err == nil {
 		return cfg, nil
@@ -167,7 +169,7 @@ func Parse(vars map[string]string) (Config, error) {
 		}
 		f, _ := reflect.TypeFor[Config]().FieldByName(pe.Name) // env names the field it could not fill
 		v := declared[slices.IndexFunc(declared, func(v variable) bool { return v.field == f.Index[0] })]
-		errs = append(errs, &Error{Var: v.name, Value: vars[v.name], Allowed: v.help, Reason: reason(pe.Err)})
+		errs = append(errs, &Error{Var: v.name, Value: vars[v.name], Allowed: cfg.help(v), Reason: reason(pe.Err)})
 		if cfg.unparsed == nil {
 			cfg.unparsed = map[string]bool{}
 		}
@@ -305,27 +307,12 @@ var declared, variables = func() ([]variable, map[string]variable) {
 			continue
 		}
 		def, hasDefault := f.Tag.Lookup("envDefault")
-		help := strings.NewReplacer("{engines}", engineHelp(), "{capacity}", capacityHelp()).Replace(f.Tag.Get("help"))
-		v := variable{name: name, help: help, def: def, hasDefault: hasDefault, field: i}
+		v := variable{name: name, help: f.Tag.Get("help"), def: def, hasDefault: hasDefault, field: i}
 		list = append(list, v)
 		byName[name] = v
 	}
 	return list, byName
 }()
-
-// engineHelp lists the engines GRPC_LOAD_ENGINE takes, from the registry.
-func engineHelp() string {
-	var parts []string
-	for _, name := range load.Runners() {
-		e, _ := load.Lookup(name)
-		parts = append(parts, name+" ("+e.Help()+")")
-	}
-	return strings.Join(parts, " or ")
-}
-
-func capacityHelp() string {
-	return strings.Join(load.Runners(), ", ") + ", or off; it is skipped when it is GRPC_LOAD_ENGINE itself"
-}
 
 // All lists every variable with its value as given, in declaration order:
 // results.json and .env.example are built from it.
@@ -333,7 +320,7 @@ func (c Config) All() []Setting {
 	out := make([]Setting, 0, len(declared))
 	for _, v := range declared {
 		_, given := c.given[v.name]
-		out = append(out, Setting{Name: v.name, Value: c.value(v.name), Help: v.help, Default: v.def, Given: given})
+		out = append(out, Setting{Name: v.name, Value: c.value(v.name), Help: c.help(v), Default: v.def, Given: given})
 	}
 	return out
 }

@@ -105,30 +105,30 @@ func checkRefused(t *testing.T, err error, name, value string) {
 }
 
 func TestParseDefaults(t *testing.T) {
-	cfg, err := config.Parse(map[string]string{})
+	cfg, err := config.Parse(map[string]string{}, testTools)
 	if err != nil {
 		t.Fatalf("Parse(empty) error: %v", err)
 	}
 	want := config.Config{
-		Duration:       20 * time.Second,
-		Warmup:         5 * time.Second,
-		Rounds:         config.RoundCount{N: 3},
-		Margin:         0.05,
-		ServerCPUs:     config.CPUList{1},
-		ServerRAM:      512 * 1024 * 1024,
-		Connections:    50,
-		Concurrency:    1000,
-		QPS:            0,
-		ClientCPUs:     config.ClientCPUs{Auto: true},
-		Scenarios:      config.Names{"complex_proto"},
-		ImageName:      "grpc_bench",
-		ResultsDir:     "results",
-		ReadyTimeout:   60 * time.Second,
-		LoadEngine:     "ghz",
-		CapacityEngine: "h2",
-		BuildRAM:       6 << 30,
-		BuildCPUs:      config.ClientCPUs{Auto: true},
-		BuildStall:     30 * time.Minute,
+		Duration:     20 * time.Second,
+		Warmup:       5 * time.Second,
+		Rounds:       config.RoundCount{N: 3},
+		Margin:       0.05,
+		ServerCPUs:   config.CPUList{1},
+		ServerRAM:    512 * 1024 * 1024,
+		Connections:  50,
+		Concurrency:  1000,
+		QPS:          0,
+		ClientCPUs:   config.ClientCPUs{Auto: true},
+		Scenarios:    config.Names{"complex_proto"},
+		ImageName:    "grpc_bench",
+		ResultsDir:   "results",
+		ReadyTimeout: 60 * time.Second,
+		LoadTool:     "ghz",
+		CapacityTool: "h2",
+		BuildRAM:     6 << 30,
+		BuildCPUs:    config.ClientCPUs{Auto: true},
+		BuildStall:   30 * time.Minute,
 	}
 	if len(cfg.Benchmarks) != 0 {
 		t.Errorf("Benchmarks = %q, want none (all servers)", cfg.Benchmarks)
@@ -155,7 +155,7 @@ func TestParseDefaults(t *testing.T) {
 }
 
 func TestParseEmptyValueMeansDefault(t *testing.T) {
-	cfg, err := config.Parse(map[string]string{"GRPC_BENCHMARK_DURATION": "", "GRPC_RESULTS_DIR": ""})
+	cfg, err := config.Parse(map[string]string{"GRPC_BENCHMARK_DURATION": "", "GRPC_RESULTS_DIR": ""}, testTools)
 	if err != nil {
 		t.Fatalf("Parse error: %v", err)
 	}
@@ -221,8 +221,8 @@ func TestParseAccepted(t *testing.T) {
 				seed, ok := c.SeedValue()
 				return c.Rounds.Auto && seed == 42 && ok && c.Budget == 30*time.Minute && !c.Design().Fixed && c.RoundDuration() == 6666*time.Millisecond
 			}, "auto, seed 42, budget 30m"},
-		{"capacity off", map[string]string{"GRPC_CAPACITY_ENGINE": "off"},
-			func(c config.Config) bool { return c.CapacityEngine == config.CapacityOff }, "CapacityEngine=off"},
+		{"capacity off", map[string]string{"GRPC_CAPACITY_TOOL": "off"},
+			func(c config.Config) bool { return c.CapacityTool == config.CapacityOff }, "CapacityTool=off"},
 		{"image name with registry path", map[string]string{"GRPC_IMAGE_NAME": "registry.local/team/grpc-bench_x"},
 			func(c config.Config) bool { return c.ImageName == "registry.local/team/grpc-bench_x" }, "ImageName=registry.local/team/grpc-bench_x"},
 		{"mirror folder", map[string]string{"GRPC_SOURCE_MIRROR": "."},
@@ -230,7 +230,7 @@ func TestParseAccepted(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := config.Parse(tt.vars)
+			cfg, err := config.Parse(tt.vars, testTools)
 			if err != nil {
 				t.Fatalf("Parse(%v) error: %v", tt.vars, err)
 			}
@@ -245,7 +245,7 @@ func TestParseAccepted(t *testing.T) {
 }
 
 func TestServersFollowsBenchmarks(t *testing.T) {
-	cfg, err := config.Parse(map[string]string{"GRPC_BENCHMARKS": "other, go_grpc"})
+	cfg, err := config.Parse(map[string]string{"GRPC_BENCHMARKS": "other, go_grpc"}, testTools)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestParseRefusesUnparsable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
-			_, err := config.Parse(map[string]string{tt.name: tt.value})
+			_, err := config.Parse(map[string]string{tt.name: tt.value}, testTools)
 			checkRefused(t, err, tt.name, tt.value)
 		})
 	}
@@ -293,7 +293,7 @@ func TestParseReportsEveryUnparsableVariable(t *testing.T) {
 		"GRPC_SERVER_RAM":         "plenty",
 		"GRPC_CLIENT_QPS":         "fast",
 	}
-	_, err := config.Parse(vars)
+	_, err := config.Parse(vars, testTools)
 	if err == nil {
 		t.Fatal("Parse with four bad variables returned nil")
 	}
@@ -372,7 +372,7 @@ func TestValidateRefuses(t *testing.T) {
 		{"a negative budget", map[string]string{"GRPC_BENCHMARK_BUDGET": "-1m"}, 2, "GRPC_BENCHMARK_BUDGET", "-1m"},
 		{"margin of 0.1%", map[string]string{"GRPC_EQUIVALENCE_MARGIN": "0.001"}, 2, "GRPC_EQUIVALENCE_MARGIN", "0.001"},
 		{"margin NaN", map[string]string{"GRPC_EQUIVALENCE_MARGIN": "NaN"}, 2, "GRPC_EQUIVALENCE_MARGIN", "NaN"},
-		{"unknown capacity engine", map[string]string{"GRPC_CAPACITY_ENGINE": "h2load"}, 2, "GRPC_CAPACITY_ENGINE", "h2load"},
+		{"unknown capacity tool", map[string]string{"GRPC_CAPACITY_TOOL": "h2load"}, 2, "GRPC_CAPACITY_TOOL", "h2load"},
 		{"a nanosecond", map[string]string{"GRPC_BENCHMARK_DURATION": "1ns"}, 2, "GRPC_BENCHMARK_DURATION", "1ns"},
 		{"a thousand hours", map[string]string{"GRPC_BENCHMARK_DURATION": "1000h"}, 2, "GRPC_BENCHMARK_DURATION", "1000h"},
 		{"rounds shorter than the stats period", map[string]string{"GRPC_BENCHMARK_DURATION": "5s", "GRPC_BENCHMARK_ROUNDS": "6"}, 2, "GRPC_BENCHMARK_DURATION", "5s"},
@@ -385,7 +385,7 @@ func TestValidateRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := config.Parse(tt.vars)
+			cfg, err := config.Parse(tt.vars, testTools)
 			if err != nil {
 				t.Fatalf("Parse(%v) error: %v", tt.vars, err)
 			}
@@ -395,7 +395,7 @@ func TestValidateRefuses(t *testing.T) {
 }
 
 func TestValidateUnknownServerNamesIt(t *testing.T) {
-	cfg, err := config.Parse(map[string]string{"GRPC_BENCHMARKS": "go_grpc nope"})
+	cfg, err := config.Parse(map[string]string{"GRPC_BENCHMARKS": "go_grpc nope"}, testTools)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +413,7 @@ func TestValidateCPUsWithoutEngineCount(t *testing.T) {
 		{"GRPC_SERVER_CPUS": "3"},
 		{"GRPC_SERVER_CPUS": "64", "GRPC_CLIENT_CPUS": "32.5"},
 	} {
-		cfg, err := config.Parse(vars)
+		cfg, err := config.Parse(vars, testTools)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -425,7 +425,7 @@ func TestValidateCPUsWithoutEngineCount(t *testing.T) {
 		}
 	}
 	// The engine-independent checks still apply.
-	cfg, err := config.Parse(map[string]string{"GRPC_SERVER_CPUS": "0"})
+	cfg, err := config.Parse(map[string]string{"GRPC_SERVER_CPUS": "0"}, testTools)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +441,7 @@ func TestValidateReportsEveryBadVariable(t *testing.T) {
 		"GRPC_REQUEST_SCENARIO":   "nope",
 		"GRPC_IMAGE_NAME":         "Grpc Bench",
 		"GRPC_BENCHMARKS":         "missing",
-	})
+	}, testTools)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -485,7 +485,7 @@ func TestErrorMessage(t *testing.T) {
 
 func TestLoadProfileSetsTheShape(t *testing.T) {
 	for name, p := range config.Profiles {
-		cfg, err := config.Parse(map[string]string{"GRPC_LOAD_PROFILE": name})
+		cfg, err := config.Parse(map[string]string{"GRPC_LOAD_PROFILE": name}, testTools)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -514,7 +514,7 @@ func TestLoadProfileSetsTheShape(t *testing.T) {
 }
 
 func TestLoadProfileWithAnExplicitShapeIsRefused(t *testing.T) {
-	cfg, err := config.Parse(map[string]string{"GRPC_LOAD_PROFILE": "2b", "GRPC_CLIENT_CONNECTIONS": "5"})
+	cfg, err := config.Parse(map[string]string{"GRPC_LOAD_PROFILE": "2b", "GRPC_CLIENT_CONNECTIONS": "5"}, testTools)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -526,7 +526,7 @@ func TestLoadProfileWithAnExplicitShapeIsRefused(t *testing.T) {
 func TestCellsAreTheProduct(t *testing.T) {
 	cfg, err := config.Parse(map[string]string{
 		"GRPC_REQUEST_SCENARIO": "complex_proto,string_10B", "GRPC_SERVER_CPUS": "1,2", "GRPC_LOAD_PROFILE": "1a,2b",
-	})
+	}, testTools)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -566,7 +566,7 @@ func TestAutoClientCPUs(t *testing.T) {
 	}{
 		{2, "1", 1}, {2, "2", 1}, {2, "1.5", 1}, {4, "1", 2}, {8, "2", 5}, {3, "1", 1}, {1, "1", 1},
 	} {
-		cfg, err := config.Parse(map[string]string{"GRPC_SERVER_CPUS": tc.server})
+		cfg, err := config.Parse(map[string]string{"GRPC_SERVER_CPUS": tc.server}, testTools)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -574,7 +574,7 @@ func TestAutoClientCPUs(t *testing.T) {
 			t.Errorf("auto beside a %s-CPU server on %d cores = %v, want %v", tc.server, tc.engine, got, tc.want)
 		}
 	}
-	cfg, err := config.Parse(map[string]string{"GRPC_CLIENT_CPUS": "1.5"})
+	cfg, err := config.Parse(map[string]string{"GRPC_CLIENT_CPUS": "1.5"}, testTools)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -583,9 +583,9 @@ func TestAutoClientCPUs(t *testing.T) {
 	}
 }
 
-func TestUnknownEngineAndProfileAreRefused(t *testing.T) {
-	for name, value := range map[string]string{"GRPC_LOAD_ENGINE": "wrk", "GRPC_LOAD_PROFILE": "4c"} {
-		cfg, err := config.Parse(map[string]string{name: value})
+func TestUnknownToolAndProfileAreRefused(t *testing.T) {
+	for name, value := range map[string]string{"GRPC_LOAD_TOOL": "wrk", "GRPC_LOAD_PROFILE": "4c"} {
+		cfg, err := config.Parse(map[string]string{name: value}, testTools)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -594,7 +594,7 @@ func TestUnknownEngineAndProfileAreRefused(t *testing.T) {
 }
 
 func TestSettings(t *testing.T) {
-	cfg, err := config.Parse(map[string]string{"GRPC_SERVER_CPUS": "1.5", "GRPC_BENCHMARKS": "go_grpc,other"})
+	cfg, err := config.Parse(map[string]string{"GRPC_SERVER_CPUS": "1.5", "GRPC_BENCHMARKS": "go_grpc,other"}, testTools)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -616,8 +616,8 @@ func TestSettings(t *testing.T) {
 		{"GRPC_BENCHMARKS", "go_grpc,other"},
 		{"GRPC_RESULTS_DIR", "results"},
 		{"GRPC_SERVER_READY_TIMEOUT", "60s"},
-		{"GRPC_LOAD_ENGINE", "ghz"},
-		{"GRPC_CAPACITY_ENGINE", "h2"},
+		{"GRPC_LOAD_TOOL", "ghz"},
+		{"GRPC_CAPACITY_TOOL", "h2"},
 		{"GRPC_SERVER_DOCKER_HOST", ""},
 		{"GRPC_CLIENT_DOCKER_HOST", ""},
 		{"GRPC_SERVER_ADDRESS", ""},
@@ -689,7 +689,7 @@ func TestEnvironment(t *testing.T) {
 		}
 	}
 
-	cfg, err := config.Load(path)
+	cfg, err := config.Load(path, testTools)
 	if err != nil {
 		t.Fatalf("Load(%s) error: %v", path, err)
 	}
@@ -725,7 +725,7 @@ func TestLoadRefusesBadFileValue(t *testing.T) {
 		t.Fatal(err)
 	}
 	unsetenv(t, "GRPC_BENCHMARK_WARMUP")
-	_, err := config.Load(path)
+	_, err := config.Load(path, testTools)
 	checkRefused(t, err, "GRPC_BENCHMARK_WARMUP", "later")
 }
 
@@ -817,12 +817,58 @@ func TestCPUsString(t *testing.T) {
 // a renamed variable must not leave a rule that nothing reaches.
 func TestRulesNameDeclaredVariables(t *testing.T) {
 	declared := map[string]bool{}
-	for _, s := range (config.Config{}).All() {
+	cfg, err := config.Parse(nil, testTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range cfg.All() {
 		declared[s.Name] = true
 	}
 	for _, name := range config.RuleNames() {
 		if !declared[name] {
 			t.Errorf("a rule checks %s, which Config does not declare", name)
+		}
+	}
+}
+
+// testTools stand for the load registry, which config does not import.
+var testTools = []config.Tool{{Name: "ghz", Help: "the reference"}, {Name: "h2", Help: "the cheap one"}}
+
+// TestToolsComeFromTheCaller: the help lists the tools handed to Parse, and
+// a tool not among them is refused naming the setting, the value and the
+// tools that are.
+func TestToolsComeFromTheCaller(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{"GRPC_LOAD_TOOL": "ghz", "GRPC_CAPACITY_TOOL": "wrk"}, []config.Tool{{Name: "ghz", Help: "one"}, {Name: "x", Help: "two"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range cfg.All() {
+		if s.Name == "GRPC_LOAD_TOOL" && !strings.HasSuffix(s.Help, "ghz (one) or x (two)") {
+			t.Errorf("GRPC_LOAD_TOOL's help %q does not list the tools given", s.Help)
+		}
+	}
+	err = cfg.Validate(on(oneServer, 2))
+	var e *config.Error
+	if !errors.As(err, &e) || e.Var != "GRPC_CAPACITY_TOOL" || e.Value != "wrk" || !strings.Contains(e.Reason, "known: ghz, x, off") {
+		t.Errorf("Validate = %v, want GRPC_CAPACITY_TOOL=wrk refused, naming ghz, x and off", err)
+	}
+}
+
+// TestOldToolSettingsAreRefused: the settings' names before the load
+// tools had their word say what they were renamed to.
+func TestOldToolSettingsAreRefused(t *testing.T) {
+	for old, current := range map[string]string{"GRPC_LOAD_ENGINE": "GRPC_LOAD_TOOL", "GRPC_CAPACITY_ENGINE": "GRPC_CAPACITY_TOOL"} {
+		cfg, err := config.Parse(map[string]string{old: "h2"}, testTools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cfg.Validate(on(oneServer, 2))
+		checkRefused(t, err, old, "h2")
+		if err == nil || !strings.Contains(err.Error(), "renamed to "+current) {
+			t.Errorf("%s: %v, want it to say it was renamed to %s", old, err, current)
+		}
+		if config.Current(old) != current || config.Current(current) != current {
+			t.Errorf("Current(%s) = %s, Current(%s) = %s", old, config.Current(old), current, config.Current(current))
 		}
 	}
 }
@@ -834,7 +880,7 @@ func TestMisspelledSettingsAreRefused(t *testing.T) {
 		"GRPC_GO_LOG_SEVERITY_LEVEL":   "info",
 		"GRPC_SOMETHING_ELSE_ENTIRELY": "x", // nothing like any setting: not ours to judge
 		"PATH":                         "/bin",
-	})
+	}, testTools)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -850,12 +896,12 @@ func TestDotenvErrorNamesTheLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte("# settings\nGRPC_BENCHMARKS=go_grpc\nthis line is no setting\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := config.Load(path)
+	_, err := config.Load(path, testTools)
 	checkRefused(t, err, path+":3", "this line is no setting")
 }
 
 func TestHugeSizesDoNotWrapAround(t *testing.T) {
-	_, err := config.Parse(map[string]string{"GRPC_SERVER_RAM": "99999999999g"})
+	_, err := config.Parse(map[string]string{"GRPC_SERVER_RAM": "99999999999g"}, testTools)
 	checkRefused(t, err, "GRPC_SERVER_RAM", "99999999999g")
 	if !strings.Contains(err.Error(), "too large") {
 		t.Errorf("message %q does not say the size is too large", err)
@@ -867,7 +913,7 @@ func TestResultsDirMustBeWritable(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse(map[string]string{"GRPC_RESULTS_DIR": file})
+	cfg, err := config.Parse(map[string]string{"GRPC_RESULTS_DIR": file}, testTools)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -882,7 +928,7 @@ func TestResultsDirMustBeWritable(t *testing.T) {
 }
 
 func TestServerFoldersMustNameTags(t *testing.T) {
-	cfg, err := config.Parse(nil)
+	cfg, err := config.Parse(nil, testTools)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -915,7 +961,7 @@ func TestTwoEngines(t *testing.T) {
 		{"a tcp engine without a port", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2", "GRPC_SERVER_ADDRESS": "10.0.0.2:50051"}, "GRPC_SERVER_DOCKER_HOST", "tcp://10.0.0.2", true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := config.Parse(tc.vars)
+			cfg, err := config.Parse(tc.vars, testTools)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -968,7 +1014,7 @@ func TestEngineHostsResolveSockets(t *testing.T) {
 			if got := config.SameEngine(tc.a, tc.b); got != tc.same {
 				t.Errorf("SameEngine(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
 			}
-			cfg, err := config.Parse(map[string]string{"GRPC_SERVER_DOCKER_HOST": tc.a, "GRPC_CLIENT_DOCKER_HOST": tc.b})
+			cfg, err := config.Parse(map[string]string{"GRPC_SERVER_DOCKER_HOST": tc.a, "GRPC_CLIENT_DOCKER_HOST": tc.b}, testTools)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1013,7 +1059,7 @@ func TestDockerVariablesFromFileOrEnvironment(t *testing.T) {
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
-			cfg, err := config.Load(path)
+			cfg, err := config.Load(path, testTools)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1037,7 +1083,7 @@ func TestServerPublish(t *testing.T) {
 		{"fd00::2", "fd00::2", 0},
 		{"[fd00::2]:50051", "fd00::2", 50051},
 	} {
-		cfg, err := config.Parse(map[string]string{"GRPC_SERVER_ADDRESS": tc.address})
+		cfg, err := config.Parse(map[string]string{"GRPC_SERVER_ADDRESS": tc.address}, testTools)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/agnivade/levenshtein"
-
-	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 )
 
 // Facts are what the checks need to know of the world outside the
@@ -205,11 +203,11 @@ var rules = []rule{
 		return ""
 	}},
 	{"GRPC_SERVER_READY_TIMEOUT", func(c Config, _ Facts) string { return between(c.ReadyTimeout, time.Second, MaxReadyTimeout) }},
-	{"GRPC_LOAD_ENGINE", func(c Config, _ Facts) string {
-		return oneOf(c.LoadEngine, load.Runners(), "no such engine")
+	{"GRPC_LOAD_TOOL", func(c Config, _ Facts) string {
+		return oneOf(c.LoadTool, c.toolNames(), "no such load tool")
 	}},
-	{"GRPC_CAPACITY_ENGINE", func(c Config, _ Facts) string {
-		return oneOf(c.CapacityEngine, append(load.Runners(), CapacityOff), "no such engine")
+	{"GRPC_CAPACITY_TOOL", func(c Config, _ Facts) string {
+		return oneOf(c.CapacityTool, append(c.toolNames(), CapacityOff), "no such load tool")
 	}},
 	{"GRPC_SERVER_DOCKER_HOST", func(c Config, _ Facts) string { return dockerHost(c.ServerDockerHost) }},
 	{"GRPC_CLIENT_DOCKER_HOST", func(c Config, _ Facts) string { return dockerHost(c.ClientDockerHost) }},
@@ -308,9 +306,9 @@ func dockerHost(v string) string {
 const CapacityOff = "off"
 
 // CapacityOn says a client-bound server is measured again, by another
-// engine than the load engine.
+// load tool than GRPC_LOAD_TOOL.
 func (c Config) CapacityOn() bool {
-	return c.CapacityEngine != CapacityOff && c.CapacityEngine != c.LoadEngine
+	return c.CapacityTool != CapacityOff && c.CapacityTool != c.LoadTool
 }
 
 // Validate checks every setting against its rules and the facts, and
@@ -324,7 +322,7 @@ func (c Config) Validate(f Facts) error {
 		}
 		if reason := r.check(c, f); reason != "" {
 			v := variables[r.name]
-			errs = append(errs, &Error{Var: r.name, Value: c.value(r.name), Allowed: v.help, Reason: reason})
+			errs = append(errs, &Error{Var: r.name, Value: c.value(r.name), Allowed: c.help(v), Reason: reason})
 		}
 	}
 	return errors.Join(append(errs, c.misspelled()...)...)
@@ -349,6 +347,11 @@ const misspellMaxDistance = 3
 func (c Config) misspelled() []error {
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(c.given)) {
+		if to, ok := Renamed[name]; ok {
+			errs = append(errs, &Error{Var: name, Value: c.given[name], Reason: "renamed to " + to,
+				Allowed: to + ": " + c.help(variables[to])})
+			continue
+		}
 		if _, known := variables[name]; known || librarySettings[name] || !strings.HasPrefix(name, "GRPC_") {
 			continue
 		}

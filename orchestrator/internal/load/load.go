@@ -1,5 +1,8 @@
-// Package load drives a server with unary calls and reports what it
-// measured in one Result type, whatever engine produced the load.
+// Package load is what the load tools share: the interface a tool
+// implements (Tool), the registry the tools' packages add themselves to,
+// the load a run asks for (Spec), what a tool measured (Result), and the
+// progress lines a client prints. The tools are packages of their own
+// (load/h2, load/ghz, load/h2load); the binary imports the ones it offers.
 package load
 
 import (
@@ -9,12 +12,16 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 )
 
 // Spec is one load run against one server.
 type Spec struct {
-	// Engine names the engine that runs the spec, for `grpcbench loadgen`.
-	Engine string `json:"engine,omitempty"`
+	// Tool names the load tool that runs the spec, for `grpcbench loadgen`.
+	Tool string `json:"engine,omitempty"`
+	// Kind is the scenario's call kind, which the tool must drive.
+	Kind scenario.Kind `json:"kind"`
 	// Target is host:port; the client shares the server's network
 	// namespace, so it is always a loopback address.
 	Target string `json:"target"`
@@ -34,14 +41,14 @@ type Spec struct {
 	// CPUs is the client container's CPU limit, which sizes GOMAXPROCS.
 	CPUs float64 `json:"cpus,omitempty"`
 	// Answered, when set, counts the OK calls as they complete, warm-up
-	// included, for a live rate; engines that can count them do.
+	// included, for a live rate; tools that can count them do.
 	Answered *atomic.Uint64 `json:"-"`
 }
 
 // Result is what a load run measured over its measurement window (the
 // warm-up is not in it).
 type Result struct {
-	Engine string `json:"engine"`
+	Tool string `json:"engine"`
 	// Start and End bound the measurement window, on the host's clock; the
 	// container stats are cut to it.
 	Start time.Time `json:"start"`

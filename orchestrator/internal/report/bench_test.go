@@ -65,7 +65,7 @@ func (r row) server() record.Server {
 func (r row) measurement(rps float64) record.Measurement {
 	ok := uint64(rps * 30)
 	return record.Measurement{Load: &load.Result{
-		Engine:   "ghz",
+		Tool:     "ghz",
 		Requests: ok,
 		OK:       ok,
 		Statuses: map[string]uint64{"OK": ok},
@@ -474,7 +474,7 @@ func TestSave(t *testing.T) {
 	steal := 0.02
 	r.HostSteal = &steal
 	r.ClientBound = true
-	r.Capacity = &record.Measurement{Load: &load.Result{Engine: "h2", RPS: 150000, OK: 100, Requests: 100}}
+	r.Capacity = &record.Measurement{Load: &load.Result{Tool: "h2", RPS: 150000, OK: 100, Requests: 100}}
 	c.Servers[1].Rounds[0].Load.Statuses = map[string]uint64{"OK": 100, "Unavailable": 3}
 	c.Servers[1].Rounds[0].Load.Errors = map[string]uint64{"connection refused": 3}
 	c.Servers = append(c.Servers, record.Server{Name: "java_broken", Failure: &record.Failure{Phase: "build", Reason: "exit status 1"}})

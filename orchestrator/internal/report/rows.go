@@ -181,8 +181,8 @@ func rowOf(name string, rounds []record.Round, pick func(record.Round) *record.M
 	for _, r := range rounds {
 		m := pick(r)
 		l := m.Load
-		if !slices.Contains(row.Tools, l.Engine) {
-			row.Tools = append(row.Tools, l.Engine)
+		if !slices.Contains(row.Tools, l.Tool) {
+			row.Tools = append(row.Tools, l.Tool)
 		}
 		row.Values = append(row.Values, l.RPS)
 		row.Rounds = append(row.Rounds, r.Round)

@@ -90,7 +90,7 @@ func TestCapacityRanking(t *testing.T) {
 			s.Rounds[i].ClientBound = bound
 			if i < len(rps) {
 				m := seedRows[0].measurement(rps[i])
-				m.Load.Engine = "h2"
+				m.Load.Tool = "h2"
 				s.Rounds[i].Capacity = &m
 			} else {
 				s.Rounds[i].CapacityFailure = "h2 exited with code 1"

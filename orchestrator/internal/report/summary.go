@@ -130,7 +130,7 @@ func toolOf(c record.Cell) string {
 	for _, s := range c.Servers {
 		for _, r := range s.Rounds {
 			if r.Load != nil {
-				return r.Load.Engine
+				return r.Load.Tool
 			}
 		}
 	}

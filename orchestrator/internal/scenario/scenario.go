@@ -33,12 +33,42 @@ const (
 // FullMethod is the method's HTTP/2 path.
 const FullMethod = "/" + Service + "/" + Method
 
+// Kind is how a scenario's method calls: one request and one answer, or
+// streams of them one way or both.
+type Kind string
+
+// The call kinds.
+const (
+	Unary           Kind = "unary"
+	ClientStreaming Kind = "client-streaming"
+	ServerStreaming Kind = "server-streaming"
+	BidiStreaming   Kind = "bidi-streaming"
+)
+
+// KindOf is the call kind of a method, from its streaming flags.
+func KindOf(m protoreflect.MethodDescriptor) Kind {
+	switch {
+	case m.IsStreamingClient() && m.IsStreamingServer():
+		return BidiStreaming
+	case m.IsStreamingClient():
+		return ClientStreaming
+	case m.IsStreamingServer():
+		return ServerStreaming
+	default:
+		return Unary
+	}
+}
+
 // Scenario is a compiled proto and its request.
 type Scenario struct {
 	Name    string
 	Proto   []byte // the .proto source
 	Payload []byte // the request in protobuf JSON
 	Method  protoreflect.MethodDescriptor
+	// Kind is the method's call kind. It is read from the proto's stream
+	// keywords rather than declared beside them: the proto is what every
+	// server compiles, so a second declaration could only disagree with it.
+	Kind Kind
 	// Request is Payload parsed into the method's input message.
 	Request *dynamicpb.Message
 }
@@ -72,6 +102,7 @@ func Load(ctx context.Context, dir string) (*Scenario, error) {
 	if s.Method = svc.Methods().ByName(Method); s.Method == nil {
 		return nil, fmt.Errorf("scenario %s: service %s has no method %s", s.Name, Service, Method)
 	}
+	s.Kind = KindOf(s.Method)
 	// The servers echo field 1 of the request as field 1 of the reply.
 	in, out := s.Method.Input().Fields().ByNumber(1), s.Method.Output().Fields().ByNumber(1)
 	switch {

@@ -32,6 +32,9 @@ func TestEveryScenarioLoads(t *testing.T) {
 		if err != nil || len(b) == 0 {
 			t.Errorf("%s: request encodes to %d bytes, %v", e.Name(), len(b), err)
 		}
+		if sc.Kind != Unary {
+			t.Errorf("%s: call kind %q, want unary", e.Name(), sc.Kind)
+		}
 		if len(sc.Files()) != 2 {
 			t.Errorf("%s: files %v", e.Name(), sc.Files())
 		}
@@ -133,5 +136,28 @@ message HelloRequest { Hello request = 1; } message HelloReply { Hello response 
 				t.Errorf("Load = %v, want a refusal saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestKindIsReadFromTheProto: the stream keywords of the method say its
+// call kind.
+func TestKindIsReadFromTheProto(t *testing.T) {
+	for rpc, want := range map[string]Kind{
+		"rpc SayHello (HelloRequest) returns (HelloReply);":               Unary,
+		"rpc SayHello (stream HelloRequest) returns (HelloReply);":        ClientStreaming,
+		"rpc SayHello (HelloRequest) returns (stream HelloReply);":        ServerStreaming,
+		"rpc SayHello (stream HelloRequest) returns (stream HelloReply);": BidiStreaming,
+	} {
+		d := t.TempDir()
+		os.WriteFile(filepath.Join(d, ProtoFile), []byte(`syntax = "proto3"; package helloworld; service Greeter { `+rpc+` }
+message Hello { string name = 1; } message HelloRequest { Hello request = 1; } message HelloReply { Hello response = 1; }`), 0o644)
+		os.WriteFile(filepath.Join(d, PayloadFile), []byte(`{}`), 0o644)
+		sc, err := Load(context.Background(), d)
+		if err != nil {
+			t.Fatalf("%s: %v", rpc, err)
+		}
+		if sc.Kind != want {
+			t.Errorf("%s: kind %q, want %q", rpc, sc.Kind, want)
+		}
 	}
 }

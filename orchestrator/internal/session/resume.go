@@ -24,7 +24,7 @@ func resumeVars(prior record.Run) map[string]string {
 	vars := map[string]string{}
 	for _, st := range prior.Settings {
 		if st.Given || !marked && st.Value != st.Default {
-			vars[st.Name] = st.Value
+			vars[config.Current(st.Name)] = st.Value // a record may hold a setting's old name
 		}
 	}
 	// The engines: DOCKER_HOST, which the settings do not hold, as the

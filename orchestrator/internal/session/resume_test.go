@@ -37,7 +37,7 @@ func TestResumeUsesTheSettingsAsGiven(t *testing.T) {
 			"GRPC_SERVER_ADDRESS": "10.0.0.3:50051"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := config.Parse(tc.given)
+			cfg, err := config.Parse(tc.given, tools)
 			if err == nil {
 				err = cfg.Validate(facts)
 			}
@@ -51,11 +51,25 @@ func TestResumeUsesTheSettingsAsGiven(t *testing.T) {
 	}
 }
 
+// tools stand for the load registry's.
+var tools = []config.Tool{{Name: "ghz", Help: "one"}, {Name: "h2", Help: "two"}}
+
+// TestResumeOfARecordOfTheOldToolNames: a record whose settings name the
+// load tools by the names before GRPC_LOAD_TOOL resumes with them under the
+// new names, not refused for the old ones.
+func TestResumeOfARecordOfTheOldToolNames(t *testing.T) {
+	settings := []config.Setting{{Name: "GRPC_LOAD_ENGINE", Value: "h2", Given: true}, {Name: "GRPC_CAPACITY_ENGINE", Value: "off", Given: true}}
+	resumed := recordAndResume(t, record.Run{ID: "r", Settings: settings})
+	if resumed.LoadTool != "h2" || resumed.CapacityTool != config.CapacityOff {
+		t.Errorf("resumed with GRPC_LOAD_TOOL=%s GRPC_CAPACITY_TOOL=%s, want h2 and off as recorded", resumed.LoadTool, resumed.CapacityTool)
+	}
+}
+
 // TestResumeOfAnOlderRecord: a record written before settings said
 // whether they were given takes the values other than the defaults as
 // given, so that a profile run of then resumes too.
 func TestResumeOfAnOlderRecord(t *testing.T) {
-	cfg, err := config.Parse(map[string]string{"GRPC_LOAD_PROFILE": "1a,2b", "GRPC_BENCHMARK_ROUNDS": "5"})
+	cfg, err := config.Parse(map[string]string{"GRPC_LOAD_PROFILE": "1a,2b", "GRPC_BENCHMARK_ROUNDS": "5"}, tools)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +92,7 @@ func recordAndResume(t *testing.T, run record.Run) config.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resumed, err := config.Parse(resumeVars(prior))
+	resumed, err := config.Parse(resumeVars(prior), tools)
 	if err == nil {
 		err = resumed.Validate(facts)
 	}

@@ -21,6 +21,8 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
@@ -114,7 +116,7 @@ func connect(ctx context.Context, cfg config.Config, dial backend.Open) (Hosts, 
 // killed runs left, and creates the run folder with hardware.txt. out
 // receives what the user should know.
 func Open(ctx context.Context, root string, out io.Writer) (*Session, error) {
-	cfg, parseErr := config.Load(filepath.Join(root, ".env"))
+	cfg, parseErr := config.Load(filepath.Join(root, ".env"), config.Offered(load.Runners()))
 	return open(ctx, root, cfg, parseErr, nil, false, out, backend.Connect)
 }
 
@@ -131,7 +133,7 @@ func Resume(ctx context.Context, root, dir string, anyway bool, out io.Writer) (
 	if !prior.Finished.IsZero() && !prior.Interrupted {
 		return nil, fmt.Errorf("run %s finished at %s: %w", prior.ID, prior.Finished.Format(time.RFC3339), ErrFinished)
 	}
-	cfg, parseErr := config.Parse(resumeVars(prior))
+	cfg, parseErr := config.Parse(resumeVars(prior), config.Offered(load.Runners()))
 	prior.Dir = dir
 	return open(ctx, root, cfg, parseErr, &prior, anyway, out, backend.Connect)
 }
@@ -265,7 +267,7 @@ func (s *Session) start(ctx context.Context, prior *record.Run, changed []string
 		Hosts:    &record.Hosts{},
 		Contexts: s.contexts,
 		Hardware: hardwareOf(s.Hosts.ServerFacts),
-		Cells:    newCells(s.Config, s.Hosts.ServerFacts.CPUs, s.Hosts.ClientFacts.CPUs),
+		Cells:    plan.Cells(s.Config, s.Hosts.ServerFacts.CPUs, s.Hosts.ClientFacts.CPUs),
 	}
 	s.Run.Hosts.Servers, s.Run.Hosts.Clients = s.Config.EngineHosts()
 	if s.Hosts.Two() {

@@ -37,7 +37,7 @@ func openOn(t *testing.T, hosts hostsAt, vars map[string]string) (*Session, stri
 	for k, v := range vars {
 		all[k] = v
 	}
-	cfg, err := config.Parse(all)
+	cfg, err := config.Parse(all, tools)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,8 @@
-// Package suite does one job: bring a server up on a host (start it under
-// its limits, wait until it answers, pass it through the conformance gate),
-// measure it with a load engine from a client container in its network
-// namespace while both containers are sampled, and tear it down, keeping
-// its logs, whatever happened to it.
+// Package suite does one job: bring a server up on a host (start
+// it under its limits, wait until it answers, pass it through the
+// conformance gate), measure it with a load tool from a client container
+// in its network namespace while both containers are sampled, and tear it
+// down, keeping its logs, whatever happened to it.
 package suite
 
 import (
@@ -392,39 +392,39 @@ func (srv *Instance) conform(ctx context.Context) error {
 	return nil
 }
 
-// Measure loads the server with an engine under spec while both containers
+// Measure loads the server with a load tool under spec while both containers
 // are sampled, and returns the figures of the measurement window. The
 // client's files are named name.json, name.log and name-stats.jsonl (the
 // server's stats: name-server-stats.jsonl). The step is recorded as a phase
 // called name.
-func (srv *Instance) Measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (record.Measurement, error) {
+func (srv *Instance) Measure(ctx context.Context, tool load.Tool, spec load.Spec, name string) (record.Measurement, error) {
 	var m record.Measurement
 	err := srv.phase(ctx, name, func(ctx context.Context) error {
 		var err error
-		m, err = srv.measure(ctx, engine, spec, name)
+		m, err = srv.measure(ctx, tool, spec, name)
 		return err
 	})
 	return m, err
 }
 
-func (srv *Instance) measure(ctx context.Context, engine load.Engine, spec load.Spec, name string) (record.Measurement, error) {
+func (srv *Instance) measure(ctx context.Context, tool load.Tool, spec load.Spec, name string) (record.Measurement, error) {
 	spec.Target, spec.ScenarioDir = srv.Address, load.ScenarioDir
 	// The stats are interpolated to the window's ends, which needs the
 	// sample holding the end under load all through.
 	spec.Tail = usage.LoadTail
-	cl, err := engine.Client(spec, srv.spec.Scenario)
+	cl, err := tool.Client(spec, srv.spec.Scenario)
 	if err != nil {
 		return record.Measurement{}, err
 	}
 	image := srv.suite.images.Client
-	if t := engine.Tool(); t != "" {
+	if t := tool.Image(); t != "" {
 		image = srv.suite.images.Tools[t]
 	}
 	cpus := config.CPUs(spec.CPUs)
 	container := srv.beside(backend.ContainerSpec{
 		Image:    image,
 		Cmd:      cl.Cmd,
-		Labels:   srv.labels("load", "io.grpcbench.engine", engine.Name()),
+		Labels:   srv.labels("load", "io.grpcbench.engine", tool.Name()),
 		Files:    srv.inputs(cl.Files),
 		InputDir: load.InputDir,
 		NanoCPUs: cpus.NanoCPUs(),
@@ -436,8 +436,8 @@ func (srv *Instance) measure(ctx context.Context, engine load.Engine, spec load.
 	var clientStats *statsRecorder
 	obs := srv.suite.observer
 	started := time.Now()
-	obs.Phase("warm-up with "+engine.Name(), spec.Warmup)
-	measuring := time.AfterFunc(spec.Warmup, func() { obs.Phase("measuring with "+engine.Name(), spec.Duration) })
+	obs.Phase("warm-up with "+tool.Name(), spec.Warmup)
+	measuring := time.AfterFunc(spec.Warmup, func() { obs.Phase("measuring with "+tool.Name(), spec.Duration) })
 	stdout, err := srv.runBeside(ctx, container, name, spec.Warmup+spec.Duration+spec.Tail+clientGrace,
 		func(c backend.Container) { clientStats = srv.recordStats(ctx, c, name+"-client-stats.jsonl") })
 	measuring.Stop()
@@ -450,7 +450,7 @@ func (srv *Instance) measure(ctx context.Context, engine load.Engine, spec load.
 	if err != nil {
 		return record.Measurement{}, err
 	}
-	res, err := engine.Parse(stdout, spec, started, ended)
+	res, err := tool.Parse(stdout, spec, started, ended)
 	if err != nil {
 		return record.Measurement{}, err
 	}

@@ -146,7 +146,7 @@ func loadSpec() load.Spec {
 
 // loadReport is what the load client prints: a window of [1, 3] s.
 func loadReport() string {
-	js, _ := json.Marshal(load.Result{Engine: "h2", Start: at(1), End: at(3), Requests: 200, OK: 200, RPS: 100})
+	js, _ := json.Marshal(load.Result{Tool: "h2", Start: at(1), End: at(3), Requests: 200, OK: 200, RPS: 100})
 	return string(js)
 }
 

@@ -1,0 +1,190 @@
+// Package ghz is the load tool ghz (v0.120.0), used as a library, as
+// grpc_bench runs it: its figures are comparable with grpc_bench's
+// published numbers.
+package ghz
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bojand/ghz/runner"
+	"google.golang.org/grpc"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+)
+
+// name is the tool's name in the settings and the records.
+const name = "ghz"
+
+func init() { load.Register(tool{}) }
+
+type tool struct{}
+
+func (tool) Name() string { return name }
+func (tool) Help() string {
+	return "ghz v0.120.0, as grpc_bench runs it (comparable with its published numbers)"
+}
+func (tool) Image() string          { return "" }
+func (tool) Kinds() []scenario.Kind { return []scenario.Kind{scenario.Unary} }
+func (tool) Client(spec load.Spec, _ *scenario.Scenario) (load.Client, error) {
+	return load.LoadgenClient(name, spec)
+}
+func (tool) Parse(stdout []byte, _ load.Spec, _, _ time.Time) (load.Result, error) {
+	return load.ParseLoadgen(stdout)
+}
+func (tool) Run(ctx context.Context, spec load.Spec) (load.Result, error) { return Run(ctx, spec) }
+
+// ghzDetailCap is how many calls ghz keeps the latency of; its percentiles
+// describe those first calls only.
+const ghzDetailCap = 1_000_000
+
+// Run runs the load with ghz used as a library. It avoids ghz's embedding
+// hazards: runner.Run resets GOMAXPROCS and installs a SIGINT handler that
+// panics on a later Ctrl-C, so the Requester is driven directly; in-flight
+// calls at the end are ignored rather than counted as Canceled; template
+// processing is off, since it costs more than the call.
+func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
+	warm, _, err := ghzRun(ctx, spec, spec.Warmup)
+	if err != nil {
+		return load.Result{}, fmt.Errorf("warm-up: %w", err)
+	}
+	rep, stopped, err := ghzRun(ctx, spec, spec.Duration)
+	if err != nil {
+		return load.Result{}, fmt.Errorf("measurement: %w", err)
+	}
+	if spec.Tail > 0 {
+		if _, _, err := ghzRun(ctx, spec, spec.Tail); err != nil {
+			return load.Result{}, fmt.Errorf("load after the window: %w", err)
+		}
+	}
+	// ghz's Total runs from its first call to the end of its shutdown; the
+	// window is from the first call to the stop, when calls ceased to count.
+	res := fromGHZReport(rep, rep.Date.Add(-rep.Total), stopped)
+	res.WarmupRequests = warm.Count
+	return res, nil
+}
+
+// ghzRun runs ghz for d and returns its report and when it was told to stop.
+func ghzRun(ctx context.Context, spec load.Spec, d time.Duration) (*runner.Report, time.Time, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, time.Time{}, err
+	}
+	cfg, err := runner.NewConfig(scenario.Service+"."+scenario.Method, spec.Target,
+		runner.WithProtoFile(filepath.Join(spec.ScenarioDir, scenario.ProtoFile), []string{spec.ScenarioDir}),
+		runner.WithDataFromFile(filepath.Join(spec.ScenarioDir, scenario.PayloadFile)),
+		runner.WithInsecure(true),
+		runner.WithConnections(uint(spec.Connections)),
+		runner.WithConcurrency(uint(spec.Concurrency)),
+		runner.WithRPS(uint(spec.QPS)), // a total rate in ghz v0.120.0, as ours is
+		runner.WithRunDuration(d),
+		runner.WithDurationStopAction("ignore"),
+		runner.WithDisableTemplateFuncs(true),
+		runner.WithDisableTemplateData(true),
+		runner.WithDefaultCallOptions(countAnswers(spec.Answered)),
+	)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("ghz config: %w", err)
+	}
+	req, err := runner.NewRequester(cfg)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("ghz: %w", err)
+	}
+	// Stop must be called exactly once and before Run returns (Run closes
+	// the channel Stop sends on).
+	var once sync.Once
+	var stopped time.Time
+	stop := func(r runner.StopReason) {
+		once.Do(func() {
+			stopped = time.Now()
+			req.Stop(r)
+		})
+	}
+	timer := time.AfterFunc(d, func() { stop(runner.ReasonTimeout) })
+	defer timer.Stop()
+	cancelled := context.AfterFunc(ctx, func() { stop(runner.ReasonCancel) })
+	defer cancelled()
+
+	rep, err := req.Run()
+	if rep == nil || rep.Count == 0 {
+		return nil, time.Time{}, errors.Join(errors.New("no call completed"), err, ctx.Err())
+	}
+	if ctx.Err() != nil {
+		return nil, time.Time{}, ctx.Err()
+	}
+	return rep, stopped, nil
+}
+
+// countAnswers counts the calls that end without error, for a live rate.
+func countAnswers(n *atomic.Uint64) []grpc.CallOption {
+	if n == nil {
+		return nil
+	}
+	return []grpc.CallOption{grpc.OnFinish(func(err error) {
+		if err == nil {
+			n.Add(1)
+		}
+	})}
+}
+
+func fromGHZReport(rep *runner.Report, start, end time.Time) load.Result {
+	res := load.Result{
+		Tool:     name,
+		Start:    start,
+		End:      end,
+		Requests: rep.Count,
+		Statuses: map[string]uint64{},
+		Errors:   map[string]uint64{},
+	}
+	for status, n := range rep.StatusCodeDist {
+		res.Statuses[status] = uint64(n)
+	}
+	for msg, n := range rep.ErrorDist {
+		res.Errors[msg] = uint64(n)
+	}
+	res.OK = res.Statuses["OK"]
+	if window := end.Sub(start); window > 0 {
+		res.RPS = float64(res.OK) / window.Seconds()
+	}
+
+	var sum time.Duration
+	ok := make([]time.Duration, 0, len(rep.Details))
+	for _, d := range rep.Details {
+		if d.Error == "" {
+			sum += d.Latency
+			ok = append(ok, d.Latency)
+		}
+	}
+	if res.Latency.Count = uint64(len(ok)); res.Latency.Count > 0 {
+		res.Latency.Mean = sum / time.Duration(res.Latency.Count)
+		// ghz's distribution stops at p99; p99.9 comes from the same calls.
+		slices.Sort(ok)
+		res.Latency.P999 = ok[min(len(ok)-1, int(math.Ceil(0.999*float64(len(ok))))-1)]
+	}
+	res.Latency.Max = rep.Slowest
+	for _, p := range rep.LatencyDistribution {
+		switch p.Percentage {
+		case 50:
+			res.Latency.P50 = p.Latency
+		case 90:
+			res.Latency.P90 = p.Latency
+		case 95:
+			res.Latency.P95 = p.Latency
+		case 99:
+			res.Latency.P99 = p.Latency
+		}
+	}
+	if rep.Count > ghzDetailCap {
+		res.Notes = append(res.Notes, fmt.Sprintf(
+			"ghz keeps the latencies of its first %d calls only: latency figures describe %d of %d calls (the start of the window)",
+			ghzDetailCap, res.Latency.Count, rep.Count))
+	}
+	return res
+}

@@ -1,0 +1,271 @@
+package h2
+
+// A connection of h2: its state, how it is set up and how it
+// ends. The send side is in h2send.go, the reader in h2read.go, the
+// server's SETTINGS in h2settings.go, the socket's reads and writes in
+// h2sock.go.
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// Windows this client grants the server. Large, so that answers never wait
+// for a WINDOW_UPDATE; they are replenished when half is used.
+const (
+	recvStreamWindow = 1 << 24
+	recvConnWindow   = 1 << 30
+	// settingsTimeout bounds the wait for the server's first SETTINGS.
+	settingsTimeout = 5 * time.Second
+	dialTimeout     = 5 * time.Second
+	readBuffer      = 64 << 10
+	// ringPerSlot sizes the ring of streams: with four ids per slot, a slow
+	// call rarely holds the id the next call would take.
+	ringPerSlot = 4
+)
+
+// stream is one call on a connection.
+type stream struct {
+	id     uint32
+	active bool
+	// start is when the call was sent, or, at a fixed rate, when it was
+	// meant to be sent: latency is counted from there.
+	start time.Time
+	// send side, under conn.mu
+	sent       int
+	sendWindow int64
+	// receive side, reader goroutine only
+	httpStatus  int
+	grpcStatus  int
+	grpcContent bool
+	matched     int
+	mismatch    bool
+	body        []byte // kept only once the answer differs from the expected bytes
+	unacked     int
+}
+
+// schedule is the fixed-rate plan of one connection slot; it outlives the
+// connections that carry it.
+type schedule struct {
+	rate   float64 // calls per second; 0 means closed loop
+	epoch  time.Time
+	issued int64
+}
+
+// next returns how many calls are due at now, and the intended time of the
+// next one.
+func (s *schedule) due(now time.Time) int64 {
+	return int64(now.Sub(s.epoch).Seconds()*s.rate) + 1 - s.issued
+}
+
+func (s *schedule) intended() time.Time {
+	return s.epoch.Add(time.Duration(float64(s.issued) / s.rate * float64(time.Second)))
+}
+
+// conn is one HTTP/2 connection: a reader (the caller of serve) that parses
+// answers, records them and, before it waits for more, sends what they made
+// owed in one write; and a writer goroutine for what the socket does not
+// take at once.
+type conn struct {
+	call *call
+	nc   net.Conn
+	sock *sock
+	fr   *http2.Framer
+	dec  *hpack.Decoder
+	rec  *callCounter
+	plan *schedule
+	cur  *stream // the stream whose header block is being decoded
+	// curEnds says the block's HEADERS frame ended the stream (the flag is
+	// on HEADERS even when CONTINUATION frames carry the rest).
+	curEnds bool
+	// recvUnacked is what the server sent since the last connection
+	// WINDOW_UPDATE (reader only).
+	recvUnacked int
+	// echoes are answers whose bytes differ from call.expect but were found
+	// equal in meaning (reader only). A server encodes the same answer the
+	// same way each time, so its bytes are checked by meaning once per
+	// connection, then compared: most non-Go servers put a oneof among the
+	// other fields in field order, where Go's encoder puts it last.
+	echoes [][]byte
+
+	mu   sync.Mutex
+	cond *sync.Cond
+	// the server's settings
+	settled       bool
+	peerTableSize uint32
+	maxStreams    uint32
+	initialWindow int64
+	maxFrame      int
+	connWindow    int64
+	// calls
+	ring     []stream
+	mask     uint32
+	nextID   uint32
+	inflight int
+	slots    int
+	pending  []*stream // streams with request bytes still to send
+	// frames owed to the server
+	settingsAcks  int
+	pings         [][8]byte
+	connUpdate    uint32
+	streamUpdates []streamUpdate
+	// stopping ends new calls: GOAWAY, stream ids used up, or the run's end
+	stopping bool
+	closed   bool
+	// writing is the write turn: its holder alone fills out and writes it.
+	// handoff passes it to the writer goroutine, with what out still holds.
+	writing, handoff bool
+	out              []byte
+	// block is the header block of each call; first, until sent, the one
+	// that fills the server's HPACK table (see call); template is HEADERS
+	// and DATA of a call with block, stream ids to patch.
+	block, first, template []byte
+}
+
+type streamUpdate struct {
+	id  uint32
+	inc uint32
+}
+
+func dial(addr string, c *call, slots int, rec *callCounter, plan *schedule) (*conn, error) {
+	nc, err := net.DialTimeout("tcp", addr, dialTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return newConn(nc, c, slots, rec, plan), nil
+}
+
+// newConn sets up a connection's state on an open transport.
+func newConn(nc net.Conn, c *call, slots int, rec *callCounter, plan *schedule) *conn {
+	size := 1
+	for size < ringPerSlot*slots {
+		size <<= 1
+	}
+	cn := &conn{
+		call:          c,
+		nc:            nc,
+		rec:           rec,
+		plan:          plan,
+		maxStreams:    ^uint32(0), // no limit until the server sets one
+		peerTableSize: defaultTableSize,
+		initialWindow: defaultWindow,
+		maxFrame:      defaultMaxFrame,
+		connWindow:    defaultWindow,
+		ring:          make([]stream, size),
+		mask:          uint32(size - 1),
+		nextID:        1,
+		slots:         slots,
+	}
+	cn.cond = sync.NewCond(&cn.mu)
+	cn.sock = newSock(nc)
+	cn.out = make([]byte, 0, writeBuffer)
+	cn.fr = http2.NewFramer(nil, bufio.NewReaderSize(flushingReader{cn}, readBuffer))
+	cn.fr.SetReuseFrames()
+	// This client announces no table size: the server's encoder keeps to
+	// the default.
+	cn.dec = hpack.NewDecoder(defaultTableSize, cn.onField)
+	return cn
+}
+
+// serve runs the connection until it fails, the server sends GOAWAY and its
+// last calls are answered, or stop is closed. It returns why it ended.
+func (c *conn) serve(stop <-chan struct{}) error {
+	var start bytes.Buffer
+	start.WriteString(http2.ClientPreface)
+	wfr := http2.NewFramer(&start, nil) // writes to a bytes.Buffer, which does not fail
+	_ = wfr.WriteSettings(
+		http2.Setting{ID: http2.SettingEnablePush, Val: 0},
+		http2.Setting{ID: http2.SettingInitialWindowSize, Val: recvStreamWindow},
+	)
+	_ = wfr.WriteWindowUpdate(0, recvConnWindow-defaultWindow)
+	if _, err := c.nc.Write(start.Bytes()); err != nil {
+		return fmt.Errorf("write the preface: %w", err)
+	}
+
+	var writeErr error
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		writeErr = c.writeLoop()
+		c.close()
+	}()
+	go func() {
+		select {
+		case <-stop:
+			c.close()
+		case <-writerDone:
+		}
+	}()
+	paced := make(chan struct{})
+	if c.plan.rate > 0 {
+		go func() {
+			defer close(paced)
+			c.pace(writerDone)
+		}()
+	} else {
+		close(paced)
+	}
+	err := c.nc.SetReadDeadline(time.Now().Add(settingsTimeout))
+	if err == nil {
+		err = c.readLoop()
+	}
+	c.close()
+	<-writerDone
+	<-paced // the schedule outlives this connection: no goroutine of it may touch it after
+
+	if err == nil {
+		err = writeErr
+	}
+	return err
+}
+
+// close ends the connection; both loops return.
+func (c *conn) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.shut()
+}
+
+// shut is close with mu held.
+func (c *conn) shut() {
+	if !c.closed {
+		c.closed = true
+		c.nc.Close()
+		c.cond.Broadcast()
+	}
+}
+
+// flushingReader is what the reader reads the server's frames from: before
+// each read, which may wait for the server, it sends what the frames read
+// so far made owed. All the answers of one read thus start their next calls
+// in one write, sent before the reader waits again.
+type flushingReader struct{ c *conn }
+
+func (r flushingReader) Read(p []byte) (int, error) {
+	r.c.flush()
+	return r.c.sock.Read(p)
+}
+
+// slot is where the stream with the id lives in the ring: client stream ids
+// are odd, so id>>1 numbers them 0, 1, 2...
+func (c *conn) slot(id uint32) *stream { return &c.ring[(id>>1)&c.mask] }
+
+// inFlight returns the streams still waiting for an answer.
+func (c *conn) inFlight() []stream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []stream
+	for _, s := range c.ring {
+		if s.active {
+			out = append(out, s)
+		}
+	}
+	return out
+}

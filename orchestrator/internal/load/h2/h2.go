@@ -1,0 +1,261 @@
+package h2
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"google.golang.org/grpc/codes"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+)
+
+// Latencies are recorded in microseconds from 1 µs to 100 s, to 3
+// significant digits.
+const (
+	histMin     = 1
+	histMax     = 100_000_000
+	histSigFigs = 3
+)
+
+// reconnectPause spaces the attempts to reopen a failed connection.
+const reconnectPause = 100 * time.Millisecond
+
+// Run is the load tool of this project: gRPC unary calls written straight
+// onto HTTP/2 frames. Each request is encoded once and its frames reused;
+// each connection batches its writes and has one reader; nothing is
+// allocated per call on the usual path. Warm-up and measurement run on the
+// same connections, and every call of the measurement window is in the
+// latency histogram.
+func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
+	c, err := newCall(ctx, spec.Target, spec.ScenarioDir)
+	if err != nil {
+		return load.Result{}, err
+	}
+	start := time.Now()
+	measureStart := start.Add(spec.Warmup)
+	end := measureStart.Add(spec.Duration)
+
+	stop := make(chan struct{})
+	var once sync.Once
+	closeStop := func() { once.Do(func() { close(stop) }) }
+	timer := time.AfterFunc(end.Add(spec.Tail).Sub(start), closeStop) // calls after end are not counted
+	defer timer.Stop()
+	cancelled := context.AfterFunc(ctx, closeStop)
+	defer cancelled()
+
+	slots := split(spec.Concurrency, spec.Connections)
+	recs := make([]*callCounter, spec.Connections)
+	var wg sync.WaitGroup
+	for i := range recs {
+		recs[i] = newCallCounter(measureStart, end, spec.Answered != nil)
+		plan := &schedule{epoch: start}
+		if spec.QPS > 0 {
+			plan.rate = float64(spec.QPS) / float64(spec.Connections)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			keepConnected(spec.Target, c, slots[i], recs[i], plan, stop)
+		}()
+	}
+	if spec.Answered != nil {
+		defer tally(recs, spec.Answered, stop)()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return load.Result{}, err
+	}
+	return merge(recs, measureStart, end), nil
+}
+
+// tallyEvery is how often the connections' live counts are summed for a
+// live rate.
+const tallyEvery = 200 * time.Millisecond
+
+// tally sums the connections' OK calls into answered until stop closes;
+// each connection counts its own, so the reader's count costs no shared
+// cache line. The returned function waits for the last sum.
+func tally(recs []*callCounter, answered *atomic.Uint64, stop <-chan struct{}) (wait func()) {
+	done := make(chan struct{})
+	sum := func() {
+		var n uint64
+		for _, r := range recs {
+			n += r.live.Load()
+		}
+		answered.Store(n)
+	}
+	go func() {
+		defer close(done)
+		t := time.NewTicker(tallyEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				sum()
+				return
+			case <-t.C:
+				sum()
+			}
+		}
+	}()
+	return func() { <-done }
+}
+
+// split shares n calls among k connections as evenly as it goes.
+func split(n, k int) []int {
+	out := make([]int, k)
+	for i := range out {
+		out[i] = n / k
+		if i < n%k {
+			out[i]++
+		}
+	}
+	return out
+}
+
+// keepConnected runs one connection slot until stop: a connection that
+// fails or drains is replaced. Calls lost with a failed connection are
+// counted as Unavailable.
+func keepConnected(addr string, c *call, slots int, rec *callCounter, plan *schedule, stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		cn, err := dial(addr, c, slots, rec, plan)
+		if err != nil {
+			rec.connError(err)
+			select {
+			case <-stop:
+				return
+			case <-time.After(reconnectPause):
+			}
+			continue
+		}
+		err = cn.serve(stop)
+		lost := cn.inFlight()
+		select {
+		case <-stop:
+			return // calls in flight at the end are not counted, as in ghz's "ignore"
+		default:
+		}
+		if err == nil || errors.Is(err, errDrained) {
+			continue
+		}
+		rec.connError(err)
+		now := time.Now()
+		for _, s := range lost {
+			rec.add(codeName(codes.Unavailable), now.Sub(s.start), now)
+		}
+		select {
+		case <-stop:
+			return
+		case <-time.After(reconnectPause):
+		}
+	}
+}
+
+// callCounter counts the calls of one connection slot. Only the slot's
+// reader goroutine writes to it.
+type callCounter struct {
+	measureStart, end time.Time
+	hist              *hdrhistogram.Histogram
+	// statuses counts the calls that were not OK: an OK call, nearly every
+	// call, costs no map update; the histogram counts those.
+	statuses map[string]uint64
+	// live counts OK calls, warm-up included, for a live rate read by
+	// another goroutine, when counting (an atomic add a call otherwise
+	// saved).
+	live           atomic.Uint64
+	counting       bool
+	requests, warm uint64
+	sum            time.Duration
+	connErrors     map[string]uint64
+}
+
+func newCallCounter(measureStart, end time.Time, counting bool) *callCounter {
+	return &callCounter{
+		measureStart: measureStart,
+		end:          end,
+		counting:     counting,
+		hist:         hdrhistogram.New(histMin, histMax, histSigFigs),
+		statuses:     map[string]uint64{},
+		connErrors:   map[string]uint64{},
+	}
+}
+
+// add counts a finished call: in the warm-up, in the window, or after it
+// (not counted). Latencies of OK calls go into the histogram.
+func (r *callCounter) add(status string, latency time.Duration, now time.Time) {
+	ok := status == codeName(codes.OK)
+	if ok && r.counting {
+		r.live.Add(1)
+	}
+	switch {
+	case now.Before(r.measureStart):
+		r.warm++
+		return
+	case !now.Before(r.end):
+		return
+	}
+	r.requests++
+	if !ok {
+		r.statuses[status]++
+		return
+	}
+	r.sum += latency
+	_ = r.hist.RecordValue(min(max(latency.Microseconds(), histMin), histMax)) // within the histogram's range: cannot fail
+}
+
+// connError counts a connection failure under a message without addresses
+// or ports, so that one kind of failure is one entry.
+func (r *callCounter) connError(err error) {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		err = op.Err
+	}
+	r.connErrors[err.Error()]++
+}
+
+func merge(recs []*callCounter, measureStart, end time.Time) load.Result {
+	res := load.Result{Tool: name, Start: measureStart, End: end, Statuses: map[string]uint64{}, Errors: map[string]uint64{}}
+	hist := hdrhistogram.New(histMin, histMax, histSigFigs)
+	var sum time.Duration
+	for _, r := range recs {
+		hist.Merge(r.hist)
+		sum += r.sum
+		res.Requests += r.requests
+		res.WarmupRequests += r.warm
+		for s, n := range r.statuses {
+			res.Statuses[s] += n
+		}
+		if n := r.hist.TotalCount(); n > 0 { // every OK call of the window, clamped into range
+			res.Statuses[codeName(codes.OK)] += uint64(n)
+		}
+		for e, n := range r.connErrors {
+			res.Errors["connection: "+e] += n
+		}
+	}
+	res.OK = res.Statuses[codeName(codes.OK)]
+	res.RPS = float64(res.OK) / end.Sub(measureStart).Seconds()
+	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+	res.Latency = load.Latency{
+		Count: uint64(hist.TotalCount()),
+		P50:   us(hist.ValueAtQuantile(50)),
+		P90:   us(hist.ValueAtQuantile(90)),
+		P95:   us(hist.ValueAtQuantile(95)),
+		P99:   us(hist.ValueAtQuantile(99)),
+		P999:  us(hist.ValueAtQuantile(99.9)),
+		Max:   us(hist.Max()),
+	}
+	if res.OK > 0 {
+		res.Latency.Mean = sum / time.Duration(res.OK)
+	}
+	return res
+}

@@ -1,0 +1,264 @@
+package h2
+
+// The send side of a connection: flush, which the reader and the pacer
+// call and which never blocks, the writer goroutine, which takes over what
+// the socket did not take at once, and the frames they write. Whoever
+// writes holds the write turn (conn.writing), so that frames go out whole
+// and in order.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+const (
+	// writeBuffer bounds the calls one flush sends in one write.
+	writeBuffer = 256 << 10
+	// maxStreamID is the last client stream id HTTP/2 allows.
+	maxStreamID = 1<<31 - 1
+	// minPace is the shortest sleep of the fixed-rate pacer: a wake-up
+	// costs more than the calls it would spread.
+	minPace = 50 * time.Microsecond
+)
+
+// The layout of an HTTP/2 frame header: length (3 bytes), type, flags,
+// stream id (4 bytes).
+const (
+	frameHeaderLen = 9
+	frameStreamID  = 5 // offset of the stream id
+	// windowUpdateLen is a WINDOW_UPDATE's payload: the increment.
+	windowUpdateLen = 4
+)
+
+// requestTemplate is the HEADERS and DATA frames of one call with stream id
+// 0, patched per call.
+func requestTemplate(block, body []byte) []byte {
+	t := make([]byte, 0, 2*frameHeaderLen+len(block)+len(body))
+	t = appendFrameHeader(t, len(block), http2.FrameHeaders, http2.FlagHeadersEndHeaders, 0)
+	t = append(t, block...)
+	t = appendFrameHeader(t, len(body), http2.FrameData, http2.FlagDataEndStream, 0)
+	return append(t, body...)
+}
+
+func appendFrameHeader(b []byte, length int, t http2.FrameType, flags http2.Flags, id uint32) []byte {
+	return append(b, byte(length>>16), byte(length>>8), byte(length), byte(t), byte(flags),
+		byte(id>>24), byte(id>>16), byte(id>>8), byte(id))
+}
+
+// pace sends the calls of the fixed-rate plan as they fall due. Calls are
+// stamped with their intended time, so a late wake-up or a full set of
+// slots shows in the latencies rather than hiding from them.
+func (c *conn) pace(done <-chan struct{}) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-timer.C:
+		}
+		c.flush()
+		c.mu.Lock()
+		next := c.plan.intended()
+		c.mu.Unlock()
+		timer.Reset(max(time.Until(next), minPace))
+	}
+}
+
+// newCalls is how many calls may start now. Called with mu held.
+func (c *conn) newCalls(now time.Time) int {
+	if !c.settled || c.stopping || c.closed || len(c.pending) > 0 || c.connWindow <= 0 {
+		return 0
+	}
+	n := min(int64(c.slots), int64(c.maxStreams)) - int64(c.inflight)
+	if c.plan.rate > 0 {
+		n = min(n, c.plan.due(now))
+	}
+	return int(max(n, 0))
+}
+
+func (c *conn) owesFrames() bool {
+	return c.settingsAcks > 0 || len(c.pings) > 0 || c.connUpdate > 0 || len(c.streamUpdates) > 0
+}
+
+func (c *conn) canSendPending() bool {
+	return len(c.pending) > 0 && c.connWindow > 0 && c.pending[0].sendWindow > 0
+}
+
+// hasWork says whether there is anything to send. Called with mu held.
+func (c *conn) hasWork(now time.Time) bool {
+	return !c.closed && (c.owesFrames() || c.canSendPending() || c.newCalls(now) > 0)
+}
+
+// flush sends what is owed and the calls that may start, in as few writes
+// as the buffer allows, without ever waiting for the socket: the reader
+// calls it before it waits for the server, the pacer when calls fall due.
+// What the socket does not take at once goes to the writer goroutine,
+// whose write may block. The reader must never block on a write: a server
+// that stops reading while its own writes block would then wait for the
+// reader, which waits for the server.
+func (c *conn) flush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for now := time.Now(); !c.writing && c.hasWork(now); now = time.Now() {
+		c.writing = true
+		c.fill(now)
+		out := c.out
+		c.mu.Unlock()
+		n := c.sock.tryWrite(out)
+		c.mu.Lock()
+		if n < len(out) {
+			c.out = c.out[:copy(c.out, c.out[n:])]
+			c.handoff = true // the write turn passes to the writer goroutine
+			c.cond.Signal()
+			return
+		}
+		c.out = c.out[:0]
+		c.writing = false
+	}
+}
+
+// writeLoop is the writer goroutine: it takes the write turn when flush
+// hands it what the socket did not take, writes it, and whatever became
+// owed meanwhile, waiting for the socket as long as it takes.
+func (c *conn) writeLoop() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		for !c.closed && !c.handoff {
+			c.cond.Wait()
+		}
+		if c.closed {
+			return nil
+		}
+		for len(c.out) > 0 {
+			out := c.out
+			c.mu.Unlock()
+			_, err := c.nc.Write(out)
+			c.mu.Lock()
+			if err != nil {
+				if c.closed {
+					return nil // closed on purpose, or after the reader failed
+				}
+				return fmt.Errorf("write: %w", err)
+			}
+			c.out = c.out[:0]
+			if now := time.Now(); c.hasWork(now) {
+				c.fill(now)
+			}
+		}
+		c.writing, c.handoff = false, false
+	}
+}
+
+// fill appends owed frames, the rest of pending requests and new calls to
+// out, without going over its capacity for calls. Called with mu held by
+// the holder of the write turn.
+func (c *conn) fill(now time.Time) {
+	for ; c.settingsAcks > 0; c.settingsAcks-- {
+		c.out = appendFrameHeader(c.out, 0, http2.FrameSettings, http2.FlagSettingsAck, 0)
+	}
+	for _, p := range c.pings {
+		c.out = append(appendFrameHeader(c.out, len(p), http2.FramePing, http2.FlagPingAck, 0), p[:]...)
+	}
+	c.pings = c.pings[:0]
+	if c.connUpdate > 0 {
+		c.out = appendWindowUpdate(c.out, 0, c.connUpdate)
+		c.connUpdate = 0
+	}
+	for _, u := range c.streamUpdates {
+		c.out = appendWindowUpdate(c.out, u.id, u.inc)
+	}
+	c.streamUpdates = c.streamUpdates[:0]
+
+	// The most one call writes at once: HEADERS and a DATA frame.
+	need := 2*frameHeaderLen + len(c.call.firstBlock) + len(c.call.plainBlock) + min(len(c.call.body), c.maxFrame)
+	for c.canSendPending() && cap(c.out)-len(c.out) > need {
+		s := c.pending[0]
+		c.sendData(s)
+		if s.sent == len(c.call.body) {
+			c.pending = c.pending[1:]
+		} else if s.sendWindow <= 0 {
+			break // wait for this stream's WINDOW_UPDATE; keep the order
+		}
+	}
+
+	for n := c.newCalls(now); n > 0 && cap(c.out)-len(c.out) > need; n-- {
+		s := c.open(now)
+		if s == nil {
+			break
+		}
+		body := len(c.call.body)
+		if c.first == nil && int64(body) <= s.sendWindow && int64(body) <= c.connWindow && body <= c.maxFrame {
+			at := len(c.out)
+			c.out = append(c.out, c.template...)
+			binary.BigEndian.PutUint32(c.out[at+frameStreamID:], s.id)
+			binary.BigEndian.PutUint32(c.out[at+frameHeaderLen+len(c.block)+frameStreamID:], s.id) // DATA
+			s.sent, s.sendWindow = body, s.sendWindow-int64(body)
+			c.connWindow -= int64(body)
+			continue
+		}
+		// The connection's first call, or a request that does not fit the
+		// windows or a frame: headers now, the body as the windows open.
+		block := c.block
+		if c.first != nil {
+			block, c.first = c.first, nil
+		}
+		c.out = append(appendFrameHeader(c.out, len(block), http2.FrameHeaders, http2.FlagHeadersEndHeaders, s.id), block...)
+		c.pending = append(c.pending, s)
+		c.sendData(c.pending[0])
+		if c.pending[0].sent == body {
+			c.pending = c.pending[1:]
+		}
+	}
+}
+
+// appendWindowUpdate appends a WINDOW_UPDATE frame.
+func appendWindowUpdate(b []byte, id, inc uint32) []byte {
+	return binary.BigEndian.AppendUint32(appendFrameHeader(b, windowUpdateLen, http2.FrameWindowUpdate, 0, id), inc)
+}
+
+// sendData appends as much of the stream's request body as the windows and
+// the frame size allow. Called with mu held by the holder of the write turn.
+func (c *conn) sendData(s *stream) {
+	body := c.call.body
+	n := min(len(body)-s.sent, c.maxFrame, int(min(s.sendWindow, c.connWindow)))
+	if n <= 0 {
+		return
+	}
+	var flags http2.Flags
+	if s.sent+n == len(body) {
+		flags = http2.FlagDataEndStream
+	}
+	c.out = append(appendFrameHeader(c.out, n, http2.FrameData, flags, s.id), body[s.sent:s.sent+n]...)
+	s.sent += n
+	s.sendWindow -= int64(n)
+	c.connWindow -= int64(n)
+}
+
+// open starts a call on a free stream id. Called with mu held.
+func (c *conn) open(now time.Time) *stream {
+	id := c.nextID
+	for c.slot(id).active { // a slow call still holds the slot
+		id += 2
+	}
+	if id > maxStreamID {
+		c.stopping = true // a new connection continues, once this one drains
+		if c.inflight == 0 {
+			c.shut()
+		}
+		return nil
+	}
+	c.nextID = id + 2
+	s := c.slot(id)
+	*s = stream{id: id, active: true, start: now, sendWindow: c.initialWindow, httpStatus: -1, grpcStatus: -1, body: s.body[:0]}
+	if c.plan.rate > 0 {
+		s.start = c.plan.intended()
+		c.plan.issued++
+	}
+	c.inflight++
+	return s
+}

@@ -1,0 +1,178 @@
+package h2
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+)
+
+// call is what every request of a run sends and expects, encoded once.
+type call struct {
+	// The request headers as HPACK blocks, encoded once. firstBlock adds the
+	// headers to the server's decoder table; indexedBlock, sent with every
+	// later call of the connection, names them by index, as a client that
+	// keeps its HPACK state does; the server decodes nothing anew. A server
+	// whose table cannot hold tableSize bytes gets plainBlock, never-indexed
+	// literals that leave its table alone.
+	firstBlock, indexedBlock, plainBlock []byte
+	tableSize                            uint32
+	// body is the gRPC message: flag, length, protobuf request.
+	body []byte
+	// expect is the body of a correct answer: the request's inner message
+	// echoed as HelloReply.response. HelloRequest.request and
+	// HelloReply.response are both field 1 of the same type, so the bytes are
+	// the request's bytes, as long as the server encodes fields in the usual
+	// order; isEcho checks the meaning when the bytes differ.
+	expect []byte
+	isEcho func(body []byte) bool
+}
+
+func newCall(ctx context.Context, target, scenarioDir string) (*call, error) {
+	sc, err := scenario.Load(ctx, scenarioDir)
+	if err != nil {
+		return nil, err
+	}
+	req, err := sc.RequestBytes()
+	if err != nil {
+		return nil, err
+	}
+	c := &call{body: load.GRPCFrame(req), expect: load.GRPCFrame(req)}
+	fields := []hpack.HeaderField{
+		{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: "http"}, {Name: ":path", Value: scenario.FullMethod},
+		{Name: ":authority", Value: target}, {Name: "content-type", Value: grpcContentType},
+		{Name: "te", Value: "trailers"}, {Name: "user-agent", Value: "grpcbench"},
+	}
+	var buf bytes.Buffer
+	enc := hpack.NewEncoder(&buf)
+	block := func(sensitive bool) []byte {
+		buf.Reset()
+		for _, f := range fields {
+			f.Sensitive = sensitive
+			_ = enc.WriteField(f) // writes to a bytes.Buffer, which does not fail
+		}
+		return bytes.Clone(buf.Bytes())
+	}
+	c.plainBlock = block(true)
+	c.firstBlock = block(false)
+	c.indexedBlock = block(false)
+	for _, f := range fields {
+		c.tableSize += f.Size()
+	}
+
+	inner := sc.Request.Get(sc.Method.Input().Fields().ByNumber(1)).Message().Interface()
+	field := sc.Method.Output().Fields().ByNumber(1)
+	c.isEcho = func(body []byte) bool {
+		msg, ok := grpcMessage(body)
+		if !ok {
+			return false
+		}
+		reply := sc.NewResponse()
+		if err := proto.Unmarshal(msg, reply); err != nil {
+			return false
+		}
+		return proto.Equal(reply.Get(field).Message().Interface(), inner)
+	}
+	return c, nil
+}
+
+const (
+	grpcContentType = "application/grpc"
+	// grpcPrefixLen is the prefix of a gRPC message: a compression flag and
+	// a 4-byte length.
+	grpcPrefixLen = 5
+)
+
+// grpcMessage returns the one uncompressed message of a response body.
+func grpcMessage(body []byte) ([]byte, bool) {
+	if len(body) < grpcPrefixLen || body[0] != 0 {
+		return nil, false
+	}
+	n := binary.BigEndian.Uint32(body[1:grpcPrefixLen])
+	if uint64(len(body)-grpcPrefixLen) != uint64(n) {
+		return nil, false
+	}
+	return body[grpcPrefixLen:], true
+}
+
+// StatusMismatch counts calls whose grpc-status was OK but whose answer was
+// not the echo of the request.
+const StatusMismatch = "PayloadMismatch"
+
+// statusNames are the gRPC code names, indexed by code, so that counting a
+// status allocates nothing.
+var statusNames = func() []string {
+	names := make([]string, codes.Unauthenticated+1) // the last code
+	for i := range names {
+		names[i] = codes.Code(i).String()
+	}
+	return names
+}()
+
+// codeName is statusName for a code of the gRPC package.
+func codeName(c codes.Code) string { return statusName(int(c)) }
+
+func statusName(code int) string {
+	if code >= 0 && code < len(statusNames) {
+		return statusNames[code]
+	}
+	return "Code(" + strconv.Itoa(code) + ")"
+}
+
+// httpStatusCode maps a non-200 HTTP status to a gRPC code as gRPC's
+// specification does (doc/http-grpc-status-mapping.md).
+func httpStatusCode(status int) codes.Code {
+	switch status {
+	case http.StatusBadRequest:
+		return codes.Internal
+	case http.StatusUnauthorized:
+		return codes.Unauthenticated
+	case http.StatusForbidden:
+		return codes.PermissionDenied
+	case http.StatusNotFound:
+		return codes.Unimplemented
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return codes.Unavailable
+	default:
+		return codes.Unknown
+	}
+}
+
+// rstStreamCode maps an RST_STREAM error to a gRPC code as gRPC's HTTP/2
+// transport does.
+func rstStreamCode(e http2.ErrCode) codes.Code {
+	switch e {
+	case http2.ErrCodeRefusedStream:
+		return codes.Unavailable
+	case http2.ErrCodeCancel:
+		return codes.Canceled
+	case http2.ErrCodeEnhanceYourCalm:
+		return codes.ResourceExhausted
+	case http2.ErrCodeInadequateSecurity:
+		return codes.PermissionDenied
+	default:
+		return codes.Internal
+	}
+}
+
+// parseStatus reads a grpc-status or :status value without allocating.
+func parseStatus(v string) int {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// errNoSettings ends a connection whose server never said how to talk to it.
+var errNoSettings = errors.New("server sent no SETTINGS")

@@ -1,0 +1,42 @@
+package plan_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
+)
+
+// TestCellsPlacesEachCell sets up the cells of two server CPU limits on
+// one host of 4 cores and on two hosts of 4 and 8: each cell is config's,
+// with its own footer and its cores on the one machine, or on each.
+func TestCellsPlacesEachCell(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		vars map[string]string
+		want []record.Placement
+	}{
+		{"one host", map[string]string{"GRPC_SERVER_CPUS": "1,2", "GRPC_CLIENT_CPUS": "1"},
+			[]record.Placement{{ServerCPUSet: "1", ClientCPUSet: "2"}, {ServerCPUSet: "1-2", ClientCPUSet: "3"}}},
+		{"two hosts", map[string]string{"GRPC_SERVER_CPUS": "1,2", "GRPC_CLIENT_CPUS": "1", "GRPC_CLIENT_DOCKER_HOST": "tcp://clients:2375"},
+			[]record.Placement{{ServerCPUSet: "1", ClientCPUSet: "1"}, {ServerCPUSet: "1-2", ClientCPUSet: "1"}}},
+	} {
+		cfg, err := config.Parse(tc.vars, config.Offered(load.Runners()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cells := plan.Cells(cfg, 4, 8)
+		want := cfg.Cells(config.Facts{EngineCPUs: 4, ClientCPUs: 8})
+		if len(cells) != len(want) || len(cells) != len(tc.want) {
+			t.Fatalf("%s: %d cells, want %d", tc.name, len(cells), len(tc.want))
+		}
+		for i, c := range cells {
+			if c.Cell != want[i] || !reflect.DeepEqual(c.Settings, cfg.Settings(want[i])) || c.Placement != tc.want[i] {
+				t.Errorf("%s: cell %d = %+v, want config's cell %+v, its footer and placement %+v", tc.name, i, c, want[i], tc.want[i])
+			}
+		}
+	}
+}

@@ -1,0 +1,239 @@
+// Package toolcompare compares the load tools on real servers: what each
+// costs per call against the same server (side by side), and whether one
+// tool, the subject, measures what a reference tool measures (accuracy, in
+// alternating rounds).
+package toolcompare
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
+)
+
+// ToolRun is one tool's run against the shared server under one shape.
+type ToolRun struct {
+	Tool string `json:"engine"`
+	// Profile is the load shape (GRPC_LOAD_PROFILE), "" for the settings'
+	// connections and concurrency.
+	Profile string `json:"profile,omitempty"`
+	record.Measurement
+}
+
+// PerCore is requests per second for each core the client kept busy: the
+// tool's cost per call, whatever the server does.
+func (e ToolRun) PerCore() float64 {
+	if e.Client.CPUAvgPercent <= 0 {
+		return 0
+	}
+	return e.Load.RPS / (e.Client.CPUAvgPercent / 100)
+}
+
+// Comparison is a comparison of load tools on the servers of one run.
+type Comparison struct {
+	// Subject is the tool compared with the others.
+	Subject string
+	// Hosts are where the servers and their clients run.
+	Hosts                  suite.Hosts
+	Builder, ClientBuilder images.Builder
+	Config                 config.Config
+	// Cell is the scenario, CPUs and shape the tools run under; profiles
+	// given to a comparison replace its shape.
+	Cell     record.Cell
+	Scenario *scenario.Scenario
+	Folder   record.Folder
+	Out      progress.Reporter
+
+	// suite is made once the client and tool images are built.
+	suite *suite.Suite
+}
+
+// compared are the tools SideBySide runs, in order: the subject, then
+// every other registered tool that drives the scenario's call kind.
+func (c *Comparison) compared() ([]load.Tool, error) {
+	subject, err := c.tool("--tool", c.Subject)
+	if err != nil {
+		return nil, err
+	}
+	tools := []load.Tool{subject}
+	for _, t := range load.All() {
+		if t.Name() != c.Subject && load.Drives(t, c.Scenario.Kind) == nil {
+			tools = append(tools, t)
+		}
+	}
+	return tools, nil
+}
+
+// tool is the tool named by a flag, which must drive the scenario's call
+// kind.
+func (c *Comparison) tool(flag, name string) (load.Tool, error) {
+	t, ok := load.Lookup(name)
+	if !ok {
+		return nil, &config.Error{Var: flag, Value: name, Reason: "no such load tool", Allowed: strings.Join(load.Names(load.All()), ", ")}
+	}
+	return t, plan.Drives(flag, t, []*scenario.Scenario{c.Scenario})
+}
+
+// prepare builds the client image and the images of the tools that have
+// their own.
+func (c *Comparison) prepare(ctx context.Context) error {
+	client, err := images.BuildClient(ctx, c.ClientBuilder, c.Folder, c.Out)
+	if err != nil {
+		return err
+	}
+	tools := map[string]string{}
+	for _, e := range load.All() {
+		if t := e.Image(); t != "" {
+			if tools[t], err = c.ClientBuilder.Tool(ctx, t, io.Discard); err != nil {
+				return err
+			}
+		}
+	}
+	c.suite = suite.New(c.Hosts, suite.Images{Client: client, Tools: tools}, nil)
+	return nil
+}
+
+// up builds a server and brings it up; the caller calls Down.
+func (c *Comparison) up(ctx context.Context, name string) (*suite.Instance, error) {
+	folder, err := c.Folder.Sub(name)
+	if err != nil {
+		return nil, err
+	}
+	img, _, err := images.BuildServer(ctx, c.Builder, name, c.Scenario, folder, "build.log", c.Out)
+	if err != nil {
+		return nil, err
+	}
+	return c.suite.Up(ctx, plan.ServerSpec(c.Config, c.Cell, name, img.Tag, c.Builder.Catalog.Env(name), c.Scenario, folder))
+}
+
+// SideBySide starts one server and loads it with each tool in turn, all
+// with the run's settings, the client on its own cores; with profiles,
+// under each of those shapes in turn.
+func (c *Comparison) SideBySide(ctx context.Context, server string, profiles []string) ([]ToolRun, error) {
+	shapes, err := c.shapes(profiles)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := c.compared()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.prepare(ctx); err != nil {
+		return nil, err
+	}
+	srv, err := c.up(ctx, server)
+	if srv != nil {
+		defer srv.Down(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", server, err)
+	}
+	var rows []ToolRun
+	for _, shape := range shapes {
+		for _, tool := range tools {
+			name := tool.Name()
+			c.Out.Printf("%s: loading with %s%s", server, name, shapeText(shape.Profile))
+			m, err := srv.Measure(ctx, tool, plan.LoadSpec(c.Config, shape, c.Scenario, c.Config.Duration), strings.TrimPrefix(shape.Profile+"-"+name, "-"))
+			if err != nil {
+				return rows, fmt.Errorf("%s%s: %w", name, shapeText(shape.Profile), err)
+			}
+			rows = append(rows, ToolRun{Tool: name, Profile: shape.Profile, Measurement: m})
+		}
+	}
+	return rows, nil
+}
+
+// shapes are the comparison's cell under each profile; none means the cell
+// as it is.
+func (c *Comparison) shapes(profiles []string) ([]record.Cell, error) {
+	if len(profiles) == 0 {
+		return []record.Cell{c.Cell}, nil
+	}
+	shapes := make([]record.Cell, len(profiles))
+	for i, p := range profiles {
+		if _, ok := config.Profiles[p]; !ok {
+			return nil, &config.Error{Var: "--profiles", Value: p, Reason: "no such profile", Allowed: strings.Join(config.ProfileNames(), ", ")}
+		}
+		shapes[i] = c.Cell
+		shapes[i].Cell = c.Cell.WithProfile(p)
+	}
+	return shapes, nil
+}
+
+func shapeText(profile string) string {
+	if profile == "" {
+		return ""
+	}
+	return " in shape " + profile
+}
+
+// WriteTable prints the comparison, one table per shape, each ending with
+// the line tracked from run to run, the subject (the first row's tool)
+// against each other tool: per-core ratio[ in <shape>]: engine/<tool>=<x> ...
+func WriteTable(w io.Writer, rows []ToolRun) error {
+	for i, shape := range profilesOf(rows) {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := writeShape(w, shape, slices.DeleteFunc(slices.Clone(rows), func(r ToolRun) bool { return r.Profile != shape })); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// profilesOf lists the shapes of rows in the order they were measured.
+func profilesOf(rows []ToolRun) []string {
+	var shapes []string
+	for _, r := range rows {
+		if !slices.Contains(shapes, r.Profile) {
+			shapes = append(shapes, r.Profile)
+		}
+	}
+	return shapes
+}
+
+func writeShape(w io.Writer, shape string, rows []ToolRun) error {
+	if shape != "" {
+		fmt.Fprintf(w, "shape %s:\n", shape)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "engine\treq/s\tavg. latency\tclient cpu\tclient cpu-seconds\treq/s per client core\tserver cpu\t")
+	per := map[string]float64{}
+	for _, r := range rows {
+		per[r.Tool] = r.PerCore()
+		fmt.Fprintf(tw, "%s\t%.0f\t%.2f ms\t%.1f%%\t%.2f\t%.0f\t%.1f%%\t\n", r.Tool, r.Load.RPS,
+			float64(r.Load.Latency.Mean)/1e6, r.Client.CPUAvgPercent, r.Client.CPUSeconds, r.PerCore(), r.Server.CPUAvgPercent)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	ratio := func(a, b string) string {
+		if per[b] == 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.2f", per[a]/per[b])
+	}
+	var ratios []string
+	for _, r := range rows[1:] {
+		ratios = append(ratios, fmt.Sprintf("engine/%s=%s", r.Tool, ratio(rows[0].Tool, r.Tool)))
+	}
+	for _, r := range rows {
+		if r.Load.ErrorShare() > 0 {
+			fmt.Fprintf(w, "! %s: %.2f%% of calls failed (%s)\n", r.Tool, 100*r.Load.ErrorShare(), r.Load.Failures())
+		}
+	}
+	_, err := fmt.Fprintf(w, "per-core ratio%s: %s\n", strings.Replace(shapeText(shape), " in shape", " in", 1), strings.Join(ratios, " "))
+	return err
+}
