@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -30,31 +31,58 @@ type TLS struct {
 // Open connects to a target of a backend and checks that it answers.
 type Open func(ctx context.Context, t Target) (Host, error)
 
+// StatsReader reads a stats file back. A host's stats stream is kept raw,
+// in its backend's own format, so the reports read a run's files with the
+// reader of the backend that wrote them.
+type StatsReader func(r io.Reader, each func(Sample)) error
+
+// Backend is what a backend registers for its schemes.
+type Backend struct {
+	Open  Open
+	Stats StatsReader
+}
+
 var (
 	mu       sync.Mutex
-	backends = map[string]Open{}
+	backends = map[string]Backend{}
 )
 
-// Register makes open the backend of addresses scheme://…; a backend
+// Register makes b the backend of addresses scheme://…; a backend
 // registers its schemes when its package is linked in.
-func Register(scheme string, open Open) {
+func Register(scheme string, b Backend) {
 	mu.Lock()
 	defer mu.Unlock()
 	if _, dup := backends[scheme]; dup {
 		panic("backend: scheme " + scheme + " registered twice")
 	}
-	backends[scheme] = open
+	backends[scheme] = b
 }
 
 // Connect opens the host at t.Address with the backend of its scheme.
 func Connect(ctx context.Context, t Target) (Host, error) {
-	scheme, _, _ := strings.Cut(t.Address, "://")
-	mu.Lock()
-	open, ok := backends[scheme]
-	known := slices.Sorted(maps.Keys(backends))
-	mu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("connect to %s: no backend serves %s:// (known: %s)", t.Address, scheme, strings.Join(known, ", "))
+	b, err := of(t.Address)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", t.Address, err)
 	}
-	return open(ctx, t)
+	return b.Open(ctx, t)
+}
+
+// ReadStats reads a stats file written by the host at address.
+func ReadStats(address string, r io.Reader, each func(Sample)) error {
+	b, err := of(address)
+	if err != nil {
+		return fmt.Errorf("read the stats of %s: %w", address, err)
+	}
+	return b.Stats(r, each)
+}
+
+func of(address string) (Backend, error) {
+	scheme, _, _ := strings.Cut(address, "://")
+	mu.Lock()
+	defer mu.Unlock()
+	b, ok := backends[scheme]
+	if !ok {
+		return Backend{}, fmt.Errorf("no backend serves %s:// (known: %s)", scheme, strings.Join(slices.Sorted(maps.Keys(backends)), ", "))
+	}
+	return b, nil
 }

@@ -215,7 +215,7 @@ func (b *Bench) visit(ctx context.Context, v record.Visit, r, look int) (time.Du
 	b.Progress.Printf("%s: round %d of %d%s", srv.Name, r, look, b.cellText(*cell))
 	round := b.round(ctx, *cell, srv, r)
 	b.Progress.RoundDone()
-	gone := b.engineGone(ctx, round.Failure)
+	gone := b.hostGone(ctx, round.Failure)
 	if gone != nil {
 		round.Failure.Reason = "the Docker engine went away: " + round.Failure.Reason
 		round.Failure.CutShort = true
@@ -266,23 +266,23 @@ func openIn(run record.Run, rows []report.RankingRow) (stats.Analysis, []string)
 	return a, a.Open(samples)
 }
 
-// EngineGoneError stops a run whose engine no longer answers.
-type EngineGoneError struct{ Err error }
+// HostGoneError stops a run whose engine no longer answers.
+type HostGoneError struct{ Err error }
 
-func (e *EngineGoneError) Error() string {
+func (e *HostGoneError) Error() string {
 	return "the Docker engine went away during the run (" + e.Err.Error() + "); the servers measured until then are in the results"
 }
 
-func (e *EngineGoneError) Unwrap() error { return e.Err }
+func (e *HostGoneError) Unwrap() error { return e.Err }
 
-// engineGone checks, after a failure other than an interruption, whether
+// hostGone checks, after a failure other than an interruption, whether
 // the engine still answers.
-func (b *Bench) engineGone(ctx context.Context, f *record.Failure) error {
+func (b *Bench) hostGone(ctx context.Context, f *record.Failure) error {
 	if f == nil || ctx.Err() != nil || b.Alive == nil {
 		return nil
 	}
 	if err := b.Alive(ctx); err != nil {
-		return &EngineGoneError{Err: err}
+		return &HostGoneError{Err: err}
 	}
 	return nil
 }
@@ -338,7 +338,7 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 			img, _, err := images.BuildServer(ctx, b.Builder, base, b.Scenarios[sc], folder, "build-"+sc+".log", b.Progress)
 			if err != nil {
 				f := suite.FailureOf(err)
-				if gone := b.engineGone(ctx, &f); gone != nil {
+				if gone := b.hostGone(ctx, &f); gone != nil {
 					return gone
 				}
 			}
@@ -393,7 +393,7 @@ func (b *Bench) round(ctx context.Context, cell record.Cell, srv *record.Server,
 		round.Measurement, err = b.measure(ctx, up, b.tool, loadSpec, "load")
 		spent += loadSpec.Warmup + loadSpec.Duration + usage.LoadTail
 		if err == nil && round.Load.OK == 0 {
-			err = &suite.PhaseError{Phase: "load", Err: fmt.Errorf("no call succeeded (%s)", round.Load.Failures())}
+			err = &record.PhaseError{Phase: "load", Err: fmt.Errorf("no call succeeded (%s)", round.Load.Failures())}
 		}
 		if err == nil {
 			round.ClientBound = round.ClientSaturated(float64(cell.ClientCPUs))

@@ -1,6 +1,6 @@
 package bench
 
-// Sequencing tests with a fake engine: what happens to the run when a server
+// Sequencing tests with a fake host: what happens to the run when a server
 // fails in one phase or another, or when the run is interrupted. Whether the
 // phases work against Docker is what the end-to-end tests show.
 
@@ -34,9 +34,9 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 )
 
-// fakeEngine scripts what each server does. Servers are told apart by the
+// fakeHost scripts what each server does. Servers are told apart by the
 // io.grpcbench.server label, builds by their tag.
-type fakeEngine struct {
+type fakeHost struct {
 	mu sync.Mutex
 	// failBuild, failProbe, failConform and crashUnderLoad name servers
 	// that fail there.
@@ -58,7 +58,7 @@ type fakeEngine struct {
 }
 
 // ghzLoads are the servers of the ghz loads, in order.
-func (f *fakeEngine) ghzLoads() []string {
+func (f *fakeHost) ghzLoads() []string {
 	var out []string
 	for _, l := range f.loads {
 		if name, ok := strings.CutSuffix(l, "/ghz"); ok {
@@ -68,15 +68,15 @@ func (f *fakeEngine) ghzLoads() []string {
 	return out
 }
 
-func (f *fakeEngine) ImageID(context.Context, string) (string, error) { return "sha256:base", nil }
-func (f *fakeEngine) Pull(context.Context, string, io.Writer) error   { return nil }
-func (f *fakeEngine) Import(context.Context, io.Reader, string, []string) error {
+func (f *fakeHost) ImageID(context.Context, string) (string, error) { return "sha256:base", nil }
+func (f *fakeHost) Pull(context.Context, string, io.Writer) error   { return nil }
+func (f *fakeHost) Import(context.Context, io.Reader, string, []string) error {
 	return nil
 }
 
-func (f *fakeEngine) Load(context.Context, io.Reader) error { return nil }
+func (f *fakeHost) Load(context.Context, io.Reader) error { return nil }
 
-func (f *fakeEngine) Build(_ context.Context, _ io.Reader, opts backend.BuildOptions, _ io.Writer) (string, error) {
+func (f *fakeHost) Build(_ context.Context, _ io.Reader, opts backend.BuildOptions, _ io.Writer) (string, error) {
 	if f.onBuild != nil {
 		f.onBuild(opts.Tag)
 	}
@@ -86,10 +86,10 @@ func (f *fakeEngine) Build(_ context.Context, _ io.Reader, opts backend.BuildOpt
 	return "sha256:" + opts.Tag, nil
 }
 
-func (f *fakeEngine) Start(_ context.Context, spec backend.ContainerSpec) (backend.Container, error) {
+func (f *fakeHost) Start(_ context.Context, spec backend.ContainerSpec) (backend.Container, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	c := &fakeContainer{spec: spec, server: spec.Labels["io.grpcbench.server"], role: spec.Labels[backend.RoleLabel], engine: f}
+	c := &fakeContainer{spec: spec, server: spec.Labels["io.grpcbench.server"], role: spec.Labels[backend.RoleLabel], host: f}
 	f.started = append(f.started, c)
 	if c.role == "load" {
 		if f.loaded == nil {
@@ -111,7 +111,7 @@ func (f *fakeEngine) Start(_ context.Context, spec backend.ContainerSpec) (backe
 	return c, nil
 }
 
-func (f *fakeEngine) notRemoved() []string {
+func (f *fakeHost) notRemoved() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var left []string
@@ -126,7 +126,7 @@ func (f *fakeEngine) notRemoved() []string {
 type fakeContainer struct {
 	spec         backend.ContainerSpec
 	server, role string
-	engine       *fakeEngine
+	host         *fakeHost
 	removed      bool
 	n            int // the server's n-th ghz load
 }
@@ -138,7 +138,7 @@ func (c *fakeContainer) Wait(ctx context.Context) (int64, error) {
 	case c.role == "server":
 		<-ctx.Done() // servers run until removed
 		return 0, ctx.Err()
-	case c.role == "probe" && c.engine.failProbe[c.server]:
+	case c.role == "probe" && c.host.failProbe[c.server]:
 		return 1, nil
 	case c.role == "load":
 		select { // the load takes a moment, so that it can be interrupted
@@ -151,9 +151,9 @@ func (c *fakeContainer) Wait(ctx context.Context) (int64, error) {
 }
 
 func (c *fakeContainer) State(context.Context) (backend.State, error) {
-	c.engine.mu.Lock()
-	defer c.engine.mu.Unlock()
-	if c.engine.crashUnderLoad[c.server] && c.engine.loaded[c.server] {
+	c.host.mu.Lock()
+	defer c.host.mu.Unlock()
+	if c.host.crashUnderLoad[c.server] && c.host.loaded[c.server] {
 		return backend.State{ExitCode: 137, OOMKilled: true}, nil
 	}
 	return backend.State{Running: true}, nil
@@ -165,7 +165,7 @@ func (c *fakeContainer) Logs(_ context.Context, _ bool, stdout, stderr io.Writer
 		io.WriteString(stderr, "no successful call within 60s\n")
 	case "conform":
 		v := probe.Verdict{Passed: true, Checks: []probe.Check{{Name: "echo", Passed: true}}}
-		if c.engine.failConform[c.server] {
+		if c.host.failConform[c.server] {
 			v = probe.Verdict{Checks: []probe.Check{{Name: "echo", Detail: "answer is not the echo of the request (name: sent a, got b)"}}}
 		}
 		return json.NewEncoder(stdout).Encode(v)
@@ -173,11 +173,11 @@ func (c *fakeContainer) Logs(_ context.Context, _ bool, stdout, stderr io.Writer
 		now := time.Now()
 		engine := c.spec.Labels["io.grpcbench.engine"]
 		rps := map[string]float64{"ghz": 1000, "h2": 3000}[engine]
-		if c.engine.rate != nil && engine == "ghz" {
-			rps = c.engine.rate(c.server, c.n)
+		if c.host.rate != nil && engine == "ghz" {
+			rps = c.host.rate(c.server, c.n)
 		}
-		if c.engine.capacity != nil && engine == "h2" {
-			rps = c.engine.capacity(c.server, c.n)
+		if c.host.capacity != nil && engine == "h2" {
+			rps = c.host.capacity(c.server, c.n)
 		}
 		return json.NewEncoder(stdout).Encode(load.Result{Tool: engine, Start: now.Add(-time.Second), End: now,
 			Requests: 1000, OK: 1000, Statuses: map[string]uint64{"OK": 1000}, RPS: rps})
@@ -189,7 +189,7 @@ func (c *fakeContainer) WatchOOM(context.Context) func() int { return func() int
 
 // Stats gives a saturating ghz client one reading of a full core.
 func (c *fakeContainer) Stats(_ context.Context, _ io.Writer, each func(backend.Sample)) error {
-	if c.role != "load" || c.spec.Labels["io.grpcbench.engine"] != "ghz" || !c.engine.saturate[c.server] {
+	if c.role != "load" || c.spec.Labels["io.grpcbench.engine"] != "ghz" || !c.host.saturate[c.server] {
 		return nil
 	}
 	now := time.Now()
@@ -198,13 +198,13 @@ func (c *fakeContainer) Stats(_ context.Context, _ io.Writer, each func(backend.
 }
 
 func (c *fakeContainer) Remove(context.Context) error {
-	c.engine.mu.Lock()
-	defer c.engine.mu.Unlock()
+	c.host.mu.Lock()
+	defer c.host.mu.Unlock()
 	c.removed = true
 	return nil
 }
 
-func newTestBench(t *testing.T, eng *fakeEngine, servers ...string) Options {
+func newTestBench(t *testing.T, eng *fakeHost, servers ...string) Options {
 	t.Helper()
 	root := t.TempDir()
 	write := func(path, content string) {
@@ -240,7 +240,7 @@ func newTestBench(t *testing.T, eng *fakeEngine, servers ...string) Options {
 }
 
 func TestAFailureInAnyPhaseIsRecordedAndTheRunGoesOn(t *testing.T) {
-	eng := &fakeEngine{
+	eng := &fakeHost{
 		failBuild:      map[string]bool{"broken_build": true},
 		failProbe:      map[string]bool{"never_ready": true},
 		failConform:    map[string]bool{"wrong_echo": true},
@@ -312,7 +312,7 @@ func order(run *record.Run) []string {
 // load engine was client-bound or not, so that the capacity ranking has
 // one engine's figures for all.
 func TestRoundsAreInterleaved(t *testing.T) {
-	eng := &fakeEngine{saturate: map[string]bool{"b": true}}
+	eng := &fakeHost{saturate: map[string]bool{"b": true}}
 	s := newTestBench(t, eng, "a", "b")
 	if err := mustNew(t, s).Benchmark(context.Background(), []string{"a", "b"}); err != nil {
 		t.Fatal(err)
@@ -369,7 +369,7 @@ func TestCapacityRunsHalfTheMeasurement(t *testing.T) {
 func TestInterruptedBuildLeavesARunToResume(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	eng := &fakeEngine{onBuild: func(tag string) {
+	eng := &fakeHost{onBuild: func(tag string) {
 		if tag == "test:first-complex_proto" {
 			cancel()
 		}
@@ -391,7 +391,7 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	loads := 0
-	eng := &fakeEngine{onLoad: func(string) {
+	eng := &fakeHost{onLoad: func(string) {
 		// The second server of round 2.
 		if loads++; loads == 5 {
 			cancel()
@@ -431,13 +431,13 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 // TestEngineGoneStopsTheRun: when a round fails and the engine no longer
 // answers, the run stops at once, saying so, and keeps what it measured.
 func TestEngineGoneStopsTheRun(t *testing.T) {
-	eng := &fakeEngine{crashUnderLoad: map[string]bool{"second": true}}
+	eng := &fakeHost{crashUnderLoad: map[string]bool{"second": true}}
 	s := newTestBench(t, eng, "first", "second", "third")
 	s.Alive = func(context.Context) error { return errors.New("connection refused") }
 	err := mustNew(t, s).Benchmark(context.Background(), []string{"first", "second", "third"})
-	var gone *EngineGoneError
+	var gone *HostGoneError
 	if !errors.As(err, &gone) {
-		t.Fatalf("Benchmark = %v, want an EngineGoneError", err)
+		t.Fatalf("Benchmark = %v, want an HostGoneError", err)
 	}
 	srv := s.Run.Cells[0].Servers
 	// The servers before second in round 1's order were measured, those
@@ -469,7 +469,7 @@ func TestEngineGoneStopsTheRun(t *testing.T) {
 func TestResumeFinishesAnInterruptedRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	loads := 0
-	eng := &fakeEngine{onLoad: func(string) {
+	eng := &fakeHost{onLoad: func(string) {
 		if loads++; loads == 3 { // round 2 of the server first in its order
 			cancel()
 		}
@@ -520,7 +520,7 @@ func TestResumeFinishesAnInterruptedRun(t *testing.T) {
 func TestOrderIsRandomAndReplaysFromTheSeed(t *testing.T) {
 	servers := []string{"a", "b", "c", "d", "e"}
 	run := func(seed string) *record.Run {
-		eng := &fakeEngine{}
+		eng := &fakeHost{}
 		s := newTestBench(t, eng, servers...)
 		s.Config.Seed = seed
 		if err := mustNew(t, s).Benchmark(context.Background(), servers); err != nil {
@@ -566,7 +566,7 @@ func newTestBenchFolder(t *testing.T, run *record.Run) string {
 // ±10% against each other round by round, so their pair stays open.
 func autoBench(t *testing.T, extra map[string]string) Options {
 	t.Helper()
-	eng := &fakeEngine{rate: func(server string, n int) float64 {
+	eng := &fakeHost{rate: func(server string, n int) float64 {
 		swing := []float64{1.1, 0.9}[n%2]
 		switch server {
 		case "fast":
@@ -643,7 +643,7 @@ func TestAutoMeasuresOnlyTheServersOfOpenPairs(t *testing.T) {
 // look while fast stops at the first.
 func TestAutoGoesOnForOpenCapacityPairs(t *testing.T) {
 	s := autoBench(t, nil)
-	eng := s.Hosts.Servers.(*fakeEngine)
+	eng := s.Hosts.Servers.(*fakeHost)
 	eng.saturate = map[string]bool{"x": true, "y": true}
 	eng.capacity = func(server string, n int) float64 {
 		if server == "fast" {
@@ -692,7 +692,7 @@ func mustNew(t *testing.T, o Options) *Bench {
 // load tool does not drive is a bad setting, refused before anything is
 // built, naming the setting, the tool and the kind.
 func TestNewRefusesAToolForAKindItDoesNotDrive(t *testing.T) {
-	o := newTestBench(t, &fakeEngine{}, "a")
+	o := newTestBench(t, &fakeHost{}, "a")
 	streaming := *o.Scenarios["complex_proto"]
 	streaming.Kind = scenario.ServerStreaming
 	o.Scenarios = map[string]*scenario.Scenario{streaming.Name: &streaming}

@@ -65,7 +65,7 @@ func newCheck(t *testing.T, h *fake.Host, servers ...string) (*Check, *bytes.Buf
 		t.Fatal(err)
 	}
 	b := images.Builder{Host: h, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "chk"}
-	c := cfg.Cells(config.Facts{EngineCPUs: 4, ClientCPUs: 4})[0]
+	c := cfg.Cells(config.Facts{HostCPUs: 4, ClientCPUs: 4})[0]
 	cell := record.Cell{Cell: c, Settings: cfg.Settings(c), Placement: suite.Place(4, c.ServerCPUs, c.ClientCPUs)}
 	var out bytes.Buffer
 	return &Check{Hosts: suite.Hosts{Servers: h}, Builder: b, ClientBuilder: b, Config: cfg, Cell: cell,

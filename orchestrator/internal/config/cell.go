@@ -58,8 +58,8 @@ func (c Config) clientCPUs(f Facts, server CPUs) CPUs {
 	if !c.ClientCPUs.Auto {
 		return c.ClientCPUs.CPUs
 	}
-	left := f.EngineCPUs - server.Cores()
-	if c.TwoEngines() {
+	left := f.HostCPUs - server.Cores()
+	if c.TwoHosts() {
 		left = f.ClientCPUs
 	}
 	if left >= 2 {

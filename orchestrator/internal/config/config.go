@@ -192,23 +192,23 @@ func reason(err error) string {
 // otherwise.
 const DefaultDockerHost = "unix:///var/run/docker.sock"
 
-// EngineHosts are the engines that run the servers and the clients: their
+// DockerHosts are the engines that run the servers and the clients: their
 // settings, else DOCKER_HOST, else the local socket.
-func (c Config) EngineHosts() (server, client string) {
+func (c Config) DockerHosts() (server, client string) {
 	def := cmp.Or(c.given["DOCKER_HOST"], DefaultDockerHost)
 	return cmp.Or(c.ServerDockerHost, def), cmp.Or(c.ClientDockerHost, def)
 }
 
-// TwoEngines says servers and clients run on different engines.
-func (c Config) TwoEngines() bool {
-	server, client := c.EngineHosts()
-	return !SameEngine(server, client)
+// TwoHosts says servers and clients run on different engines.
+func (c Config) TwoHosts() bool {
+	server, client := c.DockerHosts()
+	return !SameHost(server, client)
 }
 
-// SameEngine says two engine addresses name one engine: unix sockets are
+// SameHost says two engine addresses name one engine: unix sockets are
 // compared by the file they resolve to (/var/run is a link to /run on
 // Debian), other addresses as written.
-func SameEngine(a, b string) bool {
+func SameHost(a, b string) bool {
 	return socketFile(a) == socketFile(b)
 }
 

@@ -30,9 +30,9 @@ var twoServers = config.Facts{
 // on is the facts with an engine of n CPUs and 24 GiB (0 CPUs: no engine
 // figures).
 func on(f config.Facts, n int) config.Facts {
-	f.EngineCPUs = n
+	f.HostCPUs = n
 	if n > 0 {
-		f.EngineMemory = 24 << 30
+		f.HostMemory = 24 << 30
 	}
 	return f
 }
@@ -313,11 +313,11 @@ func TestParseReportsEveryUnparsableVariable(t *testing.T) {
 
 func TestValidateRefuses(t *testing.T) {
 	tests := []struct {
-		name       string
-		vars       map[string]string
-		engineCPUs int
-		wantVar    string
-		wantValue  string
+		name      string
+		vars      map[string]string
+		hostCPUs  int
+		wantVar   string
+		wantValue string
 	}{
 		{"zero duration", map[string]string{"GRPC_BENCHMARK_DURATION": "0s"}, 2, "GRPC_BENCHMARK_DURATION", "0s"},
 		{"negative duration", map[string]string{"GRPC_BENCHMARK_DURATION": "-20s"}, 2, "GRPC_BENCHMARK_DURATION", "-20s"},
@@ -389,7 +389,7 @@ func TestValidateRefuses(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse(%v) error: %v", tt.vars, err)
 			}
-			checkRefused(t, cfg.Validate(on(twoServers, tt.engineCPUs)), tt.wantVar, tt.wantValue)
+			checkRefused(t, cfg.Validate(on(twoServers, tt.hostCPUs)), tt.wantVar, tt.wantValue)
 		})
 	}
 }
@@ -418,10 +418,10 @@ func TestValidateCPUsWithoutEngineCount(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := cfg.Validate(on(twoServers, 0)); err != nil {
-			t.Errorf("Validate(%v, engineCPUs 0) = %v, want nil: the engine has not been asked", vars, err)
+			t.Errorf("Validate(%v, hostCPUs 0) = %v, want nil: the engine has not been asked", vars, err)
 		}
 		if err := cfg.Validate(on(twoServers, 2)); err == nil {
-			t.Errorf("Validate(%v, engineCPUs 2) = nil, want an error", vars)
+			t.Errorf("Validate(%v, hostCPUs 2) = nil, want an error", vars)
 		}
 	}
 	// The engine-independent checks still apply.
@@ -492,7 +492,7 @@ func TestLoadProfileSetsTheShape(t *testing.T) {
 		if err := cfg.Validate(on(oneServer, 2)); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
-		cells := cfg.Cells(config.Facts{EngineCPUs: 2})
+		cells := cfg.Cells(config.Facts{HostCPUs: 2})
 		if len(cells) != 1 {
 			t.Fatalf("%s: %d cells", name, len(cells))
 		}
@@ -534,7 +534,7 @@ func TestCellsAreTheProduct(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, c := range cfg.Cells(config.Facts{EngineCPUs: 4}) {
+	for _, c := range cfg.Cells(config.Facts{HostCPUs: 4}) {
 		got = append(got, fmt.Sprintf("%s/%s/%s/%s", c.Scenario, c.ServerCPUs, c.Profile, c.ClientCPUs))
 	}
 	want := []string{
@@ -545,7 +545,7 @@ func TestCellsAreTheProduct(t *testing.T) {
 		t.Errorf("cells = %v, want %v", got, want)
 	}
 	footer := map[string]string{}
-	for _, s := range cfg.Settings(cfg.Cells(config.Facts{EngineCPUs: 4})[6]) {
+	for _, s := range cfg.Settings(cfg.Cells(config.Facts{HostCPUs: 4})[6]) {
 		footer[s.Name] = s.Value
 	}
 	for name, value := range map[string]string{"GRPC_REQUEST_SCENARIO": "string_10B", "GRPC_SERVER_CPUS": "2", "GRPC_LOAD_PROFILE": "1a",
@@ -570,7 +570,7 @@ func TestAutoClientCPUs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := cfg.Cells(config.Facts{EngineCPUs: tc.engine})[0].ClientCPUs; got != tc.want {
+		if got := cfg.Cells(config.Facts{HostCPUs: tc.engine})[0].ClientCPUs; got != tc.want {
 			t.Errorf("auto beside a %s-CPU server on %d cores = %v, want %v", tc.server, tc.engine, got, tc.want)
 		}
 	}
@@ -578,7 +578,7 @@ func TestAutoClientCPUs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.Cells(config.Facts{EngineCPUs: 8})[0].ClientCPUs; got != 1.5 {
+	if got := cfg.Cells(config.Facts{HostCPUs: 8})[0].ClientCPUs; got != 1.5 {
 		t.Errorf("an explicit 1.5 resolved to %v", got)
 	}
 }
@@ -965,8 +965,8 @@ func TestTwoEngines(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.TwoEngines() != tc.twoEngines {
-				t.Errorf("TwoEngines = %v", cfg.TwoEngines())
+			if cfg.TwoHosts() != tc.twoEngines {
+				t.Errorf("TwoHosts = %v", cfg.TwoHosts())
 			}
 			err = cfg.Validate(on(oneServer, 2))
 			if tc.wantVar == "" {
@@ -1011,15 +1011,15 @@ func TestEngineHostsResolveSockets(t *testing.T) {
 		{"two tcp engines", "tcp://10.0.0.2:2376", "tcp://10.0.0.3:2376", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := config.SameEngine(tc.a, tc.b); got != tc.same {
-				t.Errorf("SameEngine(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
+			if got := config.SameHost(tc.a, tc.b); got != tc.same {
+				t.Errorf("SameHost(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
 			}
 			cfg, err := config.Parse(map[string]string{"GRPC_SERVER_DOCKER_HOST": tc.a, "GRPC_CLIENT_DOCKER_HOST": tc.b}, testTools)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.TwoEngines() == tc.same {
-				t.Errorf("TwoEngines = %v for %q and %q", cfg.TwoEngines(), tc.a, tc.b)
+			if cfg.TwoHosts() == tc.same {
+				t.Errorf("TwoHosts = %v for %q and %q", cfg.TwoHosts(), tc.a, tc.b)
 			}
 		})
 	}
@@ -1063,7 +1063,7 @@ func TestDockerVariablesFromFileOrEnvironment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			server, client := cfg.EngineHosts()
+			server, client := cfg.DockerHosts()
 			verify, certPath := cfg.DockerTLS()
 			if server != tc.wantHost || client != tc.wantHost || verify != tc.wantVerify || certPath != tc.wantCerts {
 				t.Errorf("hosts %q %q, TLS verify %v certs %q; want %q, %v, %q", server, client, verify, certPath, tc.wantHost, tc.wantVerify, tc.wantCerts)

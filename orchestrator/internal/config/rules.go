@@ -22,11 +22,11 @@ import (
 type Facts struct {
 	Servers   []string // folders of servers/
 	Scenarios []string // folders of scenarios/
-	// EngineCPUs and EngineMemory describe the servers' engine's host;
+	// HostCPUs and HostMemory describe the servers' engine's host;
 	// ClientCPUs the clients' (the same when one engine runs both).
-	EngineCPUs   int
-	EngineMemory int64
-	ClientCPUs   int
+	HostCPUs   int
+	HostMemory int64
+	ClientCPUs int
 	// Writable says why results cannot be written under a folder; nil
 	// skips the check.
 	Writable func(dir string) error
@@ -126,8 +126,8 @@ var rules = []rule{
 		switch {
 		case c.ServerRAM < MinServerRAM:
 			return "below 64m"
-		case f.EngineMemory > 0 && int64(c.ServerRAM) > f.EngineMemory:
-			return fmt.Sprintf("more than the engine host's %s of memory", Bytes(f.EngineMemory&^(1<<20-1)))
+		case f.HostMemory > 0 && int64(c.ServerRAM) > f.HostMemory:
+			return fmt.Sprintf("more than the engine host's %s of memory", Bytes(f.HostMemory&^(1<<20-1)))
 		}
 		return ""
 	}},
@@ -162,8 +162,8 @@ var rules = []rule{
 		if c.ClientCPUs.Auto {
 			return ""
 		}
-		if c.TwoEngines() {
-			f.EngineCPUs = f.ClientCPUs
+		if c.TwoHosts() {
+			f.HostCPUs = f.ClientCPUs
 		}
 		return cpus(c.ClientCPUs.CPUs, f)
 	}},
@@ -213,7 +213,7 @@ var rules = []rule{
 	{"GRPC_CLIENT_DOCKER_HOST", func(c Config, _ Facts) string { return dockerHost(c.ClientDockerHost) }},
 	{"GRPC_SERVER_ADDRESS", func(c Config, _ Facts) string {
 		if c.ServerAddress == "" {
-			if c.TwoEngines() {
+			if c.TwoHosts() {
 				return "required when GRPC_SERVER_DOCKER_HOST and GRPC_CLIENT_DOCKER_HOST name different engines"
 			}
 			return ""
@@ -236,8 +236,8 @@ var rules = []rule{
 		switch {
 		case c.BuildRAM < MinBuildRAM:
 			return "below 512m"
-		case f.EngineMemory > 0 && int64(c.BuildRAM) > f.EngineMemory:
-			return fmt.Sprintf("more than the engine host's %s of memory", Bytes(f.EngineMemory&^(1<<20-1)))
+		case f.HostMemory > 0 && int64(c.BuildRAM) > f.HostMemory:
+			return fmt.Sprintf("more than the engine host's %s of memory", Bytes(f.HostMemory&^(1<<20-1)))
 		}
 		return ""
 	}},
@@ -407,8 +407,8 @@ func cpus(v CPUs, f Facts) string {
 		return "must be positive"
 	case v < 0.01:
 		return "below the 0.01 core Docker can enforce"
-	case f.EngineCPUs > 0 && float64(v) > float64(f.EngineCPUs):
-		return fmt.Sprintf("the Docker engine has %d CPUs", f.EngineCPUs)
+	case f.HostCPUs > 0 && float64(v) > float64(f.HostCPUs):
+		return fmt.Sprintf("the Docker engine has %d CPUs", f.HostCPUs)
 	}
 	return ""
 }

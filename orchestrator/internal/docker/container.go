@@ -36,8 +36,8 @@ var (
 
 // Container is a container this process started.
 type Container struct {
-	id     string
-	engine *Host
+	id   string
+	host *Host
 	// network is the container's own network, removed with it.
 	network string
 }
@@ -108,7 +108,7 @@ func (e *Host) Start(ctx context.Context, spec backend.ContainerSpec) (backend.C
 		}
 		return nil, fmt.Errorf("create container from %s: %w", spec.Image, err)
 	}
-	c := &Container{id: created.ID, engine: e, network: network}
+	c := &Container{id: created.ID, host: e, network: network}
 	if err := c.start(ctx, spec.InputDir, spec.Files); err != nil {
 		_ = c.Remove(context.WithoutCancel(ctx))
 		return nil, err
@@ -130,11 +130,11 @@ func (c *Container) start(ctx context.Context, dir string, files map[string][]by
 		if err != nil {
 			return err
 		}
-		if err := c.engine.api.CopyToContainer(ctx, c.id, dir, tar, container.CopyToContainerOptions{}); err != nil {
+		if err := c.host.api.CopyToContainer(ctx, c.id, dir, tar, container.CopyToContainerOptions{}); err != nil {
 			return fmt.Errorf("copy files into container %.12s: %w", c.id, err)
 		}
 	}
-	if err := c.engine.api.ContainerStart(ctx, c.id, container.StartOptions{}); err != nil {
+	if err := c.host.api.ContainerStart(ctx, c.id, container.StartOptions{}); err != nil {
 		return fmt.Errorf("start container %.12s: %w", c.id, err)
 	}
 	return nil
@@ -142,7 +142,7 @@ func (c *Container) start(ctx context.Context, dir string, files map[string][]by
 
 // Wait blocks until the container stops and returns its exit code.
 func (c *Container) Wait(ctx context.Context) (int64, error) {
-	statusC, errC := c.engine.api.ContainerWait(ctx, c.id, container.WaitConditionNotRunning)
+	statusC, errC := c.host.api.ContainerWait(ctx, c.id, container.WaitConditionNotRunning)
 	select {
 	case st := <-statusC:
 		if st.Error != nil {
@@ -158,7 +158,7 @@ func (c *Container) Wait(ctx context.Context) (int64, error) {
 func (c *Container) State(ctx context.Context) (backend.State, error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
-	info, err := c.engine.api.ContainerInspect(ctx, c.id)
+	info, err := c.host.api.ContainerInspect(ctx, c.id)
 	if err != nil {
 		return backend.State{}, fmt.Errorf("inspect container %.12s: %w", c.id, err)
 	}
@@ -181,7 +181,7 @@ func (c *Container) Logs(ctx context.Context, follow bool, stdout, stderr io.Wri
 		ctx, cancel = quick(ctx)
 		defer cancel()
 	}
-	r, err := c.engine.api.ContainerLogs(ctx, c.id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: follow})
+	r, err := c.host.api.ContainerLogs(ctx, c.id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: follow})
 	if err != nil {
 		return fmt.Errorf("logs of container %.12s: %w", c.id, err)
 	}
@@ -196,7 +196,7 @@ func (c *Container) Logs(ctx context.Context, follow bool, stdout, stderr io.Wri
 // document about every second, copied to raw as it comes, until the
 // container stops or ctx ends.
 func (c *Container) Stats(ctx context.Context, raw io.Writer, each func(backend.Sample)) error {
-	r, err := c.engine.api.ContainerStats(ctx, c.id, true)
+	r, err := c.host.api.ContainerStats(ctx, c.id, true)
 	if err != nil {
 		return fmt.Errorf("stats of container %.12s: %w", c.id, err)
 	}
@@ -211,12 +211,12 @@ func (c *Container) Stats(ctx context.Context, raw io.Writer, each func(backend.
 func (c *Container) Remove(ctx context.Context) error {
 	ctx, cancel := quick(ctx)
 	defer cancel()
-	err := c.engine.api.ContainerRemove(ctx, c.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	err := c.host.api.ContainerRemove(ctx, c.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	if err != nil && !IsMissing(err) {
 		return fmt.Errorf("remove container %.12s: %w", c.id, err)
 	}
 	if c.network != "" {
-		return c.engine.removeNetwork(ctx, c.network)
+		return c.host.removeNetwork(ctx, c.network)
 	}
 	return nil
 }
@@ -233,7 +233,7 @@ func (e *Host) Reap(ctx context.Context, key, value string) (int, error) {
 		return 0, fmt.Errorf("list containers labelled %s: %w", label, err)
 	}
 	for _, s := range list {
-		if err := (&Container{id: s.ID, engine: e}).Remove(ctx); err != nil {
+		if err := (&Container{id: s.ID, host: e}).Remove(ctx); err != nil {
 			return 0, err
 		}
 	}
@@ -290,7 +290,7 @@ func (e *Host) removeNetwork(ctx context.Context, id string) error {
 // worker was killed may live on. stop ends the watch and returns the count.
 func (c *Container) WatchOOM(ctx context.Context) (stop func() int) {
 	ctx, cancel := context.WithCancel(ctx)
-	msgs, errs := c.engine.api.Events(ctx, events.ListOptions{Filters: filters.NewArgs(
+	msgs, errs := c.host.api.Events(ctx, events.ListOptions{Filters: filters.NewArgs(
 		filters.Arg("type", string(events.ContainerEventType)), filters.Arg("container", c.id), filters.Arg("event", string(events.ActionOOM)))})
 	var n atomic.Int64
 	done := make(chan struct{})

@@ -22,13 +22,13 @@ import (
 
 func init() {
 	for _, scheme := range []string{"unix", "tcp", "ssh"} {
-		backend.Register(scheme, func(ctx context.Context, t backend.Target) (backend.Host, error) {
+		backend.Register(scheme, backend.Backend{Open: func(ctx context.Context, t backend.Target) (backend.Host, error) {
 			h, err := Connect(ctx, t)
 			if err != nil {
 				return nil, err // not a typed nil inside the interface
 			}
 			return h, nil
-		})
+		}, Stats: ReadStats})
 	}
 }
 

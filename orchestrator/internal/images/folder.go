@@ -13,7 +13,6 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 )
 
 // BuildClient builds the orchestrator's own image, with its log in the run
@@ -42,7 +41,7 @@ func BuildServer(ctx context.Context, b Builder, name string, sc *scenario.Scena
 	img, err := buildServer(ctx, b, name, sc, folder, logName, progress.StepWriter(out))
 	phase := record.Phase{Name: "build", Start: start, Seconds: time.Since(start).Seconds()}
 	if err != nil {
-		return img, phase, &suite.PhaseError{Phase: "build", Err: fmt.Errorf("%w (log: %s)", err, folder.Path(logName))}
+		return img, phase, &record.PhaseError{Phase: "build", Err: fmt.Errorf("%w (log: %s)", err, folder.Path(logName))}
 	}
 	return img, phase, nil
 }

@@ -29,7 +29,7 @@ func TestCellsPlacesEachCell(t *testing.T) {
 			t.Fatal(err)
 		}
 		cells := plan.Cells(cfg, 4, 8)
-		want := cfg.Cells(config.Facts{EngineCPUs: 4, ClientCPUs: 8})
+		want := cfg.Cells(config.Facts{HostCPUs: 4, ClientCPUs: 8})
 		if len(cells) != len(want) || len(cells) != len(tc.want) {
 			t.Fatalf("%s: %d cells, want %d", tc.name, len(cells), len(tc.want))
 		}

@@ -36,9 +36,9 @@ func LoadSpec(cfg config.Config, cell record.Cell, sc *scenario.Scenario, durati
 // twice).
 func Cells(cfg config.Config, serverCPUs, clientCPUs int) []record.Cell {
 	var cells []record.Cell
-	for _, c := range cfg.Cells(config.Facts{EngineCPUs: serverCPUs, ClientCPUs: clientCPUs}) {
+	for _, c := range cfg.Cells(config.Facts{HostCPUs: serverCPUs, ClientCPUs: clientCPUs}) {
 		placement := suite.Place(serverCPUs, c.ServerCPUs, c.ClientCPUs)
-		if cfg.TwoEngines() {
+		if cfg.TwoHosts() {
 			placement = suite.PlaceApart(serverCPUs, clientCPUs, c.ServerCPUs, c.ClientCPUs)
 		}
 		cells = append(cells, record.Cell{Cell: c, Settings: cfg.Settings(c), Placement: placement})

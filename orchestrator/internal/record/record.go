@@ -255,3 +255,13 @@ func (s Server) FirstFailure() *Failure {
 	}
 	return nil
 }
+
+// PhaseError says in which phase a server failed: the phase its Failure
+// records.
+type PhaseError struct {
+	Phase string
+	Err   error
+}
+
+func (e *PhaseError) Error() string { return e.Phase + " failed: " + e.Err.Error() }
+func (e *PhaseError) Unwrap() error { return e.Err }

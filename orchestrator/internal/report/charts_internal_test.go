@@ -1,6 +1,8 @@
 package report
 
 import (
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -8,6 +10,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
 
@@ -47,5 +50,22 @@ func TestSpreadNamesTheIntervalPerRow(t *testing.T) {
 	}
 	if got := spread([]RankingRow{three, six}); got != " (median; whiskers: each row's interval, named in the table)" {
 		t.Errorf("different rounds: %q", got)
+	}
+}
+
+// TestRecordedStatsAreRead reads the recorded run's stats files back with
+// the backend that wrote them: every round of go_grpc has CPU and memory
+// series, and none is missing.
+func TestRecordedStatsAreRead(t *testing.T) {
+	dir := filepath.Join("testdata", "run")
+	run, err := record.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := run.Cells[0]
+	s := c.Servers[slices.IndexFunc(c.Servers, func(s record.Server) bool { return s.Name == "go_grpc" })]
+	u := readUsage(dir, run, c, s)
+	if len(u.Missing) > 0 || len(u.CPU) != len(s.Rounds) || len(u.Memory) != len(s.Rounds) {
+		t.Errorf("go_grpc's %d rounds read as %d CPU and %d memory series, missing %q", len(s.Rounds), len(u.CPU), len(u.Memory), u.Missing)
 	}
 }

@@ -69,7 +69,7 @@ func machineOf(role string, h record.Hardware) machine {
 
 type cellView struct {
 	Anchor, Name     string
-	Engine, Rounds   string
+	Tool, Rounds     string
 	RPS, Capacity    template.HTML
 	Latency, PerCore template.HTML
 	Rows             []rowView
@@ -104,7 +104,7 @@ type usageView struct {
 // cannot be drawn does not stop the page, nor the run that saves it: the
 // page says which and why instead.
 func cellViewOf(run record.Run, c record.Cell, i int, dir string) cellView {
-	cv := cellView{Anchor: fmt.Sprintf("cell-%d", i+1), Name: c.Name(), Engine: toolOf(c), Rounds: roundsText(c),
+	cv := cellView{Anchor: fmt.Sprintf("cell-%d", i+1), Name: c.Name(), Tool: toolOf(c), Rounds: roundsText(c),
 		Settings: c.Settings, Placement: c.Placement, CPULimit: 100 * float64(c.ServerCPUs)}
 	chart := func(svg template.HTML, err error) template.HTML {
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/docker"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
@@ -58,7 +58,7 @@ func readUsage(dir string, run record.Run, c record.Cell, s record.Server) usage
 			u.Missing = append(u.Missing, fmt.Sprintf("round %d: no load phase", r.Round))
 			continue
 		}
-		samples, err := readSamples(dir, statsFiles(run, c, s.Name, r.Round))
+		samples, err := readSamples(dir, serversHost(run), statsFiles(run, c, s.Name, r.Round))
 		if errors.Is(err, errNoStats) {
 			absent = append(absent, strconv.Itoa(r.Round))
 			continue
@@ -121,8 +121,18 @@ func loadStart(r record.Round) time.Time {
 	return time.Time{}
 }
 
-// readSamples reads the first of files that exists under dir.
-func readSamples(dir string, files []string) ([]backend.Sample, error) {
+// serversHost is the host that ran the servers and wrote their stats
+// files: runs from before the record kept it ran on the local socket.
+func serversHost(run record.Run) string {
+	if run.Hosts != nil && run.Hosts.Servers != "" {
+		return run.Hosts.Servers
+	}
+	return config.DefaultDockerHost
+}
+
+// readSamples reads the first of files that exists under dir, written by
+// the host at address.
+func readSamples(dir, address string, files []string) ([]backend.Sample, error) {
 	for _, name := range files {
 		f, err := os.Open(filepath.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -132,7 +142,7 @@ func readSamples(dir string, files []string) ([]backend.Sample, error) {
 			return nil, fmt.Errorf("read %s: %w", name, err)
 		}
 		var samples []backend.Sample
-		err = docker.ReadStats(f, func(s backend.Sample) { samples = append(samples, s) })
+		err = backend.ReadStats(address, f, func(s backend.Sample) { samples = append(samples, s) })
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", name, err)

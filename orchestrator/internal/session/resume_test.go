@@ -14,7 +14,7 @@ import (
 )
 
 var facts = config.Facts{Servers: []string{"go_grpc", "rust_tonic_st", "python_grpc"},
-	Scenarios: []string{"complex_proto", "string_100B"}, EngineCPUs: 8, EngineMemory: 16 << 30, ClientCPUs: 8}
+	Scenarios: []string{"complex_proto", "string_100B"}, HostCPUs: 8, HostMemory: 16 << 30, ClientCPUs: 8}
 
 // TestResumeUsesTheSettingsAsGiven records a run as results.json holds it,
 // reads it back and sets up its resume: each list-valued setting, a load
@@ -44,7 +44,7 @@ func TestResumeUsesTheSettingsAsGiven(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the run itself is refused: %v", err)
 			}
-			servers, clients := cfg.EngineHosts()
+			servers, clients := cfg.DockerHosts()
 			resumed := recordAndResume(t, record.Run{ID: "r", Settings: cfg.All(), Hosts: &record.Hosts{Servers: servers, Clients: clients}})
 			assertSameRun(t, cfg, resumed)
 		})
@@ -117,8 +117,8 @@ func assertSameRun(t *testing.T, cfg, resumed config.Config) {
 	if got, want := resumed.Cells(facts), cfg.Cells(facts); !reflect.DeepEqual(got, want) {
 		t.Errorf("resumed cells %+v\nwant %+v", got, want)
 	}
-	gs, gc := resumed.EngineHosts()
-	ws, wc := cfg.EngineHosts()
+	gs, gc := resumed.DockerHosts()
+	ws, wc := cfg.DockerHosts()
 	if gs != ws || gc != wc {
 		t.Errorf("resumed on engines %s and %s, want %s and %s", gs, gc, ws, wc)
 	}

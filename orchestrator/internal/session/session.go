@@ -82,9 +82,9 @@ func (h Hosts) close() {
 
 // connect opens the hosts the settings name, with dial.
 func connect(ctx context.Context, cfg config.Config, dial backend.Open) (Hosts, error) {
-	serverAddr, clientAddr := cfg.EngineHosts()
+	serverAddr, clientAddr := cfg.DockerHosts()
 	serverRole, clientRole := "", ""
-	if cfg.TwoEngines() {
+	if cfg.TwoHosts() {
 		serverRole, clientRole = "servers", "clients"
 	}
 	var tls backend.TLS
@@ -95,7 +95,7 @@ func connect(ctx context.Context, cfg config.Config, dial backend.Open) (Hosts, 
 		return h, err
 	}
 	h.Client = h.Server
-	if cfg.TwoEngines() {
+	if cfg.TwoHosts() {
 		if h.Client, err = dial(ctx, backend.Target{Address: clientAddr, Role: clientRole, TLS: tls}); err != nil {
 			h.Server.Close()
 			return h, err
@@ -191,8 +191,8 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 // compiles the scenarios, listing every problem at once.
 func (s *Session) check(ctx context.Context, parseErr error) error {
 	h := s.Hosts
-	facts := config.Facts{Servers: s.Catalog.Servers, Scenarios: s.Catalog.Scenarios, EngineCPUs: h.ServerFacts.CPUs,
-		EngineMemory: h.ServerFacts.Memory, ClientCPUs: h.ClientFacts.CPUs, Writable: record.Writable}
+	facts := config.Facts{Servers: s.Catalog.Servers, Scenarios: s.Catalog.Scenarios, HostCPUs: h.ServerFacts.CPUs,
+		HostMemory: h.ServerFacts.Memory, ClientCPUs: h.ClientFacts.CPUs, Writable: record.Writable}
 	errs := []error{parseErr, s.Config.Validate(facts)}
 	// The scenarios must compile, and have the shape the suite needs,
 	// before anything is built from them.
@@ -269,7 +269,7 @@ func (s *Session) start(ctx context.Context, prior *record.Run, changed []string
 		Hardware: hardwareOf(s.Hosts.ServerFacts),
 		Cells:    plan.Cells(s.Config, s.Hosts.ServerFacts.CPUs, s.Hosts.ClientFacts.CPUs),
 	}
-	s.Run.Hosts.Servers, s.Run.Hosts.Clients = s.Config.EngineHosts()
+	s.Run.Hosts.Servers, s.Run.Hosts.Clients = s.Config.DockerHosts()
 	if s.Hosts.Two() {
 		client := hardwareOf(s.Hosts.ClientFacts)
 		s.Run.ClientHardware = &client

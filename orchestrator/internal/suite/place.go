@@ -13,13 +13,13 @@ import (
 // the orchestrator, so that neither competes with what is measured.
 // Otherwise both float over every core under their quotas, and the record
 // says so.
-func Place(engineCPUs int, server, client config.CPUs) record.Placement {
+func Place(hostCPUs int, server, client config.CPUs) record.Placement {
 	s, c := server.Cores(), client.Cores()
 	first := 0
 	switch {
-	case s+c+1 <= engineCPUs:
+	case s+c+1 <= hostCPUs:
 		first = 1
-	case s+c > engineCPUs:
+	case s+c > hostCPUs:
 		return record.Placement{Shared: true}
 	}
 	return record.Placement{ServerCPUSet: cpuRange(first, s), ClientCPUSet: cpuRange(first+s, c)}

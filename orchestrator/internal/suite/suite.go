@@ -114,15 +114,6 @@ type ServerSpec struct {
 	Folder record.Folder
 }
 
-// PhaseError says in which phase a server failed.
-type PhaseError struct {
-	Phase string
-	Err   error
-}
-
-func (e *PhaseError) Error() string { return e.Phase + " failed: " + e.Err.Error() }
-func (e *PhaseError) Unwrap() error { return e.Err }
-
 // Instance is a started server: its container and every container
 // started beside it.
 type Instance struct {
@@ -156,7 +147,7 @@ func (srv *Instance) OOMKills() int {
 
 // Up starts the server, waits until it answers and passes it through the
 // conformance gate. It always returns the Instance, whose Down must be
-// called; an error is a *PhaseError.
+// called; an error is a *record.PhaseError.
 func (s *Suite) Up(ctx context.Context, spec ServerSpec) (*Instance, error) {
 	srv := &Instance{suite: s, spec: spec}
 	s.observer.Phase("starting", 0)
@@ -230,7 +221,7 @@ func (srv *Instance) phase(ctx context.Context, name string, step func(context.C
 	err := step(ctx)
 	srv.Phases = append(srv.Phases, record.Phase{Name: name, Start: start, Seconds: time.Since(start).Seconds()})
 	if err != nil {
-		return &PhaseError{Phase: name, Err: err}
+		return &record.PhaseError{Phase: name, Err: err}
 	}
 	return nil
 }
@@ -570,7 +561,7 @@ func lastLine(b []byte) string {
 // none) and its reason ("interrupted" when the run was cancelled).
 func FailureOf(err error) record.Failure {
 	f := record.Failure{Phase: "setup", Reason: err.Error()}
-	var pe *PhaseError
+	var pe *record.PhaseError
 	if errors.As(err, &pe) {
 		f.Phase, f.Reason = pe.Phase, pe.Err.Error()
 	}
