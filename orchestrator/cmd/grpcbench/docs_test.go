@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"go/build"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -181,6 +184,83 @@ func TestServerReadmesSayStackVersionsThreads(t *testing.T) {
 			if !strings.Contains(text, want) {
 				t.Errorf("servers/%s/README.md lacks %q", name, want)
 			}
+		}
+	}
+}
+
+// TestPackageLayers: docs/architecture.md's table of layers names every
+// package once, each package imports only its own layer or lower ones, and
+// an implementation (layer 3) is imported by main alone, so the rest of
+// the code sees only the interfaces.
+func TestPackageLayers(t *testing.T) {
+	const module = "github.com/grpcbench/grpcbench/orchestrator/"
+	layer := map[string]int{}
+	var implementations []string
+	for _, m := range regexp.MustCompile(`(?m)^\| (\d) ([a-z' ]+) \| (.+) \|$`).FindAllStringSubmatch(testfiles.Read(t, filepath.Join(repoRoot, "docs", "architecture.md")), -1) {
+		n := int(m[1][0] - '0')
+		for _, pkg := range strings.Fields(strings.ReplaceAll(m[3], "`", "")) {
+			if _, dup := layer[pkg]; dup {
+				t.Errorf("docs/architecture.md names %s twice", pkg)
+			}
+			layer[pkg] = n
+			if strings.TrimSpace(m[2]) == "implementations" {
+				implementations = append(implementations, pkg)
+			}
+		}
+	}
+	if len(layer) == 0 || len(implementations) == 0 {
+		t.Fatal("docs/architecture.md has no table of layers with implementations")
+	}
+	pkgs := map[string][]string{} // package to the packages it imports
+	root := filepath.Join(repoRoot, "orchestrator")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil || !d.IsDir():
+			return err
+		case d.Name() == "testdata" || path == filepath.Join(root, "e2e"):
+			return filepath.SkipDir // test servers and the e2e tests are no layer
+		}
+		p, err := build.ImportDir(path, 0)
+		var none *build.NoGoError
+		if errors.As(err, &none) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		name := strings.TrimPrefix(filepath.ToSlash(rel), "internal/")
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, module) {
+				pkgs[name] = append(pkgs[name], strings.TrimPrefix(strings.TrimPrefix(imp, module), "internal/"))
+			}
+		}
+		if _, ok := pkgs[name]; !ok {
+			pkgs[name] = nil
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pkg, imports := range pkgs {
+		l, ok := layer[pkg]
+		if !ok {
+			t.Errorf("package %s is in no layer of docs/architecture.md", pkg)
+			continue
+		}
+		for _, imp := range imports {
+			switch {
+			case layer[imp] > l:
+				t.Errorf("%s (layer %d) imports %s (layer %d), a higher layer", pkg, l, imp, layer[imp])
+			case slices.Contains(implementations, imp) && pkg != "cmd/grpcbench":
+				t.Errorf("%s imports the implementation %s, which only main links in", pkg, imp)
+			}
+		}
+	}
+	for pkg := range layer {
+		if _, ok := pkgs[pkg]; !ok {
+			t.Errorf("docs/architecture.md names %s, which is no package", pkg)
 		}
 	}
 }
