@@ -104,7 +104,7 @@ func testEnv(resultsDir string, overrides map[string]string) []string {
 	for _, s := range defaults.All() {
 		vars[s.Name] = s.Default
 	}
-	// One round without the capacity engine unless a test asks for more:
+	// One round without the capacity tool unless a test asks for more:
 	// each test measures what it is about, no longer.
 	vars["GRPC_BENCHMARK_DURATION"] = "5s"
 	vars["GRPC_BENCHMARK_WARMUP"] = "2s"
@@ -805,7 +805,7 @@ func TestComposeUp(t *testing.T) {
 }
 
 // TestRateIsTotal checks that GRPC_CLIENT_QPS is the total rate (grpc_bench
-// divided it by the concurrency), with both load engines.
+// divided it by the concurrency), with both load tools.
 func TestRateIsTotal(t *testing.T) {
 	for _, engine := range load.Names(load.Runners()) {
 		t.Run(engine, func(t *testing.T) {
@@ -905,7 +905,7 @@ func TestAccuracyAlternatesTheTools(t *testing.T) {
 }
 
 // TestRoundsInterleaveAndCapacity: round 1 of every server, then round 2,
-// each a fresh container; a client-bound round has the capacity engine's
+// each a fresh container; a client-bound round has the capacity tool's
 // figures from the same container, and summary.txt ranks by them.
 func TestRoundsInterleaveAndCapacity(t *testing.T) {
 	api := engine(t)
@@ -960,7 +960,7 @@ func TestRoundsInterleaveAndCapacity(t *testing.T) {
 			}
 			// half the round's 2 s, but never under a second
 			if d := r.Capacity.Load.End.Sub(r.Capacity.Load.Start); d < 900*time.Millisecond || d > 2*time.Second {
-				t.Errorf("%s round %d: the capacity engine measured %v, want 1s", s.Name, r.Round, d)
+				t.Errorf("%s round %d: the capacity tool measured %v, want 1s", s.Name, r.Round, d)
 			}
 			if r.HostSteal == nil {
 				t.Errorf("%s round %d has no host steal", s.Name, r.Round)

@@ -307,9 +307,9 @@ func order(run *record.Run) []string {
 }
 
 // TestRoundsAreInterleaved: round 1 of every server, then round 2, ...,
-// each in the order results.json records; and the capacity engine
+// each in the order results.json records; and the capacity tool
 // measures every server in every round, right after its load, whether its
-// load engine was client-bound or not, so that the capacity ranking has
+// load tool was client-bound or not, so that the capacity ranking has
 // one engine's figures for all.
 func TestRoundsAreInterleaved(t *testing.T) {
 	eng := &fakeHost{saturate: map[string]bool{"b": true}}

@@ -36,7 +36,7 @@ func measurement(engine string, rps float64) record.Measurement {
 	}
 }
 
-// clientBound makes the load engine client-bound in every round.
+// clientBound makes the load tool client-bound in every round.
 func clientBound(s *record.Server) {
 	for i := range s.Rounds {
 		s.Rounds[i].ClientBound = true

@@ -96,7 +96,7 @@ func WriteText(w io.Writer, c Comparison) error {
 			"a slowdown is tested one-sided, which 3 rounds a side can show (p = 0.05 when the ranges do not overlap)\n")
 	}
 	fmt.Fprintf(&b, "regression: a server ranked in %s that fails in %s, or slower by more than %.0f%% after the drift with one-sided p ≤ %.2f, "+
-		"by req/s where the load engine kept up in both runs, and by capacity req/s\n", c.A, c.B, 100*c.Threshold, stats.Alpha)
+		"by req/s where the load tool kept up in both runs, and by capacity req/s\n", c.A, c.B, 100*c.Threshold, stats.Alpha)
 	if c.Regressions == 0 {
 		b.WriteString("regressions: none\n")
 	} else {
@@ -147,7 +147,7 @@ func marks(m metric, ch Change, f *Figure, drift bool) string {
 	case m.kind == loadRPS && len(ch.ClientBound) > 0:
 		out = append(out, "client-bound in "+strings.Join(ch.ClientBound, "+")+", not judged")
 	case m.kind == capacityRPS && !f.Judged:
-		out = append(out, "capacity engine client-bound, not judged")
+		out = append(out, "capacity tool client-bound, not judged")
 	}
 	if f.Judged && drift {
 		out = append(out, fmt.Sprintf("%+.1f%% after drift", 100*f.Adjusted))

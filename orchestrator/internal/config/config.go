@@ -23,7 +23,7 @@ import (
 // Config holds every setting of a run. The `help` tag is what a user is told
 // when the value is refused, and what .env.example explains.
 type Config struct {
-	Duration         time.Duration `env:"GRPC_BENCHMARK_DURATION" envDefault:"20s" help:"measured load per server and engine, split evenly over the rounds (with GRPC_BENCHMARK_ROUNDS=auto, over its first look's 3 rounds, every round measuring that long): a duration such as 20s or 1m, at least 1s a round, at most 1h"`
+	Duration         time.Duration `env:"GRPC_BENCHMARK_DURATION" envDefault:"20s" help:"measured load per server and load tool, split evenly over the rounds (with GRPC_BENCHMARK_ROUNDS=auto, over its first look's 3 rounds, every round measuring that long): a duration such as 20s or 1m, at least 1s a round, at most 1h"`
 	Warmup           time.Duration `env:"GRPC_BENCHMARK_WARMUP" envDefault:"5s" help:"unmeasured warm-up load before each round's measurement (each round starts a fresh server): a duration from 1s to 10m"`
 	Rounds           RoundCount    `env:"GRPC_BENCHMARK_ROUNDS" envDefault:"3" help:"rounds per server, interleaved (round 1 of every server, then round 2, ...), each a fresh server container: a whole number from 1 to 100, or auto (looks after rounds 3, 6, 9 and 12; only the servers of pairs not yet separated or equivalent go on)"`
 	Seed             string        `env:"GRPC_BENCHMARK_SEED" help:"seed of the random order in which each round visits the servers and cells, recorded in results.json: a whole number from 1 to 18446744073709551615 replays a run's order; empty draws one"`

@@ -29,7 +29,7 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 		fmt.Fprintf(&b, "\n### %s\n\n", c.Name())
 		rows := Ranking(c)
 		n := notes(run, c, rows, Judge(run, rows))
-		fmt.Fprintf(&b, "Ranking by the load engine (%s), medians of %s:\n\n", toolOf(c), roundsText(c))
+		fmt.Fprintf(&b, "Ranking by the load tool (%s), medians of %s:\n\n", toolOf(c), roundsText(c))
 		markdownTable(&b, rows)
 		capacity := CapacityRanking(c)
 		if capacity != nil {
@@ -60,7 +60,7 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 }
 
 func markdownTable(b *strings.Builder, rows []RankingRow) {
-	b.WriteString("| # | group | server | engine | req/s | interval | CV | server CPU | req/s per core | p50 | p99 | p99.9 | memory | flags |\n")
+	b.WriteString("| # | group | server | tool | req/s | interval | CV | server CPU | req/s per core | p50 | p99 | p99.9 | memory | flags |\n")
 	b.WriteString("|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for i, r := range rows {
 		cpu, perCore, mem := serverFigures(r)

@@ -103,7 +103,7 @@ func Ranking(c record.Cell) []RankingRow {
 
 // CapacityCaption says where the server capacity ranking's figures come
 // from, for every file that shows it.
-const CapacityCaption = "the capacity engine's figures alone: it measures every server in every round, over the same kind of window, whether the load engine kept up or not"
+const CapacityCaption = "the capacity tool's figures alone: it measures every server in every round, over the same kind of window, whether the load tool kept up or not"
 
 // CapacityRanking is the "server capacity" ranking: each server's figures
 // from the capacity measurements alone, over the rounds that have one, so

@@ -84,7 +84,7 @@ func TestJudgeTestsEveryPairWithRoundsAsBlocks(t *testing.T) {
 
 func TestCapacityRanking(t *testing.T) {
 	// capacity measures the first len(rps) rounds with h2; bound marks the
-	// load engine client-bound in every round.
+	// load tool client-bound in every round.
 	capacity := func(s record.Server, bound bool, rps ...float64) record.Server {
 		for i := range s.Rounds {
 			s.Rounds[i].ClientBound = bound
@@ -101,7 +101,7 @@ func TestCapacityRanking(t *testing.T) {
 	cell := runOf(
 		capacity(rounds(seedRows[0], "bound", 30000, 31000, 32000), true, 90000, 95000, 91000),
 		capacity(rounds(seedRows[1], "kept_up", 20000, 21000, 22000), false, 25000, 24000, 26000),
-		capacity(rounds(seedRows[2], "once", 30000, 30500, 31000), true, 80000), // the capacity engine's only round counts alone
+		capacity(rounds(seedRows[2], "once", 30000, 30500, 31000), true, 80000), // the capacity tool's only round counts alone
 		rounds(seedRows[3], "capacity_off", 30000, 30500, 31000),                // never measured by it
 	).Cells[0]
 	rows := report.CapacityRanking(cell)
@@ -124,7 +124,7 @@ func TestCapacityRanking(t *testing.T) {
 		t.Errorf("capacity notes =\n%q\nwant\n%q", got, wantNotes)
 	}
 	if got := names(report.Ranking(cell)); !slices.Equal(got, []string{"bound", "once", "capacity_off", "kept_up"}) {
-		t.Errorf("the load engine's ranking = %v", got)
+		t.Errorf("the load tool's ranking = %v", got)
 	}
 	if report.CapacityRanking(runOf(rounds(seedRows[0], "x", 1)).Cells[0]) != nil {
 		t.Error("a cell without capacity measurements has a capacity ranking")

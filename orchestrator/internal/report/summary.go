@@ -24,7 +24,7 @@ func WriteSummary(w io.Writer, run record.Run) error {
 		fmt.Fprintf(&b, "== %s\n\n", c.Name())
 		rows := Ranking(c)
 		analysis := Judge(run, rows)
-		fmt.Fprintf(&b, "ranking by the load engine (%s), medians of %s:\n", toolOf(c), roundsText(c))
+		fmt.Fprintf(&b, "ranking by the load tool (%s), medians of %s:\n", toolOf(c), roundsText(c))
 		writeRows(&b, rows)
 		var capacityNotes []string
 		capacity := CapacityRanking(c)
@@ -80,7 +80,7 @@ cores busy in a round).
 
 func writeRows(b *strings.Builder, rows []RankingRow) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "group\tserver\tengine\treq/s\tinterval\tCV\tserver cpu\treq/s per core\tp50\tp99\tp99.9\tmemory\tthrottled\tflags\t")
+	fmt.Fprintln(tw, "group\tserver\ttool\treq/s\tinterval\tCV\tserver cpu\treq/s per core\tp50\tp99\tp99.9\tmemory\tthrottled\tflags\t")
 	for _, r := range rows {
 		cpu, perCore, mem := serverFigures(r)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%/%.0f%%\t%s\t\n",

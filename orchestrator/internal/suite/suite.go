@@ -63,7 +63,7 @@ type Hosts struct {
 // Images are what the clients run from.
 type Images struct {
 	// Client is the orchestrator's own image: it runs the readiness probe,
-	// the conformance gate and the load engines that are Runners.
+	// the conformance gate and the load tools that are Runners.
 	Client string
 	// Tools are the images of the other engines, by engine name.
 	Tools map[string]string
