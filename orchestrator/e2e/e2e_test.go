@@ -152,12 +152,13 @@ func engine(t *testing.T) *client.Client {
 	return api
 }
 
-// containerIDs lists every container on the engine, running or not.
-func containerIDs(t *testing.T, api *client.Client, label string) []string {
+// containerIDs lists the containers on the engine, running or not, that
+// carry every one of labels (key=value).
+func containerIDs(t *testing.T, api *client.Client, labels ...string) []string {
 	t.Helper()
-	opts := container.ListOptions{All: true}
-	if label != "" {
-		opts.Filters = filters.NewArgs(filters.Arg("label", label))
+	opts := container.ListOptions{All: true, Filters: filters.NewArgs()}
+	for _, l := range labels {
+		opts.Filters.Add("label", l)
 	}
 	list, err := api.ContainerList(context.Background(), opts)
 	if err != nil {
@@ -168,6 +169,14 @@ func containerIDs(t *testing.T, api *client.Client, label string) []string {
 		ids[i] = c.ID
 	}
 	return ids
+}
+
+// ownContainers lists the containers of this test's image name, its
+// lock's included: other runs may share the engine, so a test counts only
+// what its own runs could have started.
+func ownContainers(t *testing.T, api *client.Client) []string {
+	t.Helper()
+	return append(containerIDs(t, api, "io.grpcbench.images="+testImageName), containerIDs(t, api, "io.grpcbench.lock="+testImageName)...)
 }
 
 func assertNoContainersLeft(t *testing.T, api *client.Client) {
@@ -261,7 +270,7 @@ func TestBadInputIsRefusedBeforeAnyContainer(t *testing.T) {
 		{"a results folder that is a file", "GRPC_RESULTS_DIR", "/etc/hostname"},
 		{"a misspelled setting", "GRPC_BENCHMARK_DURATON", "3s"},
 	}
-	before := containerIDs(t, api, "")
+	before := ownContainers(t, api)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			env := benchEnv(t, map[string]string{tc.variable: tc.value})
@@ -307,7 +316,7 @@ func TestBadInputIsRefusedBeforeAnyContainer(t *testing.T) {
 			}
 		})
 	}
-	if after := containerIDs(t, api, ""); len(after) != len(before) {
+	if after := ownContainers(t, api); len(after) != len(before) {
 		t.Errorf("containers before: %d, after: %d", len(before), len(after))
 	}
 }
@@ -338,7 +347,7 @@ func TestBadFilesAreRefusedBeforeAnyContainer(t *testing.T) {
 	write("scenarios/flat/payload.json", `{"request": "x"}`)
 	write("servers/Go GRPC/Dockerfile", "FROM debian:bookworm-slim\n")
 
-	before := containerIDs(t, api, "")
+	before := ownContainers(t, api)
 	env := benchEnv(t, map[string]string{"GRPC_REQUEST_SCENARIO": "flat", "GRPC_BENCHMARKS": ""})
 	res := runBinary(t, root, env, "bench")
 	if res.code != 2 {
@@ -359,7 +368,7 @@ func TestBadFilesAreRefusedBeforeAnyContainer(t *testing.T) {
 	if entries, _ := os.ReadDir(resultsDir(env)); len(entries) > 0 {
 		t.Errorf("a run folder was created: %v", entries)
 	}
-	if after := containerIDs(t, api, ""); len(after) != len(before) {
+	if after := ownContainers(t, api); len(after) != len(before) {
 		t.Errorf("containers before: %d, after: %d", len(before), len(after))
 	}
 }

@@ -26,7 +26,7 @@ func TestKilledLoadClientIsSaidInWords(t *testing.T) {
 			continue
 		}
 		for range 50 { // the client container starts a moment after the line
-			if ids := containerIDs(t, api, "io.grpcbench.role=load"); len(ids) == 1 {
+			if ids := containerIDs(t, api, "io.grpcbench.role=load", "io.grpcbench.images="+testImageName); len(ids) == 1 {
 				time.Sleep(2 * time.Second) // into its load
 				if err := api.ContainerKill(context.Background(), ids[0], "KILL"); err != nil {
 					t.Fatal(err)

@@ -203,7 +203,7 @@ const hostSide = "10.231.0.1"
 func serverIsContained(t *testing.T, api *client.Client, address string) {
 	t.Helper()
 	ctx := context.Background()
-	ids := containerIDs(t, api, "io.grpcbench.role=server")
+	ids := containerIDs(t, api, "io.grpcbench.role=server", "io.grpcbench.images="+testImageName)
 	if len(ids) != 1 {
 		t.Fatalf("want one server container on the servers' engine, have %v", ids)
 	}
