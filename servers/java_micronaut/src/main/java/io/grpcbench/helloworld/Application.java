@@ -32,12 +32,13 @@ public class Application {
     Micronaut.build(args)
         .mainClass(Application.class)
         // micronaut-grpc hands the "io" executor to NettyServerBuilder.executor, so it runs the
-        // calls: a fixed pool of the CPU quota instead of the default unbounded cached pool.
-        // grpcbench.threads sizes the worker event loops (EventLoops).
+        // calls: its type (application.yml: fixed, instead of the default unbounded cached pool)
+        // gets the CPU quota as its size, a fixed pool's threads or a work-stealing pool's
+        // parallelism. grpcbench.threads sizes the worker event loops (EventLoops).
         .properties(
             Map.of(
-                "micronaut.executors.io.type", "fixed",
                 "micronaut.executors.io.n-threads", threads,
+                "micronaut.executors.io.parallelism", threads,
                 EventLoops.THREADS, threads))
         .start();
   }

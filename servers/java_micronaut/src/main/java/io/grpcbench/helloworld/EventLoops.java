@@ -5,12 +5,17 @@ import io.grpc.netty.NettyServerBuilder;
 import io.micronaut.context.annotation.Value;
 import io.micronaut.context.event.BeanCreatedEvent;
 import io.micronaut.context.event.BeanCreatedEventListener;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.executor.ExecutorConfiguration;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import jakarta.annotation.PreDestroy;
+import jakarta.inject.Named;
 import jakarta.inject.Singleton;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Sizes the Netty event loops of the server builder that micronaut-grpc creates (its documented
@@ -21,12 +26,19 @@ import jakarta.inject.Singleton;
 public class EventLoops implements BeanCreatedEventListener<ServerBuilder<?>> {
   static final String THREADS = "grpcbench.threads";
 
+  private static final Logger logger = LoggerFactory.getLogger(EventLoops.class);
+
   private final int threads;
+  private final ExecutorConfiguration calls;
   private EventLoopGroup boss;
   private EventLoopGroup workers;
 
-  public EventLoops(@Value("${" + THREADS + "}") int threads) {
+  /** calls: the configuration of the "io" executor, which micronaut-grpc gives to the builder. */
+  public EventLoops(
+      @Value("${" + THREADS + "}") int threads,
+      @Named(TaskExecutors.IO) ExecutorConfiguration calls) {
     this.threads = threads;
+    this.calls = calls;
   }
 
   @Override
@@ -41,6 +53,12 @@ public class EventLoops implements BeanCreatedEventListener<ServerBuilder<?>> {
           .bossEventLoopGroup(boss)
           .workerEventLoopGroup(workers)
           .channelType(NioServerSocketChannel.class);
+      // Micronaut.start() blocks while the server runs: the executor's kind is said here.
+      logger.info(
+          "io executor: {} (threads {}, parallelism {})",
+          calls.getType(),
+          calls.getNumberOfThreads(),
+          calls.getParallelism());
     }
     return builder;
   }
