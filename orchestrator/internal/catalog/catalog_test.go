@@ -130,7 +130,7 @@ func TestVariantsRunTheirBase(t *testing.T) {
 	if cat.Base("jvm_zgc") != "jvm" || cat.Base("other") != "other" || cat.ServerDir("jvm_zgc") != filepath.Join(root, "servers", "jvm") {
 		t.Errorf("bases: %s %s %s", cat.Base("jvm_zgc"), cat.Base("other"), cat.ServerDir("jvm_zgc"))
 	}
-	if m := cat.Manifest("jvm_zgc"); m.Stack != "Java" || m.Text() != "grpc-java 1.85.1" {
+	if m := cat.Manifest("jvm_zgc"); m.Stack != "Java" || m.Name != "grpc-java" || m.Version != "1.85.1" {
 		t.Errorf("a variant's manifest: %+v, want its base's", m)
 	}
 	if env := cat.Env("jvm_zgc"); !slices.Equal(env, []string{"A=1", "JAVA_TOOL_OPTIONS=-XX:+UseZGC"}) || cat.Env("jvm") != nil {
@@ -186,7 +186,7 @@ func TestServerWithoutManifestIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := cat.Manifest("x"); m.Stack != "test" || m.Text() != "none 0" {
+	if m := cat.Manifest("x"); m.Stack != "test" || m.Name != "none" || m.Version != "0" || m.GRPC != nil {
 		t.Errorf("manifest %+v", m)
 	}
 }

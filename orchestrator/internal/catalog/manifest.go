@@ -52,15 +52,6 @@ type Pin struct {
 	Unchecked string `json:"unchecked,omitempty"`
 }
 
-// Text is the library and version, with the gRPC implementation under it:
-// "grpc-go 1.85.0", "Micronaut 4.10.8 on grpc-java 1.75.0".
-func (m Manifest) Text() string {
-	if m.GRPC == nil {
-		return m.Name + " " + m.Version
-	}
-	return m.Name + " " + m.Version + " on " + m.GRPC.Name + " " + m.GRPC.Version
-}
-
 // Manifest is what a server (or a variant's base) declares it is built on.
 func (c Catalog) Manifest(name string) Manifest { return c.manifests[c.Base(name)] }
 
