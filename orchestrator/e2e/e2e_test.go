@@ -37,6 +37,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/toolcompare"
 
 	// The load tools, as the binary imports them.
@@ -346,6 +347,7 @@ func TestBadFilesAreRefusedBeforeAnyContainer(t *testing.T) {
 	write("scenarios/flat/helloworld.proto", strings.Replace(string(proto), "Hello request = 1;", "string request = 1;", 1))
 	write("scenarios/flat/payload.json", `{"request": "x"}`)
 	write("servers/Go GRPC/Dockerfile", "FROM debian:bookworm-slim\n")
+	write("servers/Go GRPC/server.json", testfiles.Manifest)
 
 	before := ownContainers(t, api)
 	env := benchEnv(t, map[string]string{"GRPC_REQUEST_SCENARIO": "flat", "GRPC_BENCHMARKS": ""})

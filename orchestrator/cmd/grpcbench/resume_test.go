@@ -36,7 +36,7 @@ func TestResumeWithOtherCodeIsRefused(t *testing.T) {
 	// relative to the working directory: not this package's folder, which
 	// the user running the tests may not be able to write to.
 	t.Chdir(t.TempDir())
-	for name, content := range map[string]string{"servers/a/Dockerfile": "FROM scratch\n", "scenarios/complex_proto/helloworld.proto": "syntax = \"proto3\";\n"} {
+	for name, content := range map[string]string{"servers/a/Dockerfile": "FROM scratch\n", "servers/a/server.json": testfiles.Manifest, "scenarios/complex_proto/helloworld.proto": "syntax = \"proto3\";\n"} {
 		testfiles.Write(t, filepath.Join(root, name), content)
 	}
 	dir := saveRun(t, record.Run{ID: "r", Commit: "unknown commit (no git history here)", Interrupted: true,

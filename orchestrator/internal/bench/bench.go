@@ -356,6 +356,11 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 			}
 			srv := &cell.Servers[i]
 			srv.Image, srv.ImageID = b.Builder.ServerTag(k.base, k.scenario), ids[k]
+			m := b.Builder.Catalog.Manifest(name)
+			srv.Stack, srv.Library, srv.Version = m.Stack, m.Name, m.Version
+			if m.GRPC != nil {
+				srv.GRPC = m.GRPC.Name + " " + m.GRPC.Version
+			}
 			if err := failed[k]; err != nil {
 				f := suite.FailureOf(err)
 				srv.Failure = &f

@@ -218,6 +218,13 @@ func newTestBench(t *testing.T, eng *fakeHost, servers ...string) Options {
 	write(filepath.Join(root, "Dockerfile"), "FROM debian:bookworm-slim\n")
 	for _, s := range servers {
 		write(filepath.Join(root, "servers", s, "Dockerfile"), "FROM debian:bookworm-slim\n")
+		write(filepath.Join(root, "servers", s, catalog.ManifestFile), `{"stack": "Go", "library": "grpc-go", "version": "1.85.0",
+			"pinned": {"unchecked": "a test"}, "grpc": {"library": "core", "version": "2", "pinned": {"unchecked": "a test"}}}`)
+	}
+	write(filepath.Join(root, "scenarios", "complex_proto", "helloworld.proto"), "")
+	cat, err := catalog.Open(root)
+	if err != nil {
+		t.Fatal(err)
 	}
 	sc, err := scenario.Load(context.Background(), filepath.Join("..", "..", "..", "scenarios", "complex_proto"))
 	if err != nil {
@@ -229,8 +236,8 @@ func newTestBench(t *testing.T, eng *fakeHost, servers ...string) Options {
 	}
 	return Options{
 		Hosts:         suite.Hosts{Servers: eng},
-		Builder:       images.Builder{Host: eng, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "test"},
-		ClientBuilder: images.Builder{Host: eng, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "test"},
+		Builder:       images.Builder{Host: eng, Catalog: cat, Name: "test"},
+		ClientBuilder: images.Builder{Host: eng, Catalog: cat, Name: "test"},
 		Config:        cfg,
 		Scenarios:     map[string]*scenario.Scenario{sc.Name: sc},
 		Folder:        record.Folder{Dir: t.TempDir()},
@@ -282,6 +289,11 @@ func TestAFailureInAnyPhaseIsRecordedAndTheRunGoesOn(t *testing.T) {
 	}
 	if !got[4].Ranked() || got[4].Rounds[2].Load.RPS != 1000 || !got[4].Conformance.Passed {
 		t.Errorf("the good server has no load result or verdict: %+v", got[4])
+	}
+	for _, srv := range got { // what each server is built on is recorded, built or not
+		if srv.Stack != "Go" || srv.Built() != "grpc-go 1.85.0 on core 2" {
+			t.Errorf("%s: stack %q, built on %q, want its server.json's", srv.Name, srv.Stack, srv.Built())
+		}
 	}
 	if left := eng.notRemoved(); len(left) > 0 {
 		t.Errorf("containers not removed: %v", left)

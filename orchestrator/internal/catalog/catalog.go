@@ -32,6 +32,8 @@ type Catalog struct {
 	// variants are the servers that run another's image with settings of
 	// their own, by name.
 	variants map[string]Variant
+	// manifests are the server folders' server.json, by folder.
+	manifests map[string]Manifest
 }
 
 // VariantsFile declares a server's variants: JSON, an object whose keys
@@ -46,15 +48,19 @@ type Variant struct {
 	Env  map[string]string
 }
 
-// Open lists the servers and scenarios of the repository at root.
+// Open lists the servers and scenarios of the repository at root, and
+// reads each server's manifest: a server folder without one is refused.
 func Open(root string) (Catalog, error) {
-	c := Catalog{Root: root, variants: map[string]Variant{}}
+	c := Catalog{Root: root, variants: map[string]Variant{}, manifests: map[string]Manifest{}}
 	folders, err := subdirs(filepath.Join(root, "servers"), "Dockerfile")
 	if err != nil {
 		return c, err
 	}
 	for _, base := range folders {
 		c.Servers = append(c.Servers, base)
+		if c.manifests[base], err = c.readManifest(base); err != nil {
+			return c, err
+		}
 		names, err := c.readVariants(base)
 		if err != nil {
 			return c, err

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
 
 // TestEveryServerFolderIsComplete keeps a new server folder from skipping
@@ -109,13 +111,11 @@ func lines(t *testing.T, path string) []string {
 func TestVariantsRunTheirBase(t *testing.T) {
 	root := t.TempDir()
 	for _, f := range []string{"servers/jvm/Dockerfile", "servers/other/Dockerfile", "scenarios/s/helloworld.proto"} {
-		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, f), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testfiles.Write(t, filepath.Join(root, f), "")
 	}
+	testfiles.Write(t, filepath.Join(root, "servers", "jvm", ManifestFile),
+		`{"stack": "Java", "library": "grpc-java", "version": "1.85.1", "pinned": {"file": "pom.xml", "name": "io.grpc:grpc-bom"}}`)
+	testfiles.Write(t, filepath.Join(root, "servers", "other", ManifestFile), testfiles.Manifest)
 	variants := `{"jvm_zgc": {"JAVA_TOOL_OPTIONS": "-XX:+UseZGC", "A": "1"}, "jvm_g1gc": {"JAVA_TOOL_OPTIONS": "-XX:+UseG1GC"}}`
 	if err := os.WriteFile(filepath.Join(root, "servers", "jvm", VariantsFile), []byte(variants), 0o644); err != nil {
 		t.Fatal(err)
@@ -129,6 +129,9 @@ func TestVariantsRunTheirBase(t *testing.T) {
 	}
 	if cat.Base("jvm_zgc") != "jvm" || cat.Base("other") != "other" || cat.ServerDir("jvm_zgc") != filepath.Join(root, "servers", "jvm") {
 		t.Errorf("bases: %s %s %s", cat.Base("jvm_zgc"), cat.Base("other"), cat.ServerDir("jvm_zgc"))
+	}
+	if m := cat.Manifest("jvm_zgc"); m.Stack != "Java" || m.Name != "grpc-java" || m.Version != "1.85.1" {
+		t.Errorf("a variant's manifest: %+v, want its base's", m)
 	}
 	if env := cat.Env("jvm_zgc"); !slices.Equal(env, []string{"A=1", "JAVA_TOOL_OPTIONS=-XX:+UseZGC"}) || cat.Env("jvm") != nil {
 		t.Errorf("env %v, base env %v", env, cat.Env("jvm"))
@@ -152,5 +155,38 @@ func TestVariantsRunTheirBase(t *testing.T) {
 	}
 	if _, err := Open(root); err == nil {
 		t.Error("a variant named as a server folder was taken")
+	}
+}
+
+// TestServerWithoutManifestIsRefused: a server folder must say what it is
+// built on, and say it completely, or no run starts.
+func TestServerWithoutManifestIsRefused(t *testing.T) {
+	root := t.TempDir()
+	testfiles.Write(t, filepath.Join(root, "servers", "x", "Dockerfile"), "FROM scratch\n")
+	testfiles.Write(t, filepath.Join(root, "scenarios", "s", "helloworld.proto"), "")
+	manifest := filepath.Join(root, "servers", "x", ManifestFile)
+	if _, err := Open(root); err == nil || !strings.Contains(err.Error(), "servers/x/server.json is missing: every server declares its stack, library and version there") {
+		t.Errorf("no manifest: %v", err)
+	}
+	for content, want := range map[string]string{
+		`{"library": "a", "version": "1", "pinned": {"unchecked": "why"}}`:                                "servers/x/server.json: no stack",
+		`{"stack": "Go", "library": "a", "pinned": {"unchecked": "why"}}`:                                 `"library" and "version" are required`,
+		`{"stack": "Go", "library": "a", "version": "1", "pinned": {}}`:                                   `a: "pinned" needs a file and a name, or "unchecked"`,
+		`{"stack": "Go", "library": "a", "version": "1", "pinned": {"file": "go.mod"}}`:                   `a: "pinned" names no library in go.mod`,
+		`{"stack": "Go", "library": "a", "version": "1", "pinned": {"unchecked": "why"}, "grpc": {}}`:     `grpc: "library" and "version" are required`,
+		`{"stack": "Go", "library": "a", "version": "1", "pinned": {"unchecked": "why"}, "threads": "2"}`: `unknown field "threads"`,
+	} {
+		testfiles.Write(t, manifest, content)
+		if _, err := Open(root); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", content, err, want)
+		}
+	}
+	testfiles.Write(t, manifest, testfiles.Manifest)
+	cat, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := cat.Manifest("x"); m.Stack != "test" || m.Name != "none" || m.Version != "0" || m.GRPC != nil {
+		t.Errorf("manifest %+v", m)
 	}
 }

@@ -146,6 +146,14 @@ type Server struct {
 	Name    string `json:"name"`
 	Image   string `json:"image"`
 	ImageID string `json:"image_id,omitempty"`
+	// Stack, Library and Version are what the server is built on, as its
+	// folder's server.json declares them; GRPC is the gRPC implementation
+	// under a framework ("grpc-java 1.75.0"), empty when Library is one.
+	// Runs recorded before them have none.
+	Stack   string `json:"stack,omitempty"`
+	Library string `json:"library,omitempty"`
+	Version string `json:"version,omitempty"`
+	GRPC    string `json:"grpc,omitempty"`
 	// Failure is set when the server could not be measured in every round;
 	// such a server is listed, not ranked.
 	Failure *Failure `json:"failure,omitempty"`
@@ -238,6 +246,19 @@ type Phase struct {
 func (s Server) Ranked() bool {
 	return s.FirstFailure() == nil && len(s.Rounds) > 0 &&
 		!slices.ContainsFunc(s.Rounds, func(r Round) bool { return r.Load == nil })
+}
+
+// Built is the library the server ran and its version, with the gRPC
+// implementation under it: "grpc-go 1.85.0", "Micronaut 4.10.8 on
+// grpc-java 1.75.0"; empty in a run recorded before servers declared it.
+func (s Server) Built() string {
+	switch {
+	case s.Library == "":
+		return ""
+	case s.GRPC != "":
+		return s.Library + " " + s.Version + " on " + s.GRPC
+	}
+	return s.Library + " " + s.Version
 }
 
 // FirstFailure is why a server is not ranked, nil while it has not failed:

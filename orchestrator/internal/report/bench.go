@@ -61,6 +61,9 @@ func writeCell(b *strings.Builder, run record.Run, c record.Cell) {
 	for _, n := range notes(run, c, rows, analysis) {
 		b.WriteString("! " + n + "\n")
 	}
+	if l := librariesNote(c); l != "" {
+		b.WriteString("! " + l + "\n")
+	}
 	b.WriteString("Benchmark Execution Parameters:\n")
 	b.WriteString(run.Commit + "\n")
 	for _, s := range c.Settings {
@@ -125,6 +128,23 @@ func notes(run record.Run, c record.Cell, rows []RankingRow, a stats.Analysis) [
 		out[i] = visible.Text(n)
 	}
 	return out
+}
+
+// librariesNote lists what every server of the cell is built on, ranked
+// or not, as its server.json declares it: "libraries: go_grpc grpc-go
+// 1.85.0 (Go); ...". It is empty for a run recorded before servers
+// declared it.
+func librariesNote(c record.Cell) string {
+	var parts []string
+	for _, s := range c.Servers {
+		if s.Library != "" {
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", s.Name, s.Built(), s.Stack))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return visible.Text("libraries: " + strings.Join(parts, "; "))
 }
 
 // rpsText is a row's median req/s; a client-bound row's is a lower bound

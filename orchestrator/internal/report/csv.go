@@ -56,6 +56,13 @@ import (
 //	                     than 0.3 cores busy beside the server and its client
 //	group                the row's letters: rows that share one cannot be
 //	                     told apart
+//	stack                the server's language or platform, from its
+//	                     server.json (this and the next three are empty
+//	                     for a run recorded before servers declared them)
+//	library, version     the library the server is built on, and its version
+//	grpc                 the gRPC implementation under that library and its
+//	                     version, when the library is a framework over
+//	                     another project's ("grpc-java 1.75.0")
 var CSVColumns = []string{
 	"run", "scenario", "server_cpus", "client_cpus", "profile", "connections", "concurrency",
 	"server", "engines", "rounds",
@@ -64,6 +71,7 @@ var CSVColumns = []string{
 	"server_cpu_percent", "client_cpu_percent", "rps_per_server_core", "memory_mib",
 	"server_throttled", "client_throttled", "client_bound", "failed_share",
 	"ranked", "failure", "capacity_rps_median", "busy_host_rounds", "group",
+	"stack", "library", "version", "grpc",
 }
 
 // Columns of the server's own stats, left empty when no round had them.
@@ -75,6 +83,7 @@ var (
 	colRanked          = slices.Index(CSVColumns, "ranked")
 	colFailure         = slices.Index(CSVColumns, "failure")
 	colCapacity        = slices.Index(CSVColumns, "capacity_rps_median")
+	colStack           = slices.Index(CSVColumns, "stack")
 )
 
 // WriteCSV writes results.csv: CSVColumns, then a row per server and cell.
@@ -90,19 +99,21 @@ func WriteCSV(w io.Writer, run record.Run) error {
 		for _, r := range CapacityRanking(c) {
 			capacity[r.Name] = r.RPS.Median
 		}
-		rounds := map[string]int{}
+		servers := map[string]record.Server{}
 		for _, s := range c.Servers {
-			rounds[s.Name] = len(s.Rounds)
+			servers[s.Name] = s
 		}
 		rows := Ranking(c)
 		Judge(run, rows)
 		for _, r := range rows {
-			rec := append(cell[:len(cell):len(cell)], r.Name, strings.Join(r.Tools, "+"), strconv.Itoa(rounds[r.Name]),
+			s := servers[r.Name]
+			rec := append(cell[:len(cell):len(cell)], r.Name, strings.Join(r.Tools, "+"), strconv.Itoa(len(s.Rounds)),
 				num(r.RPS.Median, 1), num(r.RPS.Lo, 1), num(r.RPS.Hi, 1), r.RPS.Interval, num(r.RPS.CV, 4),
 				msField(r.P50), msField(r.P90), msField(r.P95), msField(r.P99), msField(r.P999),
 				num(r.ServerCPU, 2), num(r.ClientCPU, 2), num(r.PerServerCore, 1), num(float64(r.MemoryBytes)/(1<<20), 2),
 				num(r.ServerThrottled, 4), num(r.ClientThrottled, 4), strconv.FormatBool(r.ClientBound), num(r.ErrorShare(), 4),
 				"true", "", "", strconv.Itoa(r.BusyHostRounds), r.Group)
+			rec = append(rec, builtFields(s)...)
 			if r.ServerStats == 0 {
 				// No reading of the server: not a measured zero.
 				for _, col := range []int{colServerCPU, colPerCore, colMemory, colServerThrottled} {
@@ -121,7 +132,8 @@ func WriteCSV(w io.Writer, run record.Run) error {
 				continue
 			}
 			rec := append(cell[:len(cell):len(cell)], s.Name, "", strconv.Itoa(len(s.Rounds)))
-			rec = append(rec, make([]string, len(CSVColumns)-len(rec))...)
+			rec = append(rec, make([]string, colStack-len(rec))...)
+			rec = append(rec, builtFields(s)...)
 			rec[colRanked] = "false"
 			rec[colFailure] = csvText(FailureText(s))
 			if err := cw.Write(rec); err != nil {
@@ -134,6 +146,11 @@ func WriteCSV(w io.Writer, run record.Run) error {
 		return fmt.Errorf("write results.csv: %w", err)
 	}
 	return nil
+}
+
+// builtFields are a server's stack, library, version and grpc columns.
+func builtFields(s record.Server) []string {
+	return []string{csvText(s.Stack), csvText(s.Library), csvText(s.Version), csvText(s.GRPC)}
 }
 
 // FailureText says why a server is not ranked, as bench.txt does: the

@@ -88,6 +88,7 @@ type cellView struct {
 type rowView struct {
 	Rank                            int
 	Group, Name, Tools, Class       string
+	Stack, Library                  string
 	RPS, Interval, CV, CPU, PerCore string
 	P50, P99, P999, Memory, Flags   string
 }
@@ -172,6 +173,7 @@ func rowViews(rows []RankingRow) []rowView {
 			RPS: rpsText(r), Interval: intervalText(r.RPS), CV: fmt.Sprintf("%.1f%%", 100*r.RPS.CV),
 			P50: ms(r.P50), P99: ms(r.P99), P999: ms(r.P999), Flags: flags(r)}
 		v.CPU, v.PerCore, v.Memory = serverFigures(r)
+		v.Stack, v.Library = builtOn(r)
 		switch classOf(r) {
 		case classFailing:
 			v.Class = "failing"

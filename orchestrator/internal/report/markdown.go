@@ -60,16 +60,17 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 }
 
 func markdownTable(b *strings.Builder, rows []RankingRow) {
-	b.WriteString("| # | group | server | tool | req/s | interval | CV | server CPU | req/s per core | p50 | p99 | p99.9 | memory | flags |\n")
-	b.WriteString("|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	b.WriteString("| # | group | server | stack | library | tool | req/s | interval | CV | server CPU | req/s per core | p50 | p99 | p99.9 | memory | flags |\n")
+	b.WriteString("|--:|---|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for i, r := range rows {
 		cpu, perCore, mem := serverFigures(r)
-		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %.1f%% | %s | %s | %s | %s | %s | %s | %s |\n",
-			i+1, r.Group, markdownText(r.Name), strings.Join(r.Tools, "+"), rpsText(r), intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
+		stack, library := builtOn(r)
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s | %s | %.1f%% | %s | %s | %s | %s | %s | %s | %s |\n",
+			i+1, r.Group, markdownText(r.Name), markdownText(stack), markdownText(library), strings.Join(r.Tools, "+"), rpsText(r), intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
 			ms(r.P50), ms(r.P99), ms(r.P999), mem, flags(r))
 	}
 	if len(rows) == 0 {
-		b.WriteString("| | | no server ranked | | | | | | | | | | | |\n")
+		b.WriteString("| | | no server ranked | | | | | | | | | | | | | |\n")
 	}
 }
 

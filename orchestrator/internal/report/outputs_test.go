@@ -40,6 +40,55 @@ func TestLegacyRunRenders(t *testing.T) {
 	}
 }
 
+// TestEveryFileSaysWhatEachServerRan: the library and version each server
+// declared is in bench.txt (a ! line, seed 001's columns kept), summary.txt
+// and report.html, for ranked servers and the others; a run recorded
+// before servers declared them renders without.
+func TestEveryFileSaysWhatEachServerRan(t *testing.T) {
+	run, err := record.Load(filepath.Join("testdata", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench, summary, page := render(t, run, filepath.Join("testdata", "run"))
+	if want := "! libraries: go_grpc grpc-go 1.85.0 (Go); cpp_grpc_mt gRPC C++ 1.51.1 (C++); python_grpc grpcio 1.85.1 (Python); " +
+		"node_grpcjs_st @grpc/grpc-js 1.14.7 (Node.js); java_grpc grpc-java 1.85.1 (Java); rust_grpcio grpcio 0.13.0 on gRPC C core 1.56.2 (Rust)\n" +
+		"Benchmark Execution Parameters:"; !strings.Contains(bench, want) {
+		t.Errorf("bench.txt lacks\n%s\n%s", want, bench)
+	}
+	if !regexp.MustCompile(`(?m)^ +b +python_grpc +Python +grpcio 1\.85\.1 +ghz +3120 `).MatchString(summary) {
+		t.Errorf("summary.txt's row of python_grpc does not say grpcio 1.85.1:\n%s", summary)
+	}
+	if want := `<td class="name">go_grpc</td><td class="text" title="Go">grpc-go 1.85.0</td>`; strings.Count(page, want) != 2 {
+		t.Errorf("report.html's two rankings do not both say go_grpc's library %q", want)
+	}
+
+	legacy := filepath.Join("..", "record", "testdata", "legacy")
+	if run, err = record.Load(legacy); err != nil {
+		t.Fatal(err)
+	}
+	bench, summary, page = render(t, run, legacy)
+	if strings.Contains(bench, "libraries:") || !regexp.MustCompile(`(?m)^ +\S* +go_grpc +- +- +`).MatchString(summary) ||
+		!strings.Contains(page, `<td class="name">go_grpc</td><td class="text" title="-">-</td>`) {
+		t.Errorf("a run without libraries recorded:\n%s\n%s", bench, summary)
+	}
+}
+
+// render writes a run's bench.txt, summary.txt and report.html.
+func render(t *testing.T, run record.Run, dir string) (bench, summary, page string) {
+	t.Helper()
+	var b, s, p bytes.Buffer
+	if err := report.WriteBench(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteSummary(&s, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteHTML(&p, run, dir); err != nil {
+		t.Fatal(err)
+	}
+	return b.String(), s.String(), p.String()
+}
+
 // svgSize reads the width and height, in points, of the SVG elements of a
 // page, in order.
 var svgSize = regexp.MustCompile(`<svg role="img" aria-label="([^"]*)" width="([0-9.]+)pt" height="([0-9.]+)pt"`)
@@ -137,7 +186,7 @@ func TestServerWithoutStats(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(md.String(), "| b | python_grpc | ghz | 3120 | 3088–3161 (min–max, 75%) | 1.2% | n/a | n/a |") {
+	if !strings.Contains(md.String(), "| b | python_grpc | Python | grpcio 1.85.1 | ghz | 3120 | 3088–3161 (min–max, 75%) | 1.2% | n/a | n/a |") {
 		t.Errorf("results.md does not show python_grpc's CPU as n/a:\n%s", md.String())
 	}
 	perCore := page.String()[strings.Index(page.String(), `data-chart="per-core"`):]

@@ -30,6 +30,11 @@ const (
 // them: medians, with the spread of req/s.
 type RankingRow struct {
 	Name string `json:"name"`
+	// Stack and Library are what the server is built on (record.Server's
+	// Stack and Built), empty for a run recorded before servers declared
+	// it.
+	Stack   string `json:"stack,omitempty"`
+	Library string `json:"library,omitempty"`
 	// Tools are the load tools the figures come from.
 	Tools []string `json:"engines"`
 	// RPS sums up OK calls per second; Values are the rounds' own, of the
@@ -95,7 +100,7 @@ func Ranking(c record.Cell) []RankingRow {
 	var rows []RankingRow
 	for _, s := range c.Servers {
 		if s.Ranked() {
-			rows = append(rows, rowOf(s.Name, s.Rounds, func(r record.Round) *record.Measurement { return &r.Measurement }, float64(c.ClientCPUs)))
+			rows = append(rows, rowOf(s, s.Rounds, func(r record.Round) *record.Measurement { return &r.Measurement }, float64(c.ClientCPUs)))
 		}
 	}
 	return sorted(rows)
@@ -114,7 +119,7 @@ func CapacityRanking(c record.Cell) []RankingRow {
 	var rows []RankingRow
 	for _, s := range c.Servers {
 		if capacity := capacityRounds(s); len(capacity) > 0 {
-			rows = append(rows, rowOf(s.Name, capacity, func(r record.Round) *record.Measurement { return r.Capacity }, float64(c.ClientCPUs)))
+			rows = append(rows, rowOf(s, capacity, func(r record.Round) *record.Measurement { return r.Capacity }, float64(c.ClientCPUs)))
 		}
 	}
 	return sorted(rows)
@@ -173,8 +178,8 @@ func sorted(rows []RankingRow) []RankingRow {
 }
 
 // rowOf sums up a server's rounds by the measurement pick takes of each.
-func rowOf(name string, rounds []record.Round, pick func(record.Round) *record.Measurement, clientCPUs float64) RankingRow {
-	row := RankingRow{Name: name}
+func rowOf(s record.Server, rounds []record.Round, pick func(record.Round) *record.Measurement, clientCPUs float64) RankingRow {
+	row := RankingRow{Name: s.Name, Stack: s.Stack, Library: s.Built()}
 	var mean, p50, p90, p95, p99, p999, srvCPU, cliCPU, mem, perCore, srvThr, cliThr []float64
 	statuses := map[string]uint64{}
 	notes := map[string]bool{}

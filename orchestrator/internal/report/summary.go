@@ -10,6 +10,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
 
 // WriteSummary writes summary.txt: per cell, the ranking with its spread,
@@ -64,6 +65,8 @@ func noiseLine(b *strings.Builder, ranking string, rows []RankingRow) {
 
 const legend = `
 Columns: group: rows that share a letter cannot be told apart (every pair tested, see the notes).
+stack and library: what the server is built on, as its server.json declares it: the library and
+its version, then, after "on", the gRPC implementation under it when the library is a framework.
 req/s is the median of the rounds, with its interval and that interval's confidence: the range
 of the rounds (min–max) below 6 rounds, which holds the median with confidence 1 − 2·0.5^n
 (75% at 3 rounds, 87.5% at 4), from 6 rounds on the 95% confidence interval of the median
@@ -80,14 +83,24 @@ cores busy in a round).
 
 func writeRows(b *strings.Builder, rows []RankingRow) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "group\tserver\ttool\treq/s\tinterval\tCV\tserver cpu\treq/s per core\tp50\tp99\tp99.9\tmemory\tthrottled\tflags\t")
+	fmt.Fprintln(tw, "group\tserver\tstack\tlibrary\ttool\treq/s\tinterval\tCV\tserver cpu\treq/s per core\tp50\tp99\tp99.9\tmemory\tthrottled\tflags\t")
 	for _, r := range rows {
 		cpu, perCore, mem := serverFigures(r)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%/%.0f%%\t%s\t\n",
-			r.Group, r.Name, strings.Join(r.Tools, "+"), rpsText(r), intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
+		stack, library := builtOn(r)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%/%.0f%%\t%s\t\n",
+			r.Group, r.Name, stack, library, strings.Join(r.Tools, "+"), rpsText(r), intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
 			ms(r.P50), ms(r.P99), ms(r.P999), mem, 100*r.ServerThrottled, 100*r.ClientThrottled, flags(r))
 	}
 	tw.Flush()
+}
+
+// builtOn is a row's stack and library as text, "-" for a run recorded
+// before servers declared them.
+func builtOn(r RankingRow) (stack, library string) {
+	if r.Library == "" {
+		return "-", "-"
+	}
+	return visible.Text(r.Stack), visible.Text(r.Library)
 }
 
 func flags(r RankingRow) string {

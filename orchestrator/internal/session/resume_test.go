@@ -130,7 +130,8 @@ func assertSameRun(t *testing.T, cfg, resumed config.Config) {
 func TestResumeRefusesOtherCode(t *testing.T) {
 	root := t.TempDir()
 	for name, content := range map[string]string{"servers/a/Dockerfile": "FROM scratch\n", "servers/b/Dockerfile": "FROM scratch\n",
-		"servers/c/Dockerfile": "FROM scratch\n", "scenarios/s/helloworld.proto": "syntax = \"proto3\";\n"} {
+		"servers/c/Dockerfile": "FROM scratch\n", "servers/a/server.json": testfiles.Manifest, "servers/b/server.json": testfiles.Manifest,
+		"servers/c/server.json": testfiles.Manifest, "scenarios/s/helloworld.proto": "syntax = \"proto3\";\n"} {
 		testfiles.Write(t, filepath.Join(root, name), content)
 	}
 	cat, err := catalog.Open(root)

@@ -27,3 +27,7 @@ func Read(t testing.TB, path string) string {
 	}
 	return string(b)
 }
+
+// Manifest is a server.json for a test's server folder, which is built on
+// no project's library: its version is unchecked.
+const Manifest = `{"stack": "test", "library": "none", "version": "0", "pinned": {"unchecked": "a test server"}}` + "\n"
