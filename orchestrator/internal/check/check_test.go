@@ -29,7 +29,7 @@ func gate(spec backend.ContainerSpec) fake.Behaviour {
 	server := spec.Labels["io.grpcbench.server"]
 	switch spec.Labels[backend.RoleLabel] {
 	case "server":
-		return fake.Behaviour{Runs: server != "exits", Exit: 2}
+		return fake.Behaviour{Runs: server != "exits", Exit: 2, Stdout: "grpcbench-server: workers=1\n"}
 	case "conform":
 		v := probe.Verdict{Passed: true, Checks: []probe.Check{{Name: "echo", Passed: true}}}
 		switch server {
