@@ -35,7 +35,9 @@ public class ThreadsConfigSource implements ConfigSource {
     if (!(cpus > 0) || Double.isInfinite(cpus)) {
       System.err.println(
           "grpcbench-server: GRPC_SERVER_CPUS=\"" + s + "\" is not a positive number");
-      System.exit(2);
+      // Not System.exit: Quarkus's shutdown hook waits for the start this config load is part
+      // of, and the JVM hangs.
+      Runtime.getRuntime().halt(2);
     }
     return (int) Math.min(Math.ceil(cpus), Runtime.getRuntime().availableProcessors());
   }
