@@ -674,14 +674,17 @@ func TestSilentBuildIsCutOff(t *testing.T) {
 	assertNoContainersLeft(t, api)
 }
 
-// TestConformanceGateCatchesBrokenServers runs two servers that answer
-// wrongly, one with a changed message and one with an error status: the
-// gate must stop both before the load, with the reason.
+// TestConformanceGateCatchesBrokenServers runs servers that answer
+// wrongly, one with a changed message and one with an error status, and
+// two that answer well but state the wrong workers at start or none: the
+// gate must stop them all before the load, with the reason.
 func TestConformanceGateCatchesBrokenServers(t *testing.T) {
 	api := engine(t)
 	broken := map[string]string{
 		"changes_payload": "answer is not the echo of the request (name: sent",
 		"error_status":    "grpc-status Internal: broken on purpose",
+		"wrong_workers":   "workers: the server started workers=7, where GRPC_SERVER_CPUS=1 on",
+		"no_start_line":   `workers: the server printed no start-up line "grpcbench-server: workers=N"`,
 		// A server's text is shown escaped, on one line of its own.
 		"hostile_text": `grpc-status Internal: =HYPERLINK("http://evil")\x1b]0;pwned\a\x1b[2J\n| fake_server |`,
 	}
@@ -694,7 +697,7 @@ func TestConformanceGateCatchesBrokenServers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "changes_payload error_status hostile_text go_grpc"})
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "changes_payload error_status hostile_text wrong_workers no_start_line go_grpc"})
 	res := runBinary(t, root, env, "bench")
 	if res.code != 3 {
 		t.Errorf("exit code %d, want 3\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)

@@ -7,8 +7,10 @@
 // several threads each polling its own completion queue.
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -39,21 +41,23 @@ const char kAddress[] = "0.0.0.0:50051";
 // How long Shutdown lets in-flight calls finish before cancelling them.
 constexpr auto kShutdownGrace = std::chrono::seconds(5);
 
-// ThreadCount returns GRPC_SERVER_CPUS rounded up, or the number of CPUs the
-// process may run on when it is unset or invalid.
+// ThreadCount is the worker count by the benchmark's rule
+// (docs/adding-a-server.md#workers): GRPC_SERVER_CPUS rounded up, at most
+// the CPUs the process may run on, 1 when unset or empty; an invalid value
+// ends the server with status 2.
 int ThreadCount() {
-  int fallback = static_cast<int>(std::thread::hardware_concurrency());
-  if (fallback < 1) fallback = 1;
   const char* env = std::getenv("GRPC_SERVER_CPUS");
-  if (env == nullptr || *env == '\0') return fallback;
+  if (env == nullptr || *env == '\0') return 1;
   char* end = nullptr;
   double cpus = std::strtod(env, &end);
   if (end == env || *end != '\0' || !std::isfinite(cpus) || cpus <= 0) {
-    std::cerr << "ignoring invalid GRPC_SERVER_CPUS=\"" << env << "\""
-              << std::endl;
-    return fallback;
+    std::cerr << "grpcbench-server: GRPC_SERVER_CPUS=\"" << env
+              << "\" is not a positive number" << std::endl;
+    std::exit(2);
   }
-  return static_cast<int>(std::ceil(cpus));
+  cpu_set_t visible;
+  int n = sched_getaffinity(0, sizeof visible, &visible) == 0 ? CPU_COUNT(&visible) : 1;
+  return static_cast<int>(std::min(std::ceil(cpus), static_cast<double>(n)));
 }
 
 // CallData is the state of one SayHello call, from the request for it to the
@@ -116,11 +120,9 @@ int main() {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   const int threads = ThreadCount();
-  const char* cpus = std::getenv("GRPC_SERVER_CPUS");
-  std::cout << "gRPC C++ " << grpc::Version() << " async server: threads="
-            << threads << ", one completion queue each (GRPC_SERVER_CPUS=\""
-            << (cpus ? cpus : "") << "\", hardware_concurrency="
-            << std::thread::hardware_concurrency() << ")" << std::endl;
+  std::cout << "gRPC C++ " << grpc::Version()
+            << " async server, one completion queue per thread" << std::endl;
+  std::cout << "grpcbench-server: workers=" << threads << std::endl;
 
   Greeter::AsyncService service;
   ServerBuilder builder;

@@ -9,7 +9,6 @@
 #include <signal.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -136,12 +135,9 @@ int main() {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  const char* cpus = std::getenv("GRPC_SERVER_CPUS");
   std::cout << "gRPC C++ " << grpc::Version()
-            << " async server: threads=1, one completion queue"
-            << " (GRPC_SERVER_CPUS=\"" << (cpus ? cpus : "")
-            << "\" is not used, hardware_concurrency="
-            << std::thread::hardware_concurrency() << ")" << std::endl;
+            << " async server, one completion queue" << std::endl;
+  std::cout << "grpcbench-server: workers=1 (single-threaded)" << std::endl;
 
   ServerImpl server;
   return server.Run(stop_signals);

@@ -7,8 +7,10 @@
 // ServiceImpl, its call<> specialised for the method, run by grpcxx::server.
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <exception>
@@ -27,20 +29,23 @@ namespace {
 const char kHost[] = "0.0.0.0";
 constexpr int kPort = 50051;
 
-// WorkerCount returns GRPC_SERVER_CPUS rounded up, or the number of CPUs
-// the process may run on when it is unset or invalid.
+// WorkerCount is the worker count by the benchmark's rule
+// (docs/adding-a-server.md#workers): GRPC_SERVER_CPUS rounded up, at most
+// the CPUs the process may run on, 1 when unset or empty; an invalid value
+// ends the server with status 2.
 std::size_t WorkerCount() {
-	std::size_t fallback = std::thread::hardware_concurrency();
-	if (fallback < 1) fallback = 1;
 	const char *env = std::getenv("GRPC_SERVER_CPUS");
-	if (env == nullptr || *env == '\0') return fallback;
+	if (env == nullptr || *env == '\0') return 1;
 	char  *end  = nullptr;
 	double cpus = std::strtod(env, &end);
 	if (end == env || *end != '\0' || !std::isfinite(cpus) || cpus <= 0) {
-		std::cerr << "ignoring invalid GRPC_SERVER_CPUS=\"" << env << "\"" << std::endl;
-		return fallback;
+		std::cerr << "grpcbench-server: GRPC_SERVER_CPUS=\"" << env << "\" is not a positive number"
+				  << std::endl;
+		std::exit(2);
 	}
-	return static_cast<std::size_t>(std::ceil(cpus));
+	cpu_set_t visible;
+	int       n = sched_getaffinity(0, sizeof visible, &visible) == 0 ? CPU_COUNT(&visible) : 1;
+	return static_cast<std::size_t>(std::min(std::ceil(cpus), static_cast<double>(n)));
 }
 
 } // namespace
@@ -64,11 +69,8 @@ int main() {
 	pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
 	const std::size_t workers = WorkerCount();
-	const char       *cpus    = std::getenv("GRPC_SERVER_CPUS");
-	std::cout << "grpcxx server: workers=" << workers << " plus the I/O thread (GRPC_SERVER_CPUS=\""
-			  << (cpus ? cpus : "")
-			  << "\", hardware_concurrency=" << std::thread::hardware_concurrency() << ")"
-			  << std::endl;
+	std::cout << "grpcxx server: the workers plus the I/O thread" << std::endl;
+	std::cout << "grpcbench-server: workers=" << workers << std::endl;
 
 	ServiceImpl    greeter;
 	Service        service(greeter);

@@ -46,27 +46,28 @@ func (s *server) SayHello(_ context.Context, in *pb.HelloRequest) (*pb.HelloRepl
 	return &pb.HelloReply{Response: in.GetRequest()}, nil
 }
 
-// setMaxProcs sets GOMAXPROCS to GRPC_SERVER_CPUS rounded up. The runtime's
-// own cgroup-aware default (Go 1.25+) rounds the CPU limit up but never goes
-// below 2, so under --cpus=0.5 or --cpus=1 it would run 2 Ps on one core's
-// quota. An explicit GOMAXPROCS environment variable still wins.
-func setMaxProcs() {
-	s := os.Getenv("GRPC_SERVER_CPUS")
-	if s == "" || os.Getenv("GOMAXPROCS") != "" {
-		return
+// setWorkers sets GOMAXPROCS by the benchmark's rule
+// (docs/adding-a-server.md#workers): GRPC_SERVER_CPUS rounded up, at most
+// the CPUs the process may run on, 1 when unset or empty; an invalid value
+// ends the server with status 2. The runtime's own cgroup-aware default
+// (Go 1.25+) never goes below 2, so under --cpus=1 it would run 2 Ps on one
+// core's quota.
+func setWorkers() {
+	n := 1
+	if s := os.Getenv("GRPC_SERVER_CPUS"); s != "" {
+		cpus, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(cpus > 0) || math.IsInf(cpus, 0) {
+			log.Printf("grpcbench-server: GRPC_SERVER_CPUS=%q is not a positive number", s)
+			os.Exit(2)
+		}
+		n = int(min(math.Ceil(cpus), float64(runtime.NumCPU())))
 	}
-	cpus, err := strconv.ParseFloat(s, 64)
-	if err != nil || cpus <= 0 || math.IsInf(cpus, 0) {
-		log.Printf("ignoring invalid GRPC_SERVER_CPUS=%q", s)
-		return
-	}
-	runtime.GOMAXPROCS(min(int(math.Ceil(cpus)), runtime.NumCPU()))
+	runtime.GOMAXPROCS(n)
+	log.Printf("grpcbench-server: workers=%d", n)
 }
 
 func main() {
-	setMaxProcs()
-	log.Printf("GOMAXPROCS=%d (NumCPU=%d, GRPC_SERVER_CPUS=%q)",
-		runtime.GOMAXPROCS(0), runtime.NumCPU(), os.Getenv("GRPC_SERVER_CPUS"))
+	setWorkers()
 
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {

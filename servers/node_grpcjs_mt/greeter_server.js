@@ -6,6 +6,7 @@
 // The primary accepts connections and hands them to the workers in turn.
 
 const cluster = require('node:cluster');
+const os = require('node:os');
 const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
@@ -14,15 +15,21 @@ const PROTO_PATH = path.join(__dirname, 'scenario', 'helloworld.proto');
 const ADDRESS = '0.0.0.0:50051';
 const GRACE_MS = 5000;
 
-/** Worker processes: GRPC_SERVER_CPUS rounded up (1.5 -> 2); 1 if unset or invalid. */
+/**
+ * Worker processes by the benchmark's rule (docs/adding-a-server.md#workers):
+ * GRPC_SERVER_CPUS rounded up, at most the CPUs the process may use, 1 when
+ * unset or empty; an invalid value ends the server with status 2.
+ */
 function workerCount() {
   const raw = process.env.GRPC_SERVER_CPUS;
+  if (!raw) return 1;
   const cpus = Number(raw);
-  if (raw === undefined || !Number.isFinite(cpus) || cpus <= 0) {
-    if (raw !== undefined) console.error(`ignoring invalid GRPC_SERVER_CPUS=${JSON.stringify(raw)}`);
-    return 1;
+  if (!Number.isFinite(cpus) || cpus <= 0) {
+    const value = JSON.stringify(raw);
+    console.error(`grpcbench-server: GRPC_SERVER_CPUS=${value} is not a positive number`);
+    process.exit(2);
   }
-  return Math.ceil(cpus);
+  return Math.min(Math.ceil(cpus), os.availableParallelism());
 }
 
 /** Implements the SayHello RPC method: the inner message, unchanged. */
@@ -32,6 +39,7 @@ function sayHello(call, callback) {
 
 function primary() {
   const workers = workerCount();
+  console.log(`grpcbench-server: workers=${workers}`);
   console.log(`primary ${process.pid}: forking ${workers} worker(s)`);
   for (let i = 0; i < workers; i++) cluster.fork();
 

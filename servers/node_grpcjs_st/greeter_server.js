@@ -33,6 +33,7 @@ function main() {
       console.error(err);
       process.exit(1);
     }
+    console.log('grpcbench-server: workers=1 (single-threaded)');
     console.log(`server listening at 0.0.0.0:${port}`);
   });
 

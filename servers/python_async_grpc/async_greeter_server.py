@@ -25,6 +25,7 @@ async def serve():
     helloworld_pb2_grpc.add_GreeterServicer_to_server(Greeter(), server)
     server.add_insecure_port(ADDRESS)
     await server.start()
+    logging.info("grpcbench-server: workers=1 (single-threaded)")
     logging.info("server listening at %s (asyncio event loop)", ADDRESS)
 
     # docker stop sends SIGTERM: reject new RPCs and let in-flight ones

@@ -27,6 +27,7 @@ def serve():
     helloworld_pb2_grpc.add_GreeterServicer_to_server(Greeter(), server)
     server.add_insecure_port(ADDRESS)
     server.start()
+    logging.info("grpcbench-server: workers=1 (single-threaded)")
     logging.info("server listening at %s (max_workers=%d)", ADDRESS, MAX_WORKERS)
 
     stopped = threading.Event()

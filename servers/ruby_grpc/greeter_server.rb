@@ -25,6 +25,7 @@ def main
   server = GRPC::RpcServer.new(pool_size: POOL_SIZE)
   server.add_http2_port(ADDRESS, :this_port_is_insecure)
   server.handle(GreeterServer)
+  warn 'grpcbench-server: workers=1 (single-threaded)'
   warn "ruby_grpc listening on #{ADDRESS} (pool_size=#{POOL_SIZE})"
   # Runs until SIGINT or SIGTERM (docker stop), then stops the server.
   server.run_till_terminated_or_interrupted(['INT', 'TERM'])

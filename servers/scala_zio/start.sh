@@ -1,12 +1,16 @@
 #!/bin/sh
 # ZIO's default scheduler (one worker per processor), grpc-java and Netty size their pools from
-# the processors the JVM sees: make that GRPC_SERVER_CPUS rounded up (at least 1). Unset or
-# invalid, the JVM's own count (from the container's CPU quota) stays.
-cpus=""
+# the processors the JVM sees: make that the benchmark's worker count
+# (docs/adding-a-server.md#workers): GRPC_SERVER_CPUS rounded up, at most the processors the
+# container sees, 1 when unset or empty; an invalid value ends the server with status 2.
+workers=1
 if [ -n "${GRPC_SERVER_CPUS:-}" ]; then
-  cpus=$(awk -v c="$GRPC_SERVER_CPUS" 'BEGIN {
-    if (c !~ /^[ ]*[+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?[ ]*$/ || c + 0 <= 0) exit
-    n = int(c + 0); if (n < c + 0) n++; print n }')
-  [ -n "$cpus" ] || echo "ignoring invalid GRPC_SERVER_CPUS=$GRPC_SERVER_CPUS" >&2
+  workers=$(awk -v c="$GRPC_SERVER_CPUS" -v max="$(nproc)" 'BEGIN {
+    if (c !~ /^[+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?$/ || c + 0 <= 0) exit
+    n = int(c + 0); if (n < c + 0) n++; if (n > max) n = max; print n }')
+  if [ -z "$workers" ]; then
+    echo "grpcbench-server: GRPC_SERVER_CPUS=\"$GRPC_SERVER_CPUS\" is not a positive number" >&2
+    exit 2
+  fi
 fi
-exec java -XX:MaxRAMPercentage=75 ${cpus:+-XX:ActiveProcessorCount=$cpus} -jar /app/scala-zio.jar
+exec java -XX:MaxRAMPercentage=75 -XX:ActiveProcessorCount="$workers" -jar /app/scala-zio.jar

@@ -16,8 +16,8 @@ type checkCmd struct {
 }
 
 // Run builds every server of GRPC_BENCHMARKS (default: all) for every
-// scenario and passes each through the conformance gate; check.txt and
-// check.json go to the run folder.
+// scenario and passes each through the conformance gate under each
+// GRPC_SERVER_CPUS; check.txt and check.json go to the run folder.
 func (c *checkCmd) Run(ctx context.Context, std streams) error {
 	s, err := session.Open(ctx, c.Root, std.Stdout)
 	if err != nil {
@@ -32,7 +32,7 @@ func (c *checkCmd) Run(ctx context.Context, std streams) error {
 		}
 		scenarios = append(scenarios, sc)
 	}
-	chk := &check.Check{Hosts: s.SuiteHosts(), Builder: s.Builder(), ClientBuilder: s.ClientBuilder(), Config: s.Config, Cell: s.Run.Cells[0], Folder: s.Folder, Out: progress.Plain(std.Stdout)}
+	chk := &check.Check{Hosts: s.SuiteHosts(), Builder: s.Builder(), ClientBuilder: s.ClientBuilder(), Config: s.Config, Cells: check.ByServerCPUs(s.Run.Cells), Folder: s.Folder, Out: progress.Plain(std.Stdout)}
 	rows, err := chk.Servers(ctx, s.Config.Servers(s.Catalog.Servers), scenarios)
 	var table bytes.Buffer
 	if werr := check.WriteTable(&table, rows); werr != nil {

@@ -161,6 +161,8 @@ func (c *fakeContainer) State(context.Context) (backend.State, error) {
 
 func (c *fakeContainer) Logs(_ context.Context, _ bool, stdout, stderr io.Writer) error {
 	switch c.role {
+	case "server":
+		io.WriteString(stderr, "grpcbench-server: workers=1\n")
 	case "probe":
 		io.WriteString(stderr, "no successful call within 60s\n")
 	case "conform":

@@ -1,6 +1,7 @@
 // Package check passes servers through the conformance gate for every
-// scenario, without measuring them: does each build, start, answer, echo,
-// take concurrent calls and refuse unknown methods.
+// scenario and server CPU count, without measuring them: does each build,
+// start with the workers the rule asks for, answer, echo, take concurrent
+// calls and refuse unknown methods.
 package check
 
 import (
@@ -22,11 +23,12 @@ import (
 
 // Outcome is the gate's verdict on one server under one scenario.
 type Outcome struct {
-	Server   string `json:"server"`
-	Scenario string `json:"scenario"`
-	Passed   bool   `json:"passed"`
-	Phase    string `json:"phase,omitempty"`
-	Reason   string `json:"reason,omitempty"`
+	Server   string      `json:"server"`
+	Scenario string      `json:"scenario"`
+	CPUs     config.CPUs `json:"server_cpus"`
+	Passed   bool        `json:"passed"`
+	Phase    string      `json:"phase,omitempty"`
+	Reason   string      `json:"reason,omitempty"`
 	// Warnings are the gate's: deviations from the spec it let pass.
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -37,9 +39,10 @@ type Check struct {
 	Hosts                  suite.Hosts
 	Builder, ClientBuilder images.Builder
 	Config                 config.Config
-	// Cell gives the servers their CPUs and cores; its scenario is replaced
-	// by each of the scenarios checked.
-	Cell   record.Cell
+	// Cells give the servers their CPUs and cores, one cell per CPU count
+	// (ByServerCPUs); their scenarios are replaced by each of the
+	// scenarios checked.
+	Cells  []record.Cell
 	Folder record.Folder
 	Out    progress.Reporter
 
@@ -47,8 +50,22 @@ type Check struct {
 	suite *suite.Suite
 }
 
+// ByServerCPUs keeps the first cell of each server CPU count, in order:
+// the gate's outcome depends on the count, not on the load.
+func ByServerCPUs(cells []record.Cell) []record.Cell {
+	var kept []record.Cell
+	for _, cell := range cells {
+		if !slices.ContainsFunc(kept, func(k record.Cell) bool { return k.ServerCPUs == cell.ServerCPUs }) {
+			kept = append(kept, cell)
+		}
+	}
+	return kept
+}
+
 // Servers builds every server for every scenario and passes it through the
-// conformance gate. Logs go to <run>/<scenario>/<server>/.
+// conformance gate under each cell's CPUs. Logs go to
+// <run>/<scenario>/<server>/, under cpus-<n>/ when there are several
+// counts.
 func (c *Check) Servers(ctx context.Context, servers []string, scenarios []*scenario.Scenario) ([]Outcome, error) {
 	client, err := images.BuildClient(ctx, c.ClientBuilder, c.Folder, c.Out)
 	if err != nil {
@@ -56,33 +73,48 @@ func (c *Check) Servers(ctx context.Context, servers []string, scenarios []*scen
 	}
 	c.suite = suite.New(c.Hosts, suite.Images{Client: client}, nil)
 	var rows []Outcome
-	for _, sc := range scenarios {
-		for _, name := range servers {
-			if err := ctx.Err(); err != nil {
-				return rows, err
+	for _, cell := range c.Cells {
+		for _, sc := range scenarios {
+			for _, name := range servers {
+				if err := ctx.Err(); err != nil {
+					return rows, err
+				}
+				rows = append(rows, c.check(ctx, cell, name, sc))
 			}
-			rows = append(rows, c.check(ctx, name, sc))
 		}
 	}
 	return rows, nil
 }
 
-func (c *Check) check(ctx context.Context, name string, sc *scenario.Scenario) Outcome {
-	row := Outcome{Server: name, Scenario: sc.Name}
-	warnings, err := c.bringUp(ctx, name, sc)
+func (c *Check) check(ctx context.Context, cell record.Cell, name string, sc *scenario.Scenario) Outcome {
+	row := Outcome{Server: name, Scenario: sc.Name, CPUs: cell.ServerCPUs}
+	warnings, err := c.bringUp(ctx, cell, name, sc)
 	row.Passed, row.Warnings = err == nil, warnings
 	if err != nil {
 		f := suite.FailureOf(err)
 		row.Phase, row.Reason = f.Phase, f.Reason
 	}
-	c.Out.Printf("%s / %s: %s", name, sc.Name, verdictText(row))
+	c.Out.Printf("%s / %s: %s", label(row, len(c.Cells) > 1), sc.Name, verdictText(row))
 	return row
+}
+
+// label names a row's server, with its CPUs when several counts are
+// checked.
+func label(r Outcome, severalCPUs bool) string {
+	if severalCPUs {
+		return fmt.Sprintf("%s (%s CPU)", r.Server, r.CPUs)
+	}
+	return r.Server
 }
 
 // bringUp builds, starts and gates the server; it returns the gate's
 // warnings.
-func (c *Check) bringUp(ctx context.Context, name string, sc *scenario.Scenario) ([]string, error) {
-	folder, err := c.Folder.Sub(sc.Name, name)
+func (c *Check) bringUp(ctx context.Context, cell record.Cell, name string, sc *scenario.Scenario) ([]string, error) {
+	path := []string{sc.Name, name}
+	if len(c.Cells) > 1 {
+		path = append([]string{"cpus-" + cell.ServerCPUs.String()}, path...)
+	}
+	folder, err := c.Folder.Sub(path...)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +122,6 @@ func (c *Check) bringUp(ctx context.Context, name string, sc *scenario.Scenario)
 	if err != nil {
 		return nil, err
 	}
-	cell := c.Cell
 	cell.Scenario = sc.Name
 	srv, err := c.suite.Up(ctx, plan.ServerSpec(c.Config, cell, name, img.Tag, c.Builder.Catalog.Env(name), sc, folder))
 	srv.Down(ctx)
@@ -113,16 +144,18 @@ func verdictText(r Outcome) string {
 // WriteTable prints servers × scenarios, then why each failure failed and
 // what each warning says.
 func WriteTable(w io.Writer, rows []Outcome) error {
+	several := slices.ContainsFunc(rows, func(r Outcome) bool { return r.CPUs != rows[0].CPUs })
 	var servers, scenarios []string
 	cell := map[[2]string]Outcome{}
 	for _, r := range rows {
-		if !slices.Contains(servers, r.Server) {
-			servers = append(servers, r.Server)
+		name := label(r, several)
+		if !slices.Contains(servers, name) {
+			servers = append(servers, name)
 		}
 		if !slices.Contains(scenarios, r.Scenario) {
 			scenarios = append(scenarios, r.Scenario)
 		}
-		cell[[2]string{r.Server, r.Scenario}] = r
+		cell[[2]string{name, r.Scenario}] = r
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "server")
@@ -142,12 +175,12 @@ func WriteTable(w io.Writer, rows []Outcome) error {
 	}
 	for _, r := range rows {
 		if !r.Passed {
-			if _, err := fmt.Fprintf(w, "! %s / %s: %s failed: %s\n", r.Server, r.Scenario, r.Phase, visible.Text(r.Reason)); err != nil {
+			if _, err := fmt.Fprintf(w, "! %s / %s: %s failed: %s\n", label(r, several), r.Scenario, r.Phase, visible.Text(r.Reason)); err != nil {
 				return err
 			}
 		}
 		for _, warning := range r.Warnings {
-			if _, err := fmt.Fprintf(w, "! %s / %s: conformance warning: %s\n", r.Server, r.Scenario, warning); err != nil {
+			if _, err := fmt.Fprintf(w, "! %s / %s: conformance warning: %s\n", label(r, several), r.Scenario, warning); err != nil {
 				return err
 			}
 		}

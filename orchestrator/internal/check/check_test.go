@@ -29,7 +29,7 @@ func gate(spec backend.ContainerSpec) fake.Behaviour {
 	server := spec.Labels["io.grpcbench.server"]
 	switch spec.Labels[backend.RoleLabel] {
 	case "server":
-		return fake.Behaviour{Runs: server != "exits", Exit: 2}
+		return fake.Behaviour{Runs: server != "exits", Exit: 2, Stdout: "grpcbench-server: workers=1\n"}
 	case "conform":
 		v := probe.Verdict{Passed: true, Checks: []probe.Check{{Name: "echo", Passed: true}}}
 		switch server {
@@ -68,7 +68,7 @@ func newCheck(t *testing.T, h *fake.Host, servers ...string) (*Check, *bytes.Buf
 	c := cfg.Cells(config.Facts{HostCPUs: 4, ClientCPUs: 4})[0]
 	cell := record.Cell{Cell: c, Settings: cfg.Settings(c), Placement: suite.Place(4, c.ServerCPUs, c.ClientCPUs)}
 	var out bytes.Buffer
-	return &Check{Hosts: suite.Hosts{Servers: h}, Builder: b, ClientBuilder: b, Config: cfg, Cell: cell,
+	return &Check{Hosts: suite.Hosts{Servers: h}, Builder: b, ClientBuilder: b, Config: cfg, Cells: []record.Cell{cell},
 		Folder: record.Folder{Dir: t.TempDir()}, Out: progress.Plain(&out)}, &out
 }
 
@@ -162,5 +162,54 @@ func TestInterruptedCheckKeepsItsRows(t *testing.T) {
 	}
 	if left := h.Left(); len(left) > 0 {
 		t.Errorf("%d containers left running", len(left))
+	}
+}
+
+// TestEachServerCPUCount: under GRPC_SERVER_CPUS=1,2 every server is
+// checked at both counts, its logs in a folder per count and its rows named
+// with it; a server that starts one worker whatever its CPUs passes at 1
+// and fails at 2, saying why.
+func TestEachServerCPUCount(t *testing.T) {
+	h := fake.New("fake://check", backend.Facts{CPUs: 4})
+	h.Script = gate
+	c, _ := newCheck(t, h, "passes")
+	c.Hosts.ServerCPUs = 4
+	cfg, err := config.Parse(map[string]string{"GRPC_IMAGE_NAME": "chk", "GRPC_SERVER_CPUS": "1,2", "GRPC_REQUEST_SCENARIO": "complex_proto,string_10B"},
+		[]config.Tool{{Name: "ghz"}, {Name: "h2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Config = cfg
+	c.Cells = nil
+	for _, cell := range cfg.Cells(config.Facts{HostCPUs: 4, ClientCPUs: 4}) {
+		c.Cells = append(c.Cells, record.Cell{Cell: cell, Placement: suite.Place(4, cell.ServerCPUs, cell.ClientCPUs)})
+	}
+	if c.Cells = ByServerCPUs(c.Cells); len(c.Cells) != 2 {
+		t.Fatalf("ByServerCPUs kept %d cells, want one per count", len(c.Cells))
+	}
+	rows, err := c.Servers(context.Background(), c.Builder.Catalog.Servers, scenarios(t, "complex_proto"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || !rows[0].Passed || rows[0].CPUs != 1 || rows[1].Passed || rows[1].CPUs != 2 {
+		t.Fatalf("rows = %+v, want a pass at 1 CPU and a failure at 2", rows)
+	}
+	for _, cpus := range []string{"1", "2"} {
+		if _, err := os.Stat(c.Folder.Path("cpus-"+cpus, "complex_proto", "passes", "server.log")); err != nil {
+			t.Errorf("no server log for %s CPUs: %v", cpus, err)
+		}
+	}
+	var table bytes.Buffer
+	if err := WriteTable(&table, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"passes (1 CPU)  pass",
+		"passes (2 CPU)  FAIL (conformance)",
+		"! passes (2 CPU) / complex_proto: conformance failed: workers: the server started workers=1, where GRPC_SERVER_CPUS=2 on 4 CPUs asks for 2",
+	} {
+		if !strings.Contains(table.String(), line) {
+			t.Errorf("table lacks %q:\n%s", line, table.String())
+		}
 	}
 }

@@ -71,19 +71,21 @@ func Conform(ctx context.Context, target string, sc *scenario.Scenario) (Verdict
 		return Verdict{}, fmt.Errorf("client for %s: %w", target, err)
 	}
 	defer conn.Close()
-	v := Verdict{Checks: []Check{
-		check("echo", echoCheck(ctx, conn, sc)),
-		check(fmt.Sprintf("%d concurrent calls on one connection", ConcurrentCalls), concurrentCheck(ctx, conn, sc)),
-		check("unknown method refused", unknownMethodCheck(ctx, conn, sc)),
-	}}
-	v.Passed = true
-	for _, c := range v.Checks {
-		v.Passed = v.Passed && c.Passed
-		if c.Passed && c.Detail != "" {
-			v.Warnings = append(v.Warnings, c.Detail)
-		}
-	}
+	v := Verdict{Passed: true}
+	v.Add(check("echo", echoCheck(ctx, conn, sc)))
+	v.Add(check(fmt.Sprintf("%d concurrent calls on one connection", ConcurrentCalls), concurrentCheck(ctx, conn, sc)))
+	v.Add(check("unknown method refused", unknownMethodCheck(ctx, conn, sc)))
 	return v, nil
+}
+
+// Add adds a check to the verdict: a failed one fails it, a passed one
+// with a detail is a warning.
+func (v *Verdict) Add(c Check) {
+	v.Checks = append(v.Checks, c)
+	v.Passed = v.Passed && c.Passed
+	if c.Passed && c.Detail != "" {
+		v.Warnings = append(v.Warnings, c.Detail)
+	}
 }
 
 func check(name string, err error) Check {

@@ -355,9 +355,10 @@ func (s *Session) builder(host backend.Host, facts backend.Facts, other backend.
 // differ.
 func (s *Session) SuiteHosts() suite.Hosts {
 	h := suite.Hosts{
-		Servers: s.Hosts.Server,
-		Clients: s.Hosts.Client,
-		Labels:  map[string]string{backend.RunLabel: s.Run.ID, backend.ImagesLabel: s.Config.ImageName},
+		Servers:    s.Hosts.Server,
+		Clients:    s.Hosts.Client,
+		Labels:     map[string]string{backend.RunLabel: s.Run.ID, backend.ImagesLabel: s.Config.ImageName},
+		ServerCPUs: s.Hosts.ServerFacts.CPUs,
 	}
 	if s.Hosts.Two() {
 		ip, port, _ := s.Config.ServerPublish() // checked with the settings

@@ -58,6 +58,9 @@ type Hosts struct {
 	Remote *Remote
 	// Labels mark every container the suite starts (the run, the image name).
 	Labels map[string]string
+	// ServerCPUs is the CPU count of the servers' host, which caps the
+	// workers the gate expects of a server.
+	ServerCPUs int
 }
 
 // Images are what the clients run from.
@@ -364,9 +367,10 @@ func (srv *Instance) roundTrip(ctx context.Context) error {
 	return nil
 }
 
-// conform runs the conformance gate next to the server and records its
-// verdict; a server that fails it is not measured, one that passes with
-// warnings (deviations from the spec that leave its figures valid) is.
+// conform runs the conformance gate next to the server, adds the check of
+// the workers its start-up line states, and records the verdict; a server
+// that fails it is not measured, one that passes with warnings (deviations
+// from the spec that leave its figures valid) is.
 func (srv *Instance) conform(ctx context.Context) error {
 	stdout, err := srv.runBeside(ctx, srv.client("conform"), "conformance", conformLimit, nil)
 	if err != nil {
@@ -376,6 +380,11 @@ func (srv *Instance) conform(ctx context.Context) error {
 	if err := json.Unmarshal(stdout, &v); err != nil {
 		return fmt.Errorf("read the verdict: %w", err)
 	}
+	var log bytes.Buffer
+	if err := srv.container.Logs(ctx, false, &log, &log); err != nil {
+		return fmt.Errorf("read the server's log for its start-up line: %w", err)
+	}
+	v.Add(probe.WorkersCheck(log.Bytes(), float64(srv.spec.CPUs), srv.suite.hosts.ServerCPUs))
 	srv.Conformance = &v
 	if !v.Passed {
 		return errors.New(v.Failures())

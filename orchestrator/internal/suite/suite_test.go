@@ -25,11 +25,18 @@ import (
 // listed exits 0 at once.
 type roles map[string]fake.Behaviour
 
+// startLine is what a server of the tests prints at start, for 1 CPU.
+const startLine = "grpcbench-server: workers=1\n"
+
 // script makes a fake host's containers behave as their role says, the
-// conformance gate passing unless given otherwise.
+// conformance gate passing and a running server printing startLine unless
+// given otherwise.
 func (r roles) script(spec backend.ContainerSpec) fake.Behaviour {
 	role := spec.Labels[backend.RoleLabel]
 	if b, ok := r[role]; ok {
+		if role == "server" && b.Runs && b.Stdout == "" {
+			b.Stdout = startLine
+		}
 		return b
 	}
 	if role == "rtt" {
@@ -60,7 +67,7 @@ func serverSpec(t *testing.T) suite.ServerSpec {
 func oneHost(r roles) (*suite.Suite, *fake.Host) {
 	h := fake.New("fake://one", backend.Facts{CPUs: 4})
 	h.Script = r.script
-	return suite.New(suite.Hosts{Servers: h, Labels: map[string]string{backend.RunLabel: "run"}}, suite.Images{Client: "img:client"}, nil), h
+	return suite.New(suite.Hosts{Servers: h, Labels: map[string]string{backend.RunLabel: "run"}, ServerCPUs: 4}, suite.Images{Client: "img:client"}, nil), h
 }
 
 // up brings the server up and always takes it down again.
@@ -127,6 +134,40 @@ func TestGateVerdictKeptAndFailureStops(t *testing.T) {
 	}
 	if got := strings.Join(names, " "); got != "start readiness conformance" {
 		t.Errorf("phases = %s, want start readiness conformance", got)
+	}
+}
+
+// TestWorkersChecked: the gate adds the check of the server's start-up
+// line, its count against GRPC_SERVER_CPUS rounded up and capped at the
+// host's CPUs; a wrong count fails the conformance phase saying so.
+func TestWorkersChecked(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cpus   config.CPUs
+		line   string
+		reason string
+	}{
+		{"rounded up", 1.5, "grpcbench-server: workers=2\n", ""},
+		{"capped at the host's CPUs", 6, "grpcbench-server: workers=4\n", ""},
+		{"single-threaded", 2, "grpcbench-server: workers=1 (single-threaded)\n", ""},
+		{"the wrong count", 2, "grpcbench-server: workers=1\n", "workers: the server started workers=1, where GRPC_SERVER_CPUS=2 on 4 CPUs asks for 2"},
+		{"no line", 2, "listening on 0.0.0.0:50051\n", "workers: the server printed no start-up line"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := oneHost(roles{"server": {Runs: true, Stdout: tc.line}})
+			spec := serverSpec(t)
+			spec.CPUs = tc.cpus
+			srv, err := up(t, s, spec)
+			switch {
+			case tc.reason == "" && err != nil:
+				t.Errorf("Up = %v, want it up", err)
+			case tc.reason != "" && (err == nil || !strings.Contains(suite.FailureOf(err).Reason, tc.reason)):
+				t.Errorf("Up = %v, want a failure containing %q", err, tc.reason)
+			}
+			if c := srv.Conformance; c == nil || c.Checks[len(c.Checks)-1].Name != probe.WorkersCheckName {
+				t.Errorf("verdict = %+v, want the workers check last", c)
+			}
+		})
 	}
 }
 

@@ -33,19 +33,24 @@ impl Greeter for GreeterService {
     }
 }
 
-/// Completion queue count: GRPC_SERVER_CPUS rounded up (0.5 -> 1, 1.5 -> 2);
-/// without a valid value, one per visible core.
-fn completion_queues() -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    match std::env::var("GRPC_SERVER_CPUS") {
-        Ok(raw) => match raw.trim().parse::<f64>() {
-            Ok(cpus) if cpus.is_finite() && cpus > 0.0 => cpus.ceil() as usize,
-            _ => {
-                eprintln!("ignoring invalid GRPC_SERVER_CPUS={raw:?}");
-                cores
-            }
-        },
-        Err(_) => cores,
+/// Completion queues, each polled by its own thread, by the benchmark's rule
+/// (docs/adding-a-server.md#workers): GRPC_SERVER_CPUS rounded up, at most
+/// the CPUs the process may use, 1 when unset or empty; an invalid value ends
+/// the server with status 2.
+fn workers() -> usize {
+    let raw = std::env::var("GRPC_SERVER_CPUS").unwrap_or_default();
+    if raw.is_empty() {
+        return 1;
+    }
+    match raw.trim().parse::<f64>() {
+        Ok(cpus) if cpus.is_finite() && cpus > 0.0 => {
+            let visible = std::thread::available_parallelism().map_or(1, |n| n.get());
+            (cpus.ceil() as usize).min(visible)
+        }
+        _ => {
+            eprintln!("grpcbench-server: GRPC_SERVER_CPUS={raw:?} is not a positive number");
+            std::process::exit(2);
+        }
     }
 }
 
@@ -53,11 +58,8 @@ fn main() {
     // Install the handlers before any gRPC thread exists.
     let mut signals = Signals::new([SIGTERM, SIGINT]).expect("install signal handlers");
 
-    let cqs = completion_queues();
-    eprintln!(
-        "completion queues: {cqs} (GRPC_SERVER_CPUS={:?})",
-        std::env::var("GRPC_SERVER_CPUS").ok()
-    );
+    let cqs = workers();
+    eprintln!("grpcbench-server: workers={cqs}");
     let env = Arc::new(Environment::new(cqs));
     let service = create_greeter(GreeterService);
     let addr = "0.0.0.0:50051";

@@ -59,15 +59,22 @@ async fn shutdown_signal() {
     }
 }
 
-/// Number of tokio worker threads: GRPC_SERVER_CPUS rounded up (so 0.5 -> 1,
-/// 1.5 -> 2); without a valid value, tokio's default (one per visible core).
-fn worker_threads() -> Option<usize> {
-    let raw = std::env::var("GRPC_SERVER_CPUS").ok()?;
+/// Worker threads by the benchmark's rule (docs/adding-a-server.md#workers):
+/// GRPC_SERVER_CPUS rounded up, at most the CPUs the process may use, 1 when
+/// unset or empty; an invalid value ends the server with status 2.
+fn workers() -> usize {
+    let raw = std::env::var("GRPC_SERVER_CPUS").unwrap_or_default();
+    if raw.is_empty() {
+        return 1;
+    }
     match raw.trim().parse::<f64>() {
-        Ok(cpus) if cpus.is_finite() && cpus > 0.0 => Some(cpus.ceil() as usize),
+        Ok(cpus) if cpus.is_finite() && cpus > 0.0 => {
+            let visible = std::thread::available_parallelism().map_or(1, |n| n.get());
+            (cpus.ceil() as usize).min(visible)
+        }
         _ => {
-            eprintln!("ignoring invalid GRPC_SERVER_CPUS={raw:?}");
-            None
+            eprintln!("grpcbench-server: GRPC_SERVER_CPUS={raw:?} is not a positive number");
+            std::process::exit(2);
         }
     }
 }
@@ -81,18 +88,14 @@ fn main() {
     // ThrusterServer::start blocks on tokio's default multi-threaded runtime
     // (one worker per visible core); build the same runtime with the worker
     // count taken from GRPC_SERVER_CPUS.
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    builder.enable_all();
-    let threads = worker_threads();
-    if let Some(n) = threads {
-        builder.worker_threads(n);
-    }
-    let runtime = builder.build().expect("build tokio runtime");
-    eprintln!(
-        "rust_thruster_mt listening on 0.0.0.0:50051, worker_threads={} (GRPC_SERVER_CPUS={:?})",
-        threads.map_or_else(|| "default".to_string(), |n| n.to_string()),
-        std::env::var("GRPC_SERVER_CPUS").ok()
-    );
+    let workers = workers();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .expect("build tokio runtime");
+    eprintln!("grpcbench-server: workers={workers}");
+    eprintln!("rust_thruster_mt listening on 0.0.0.0:50051");
     runtime.block_on(async {
         tokio::select! {
             _ = server.build("0.0.0.0", 50051) => {}

@@ -71,6 +71,7 @@ fn main() {
         .enable_all()
         .build()
         .expect("build tokio runtime");
+    eprintln!("grpcbench-server: workers=1 (single-threaded)");
     eprintln!("rust_thruster_st (current_thread runtime) listening on 0.0.0.0:50051");
     runtime.block_on(async {
         tokio::select! {

@@ -1,5 +1,6 @@
 //! rust_tonic_mt: tonic's helloworld server on a multi-threaded tokio
-//! runtime with ceil(GRPC_SERVER_CPUS) worker threads. Unary
+//! runtime with ceil(GRPC_SERVER_CPUS) worker threads (at most the CPUs it
+//! may use). Unary
 //! helloworld.Greeter/SayHello echoes the request's inner message back as the
 //! reply's `response`.
 
@@ -28,15 +29,22 @@ impl Greeter for MyGreeter {
     }
 }
 
-/// Number of tokio worker threads: GRPC_SERVER_CPUS rounded up (so 0.5 -> 1,
-/// 1.5 -> 2); without a valid value, tokio's default (one per visible core).
-fn worker_threads() -> Option<usize> {
-    let raw = std::env::var("GRPC_SERVER_CPUS").ok()?;
+/// Worker threads by the benchmark's rule (docs/adding-a-server.md#workers):
+/// GRPC_SERVER_CPUS rounded up, at most the CPUs the process may use, 1 when
+/// unset or empty; an invalid value ends the server with status 2.
+fn workers() -> usize {
+    let raw = std::env::var("GRPC_SERVER_CPUS").unwrap_or_default();
+    if raw.is_empty() {
+        return 1;
+    }
     match raw.trim().parse::<f64>() {
-        Ok(cpus) if cpus.is_finite() && cpus > 0.0 => Some(cpus.ceil() as usize),
+        Ok(cpus) if cpus.is_finite() && cpus > 0.0 => {
+            let visible = std::thread::available_parallelism().map_or(1, |n| n.get());
+            (cpus.ceil() as usize).min(visible)
+        }
         _ => {
-            eprintln!("ignoring invalid GRPC_SERVER_CPUS={raw:?}");
-            None
+            eprintln!("grpcbench-server: GRPC_SERVER_CPUS={raw:?} is not a positive number");
+            std::process::exit(2);
         }
     }
 }
@@ -68,16 +76,11 @@ async fn serve() -> Result<(), Box<dyn std::error::Error>> {
 // The same as #[tokio::main], which only takes a literal worker_threads,
 // spelled out with the runtime builder so the count can come from the env.
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    builder.enable_all();
-    let threads = worker_threads();
-    if let Some(n) = threads {
-        builder.worker_threads(n);
-    }
-    eprintln!(
-        "tokio multi-thread runtime, worker_threads={} (GRPC_SERVER_CPUS={:?})",
-        threads.map_or_else(|| "default".to_string(), |n| n.to_string()),
-        std::env::var("GRPC_SERVER_CPUS").ok()
-    );
-    builder.build()?.block_on(serve())
+    let workers = workers();
+    eprintln!("grpcbench-server: workers={workers}");
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()?
+        .block_on(serve())
 }

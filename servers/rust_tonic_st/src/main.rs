@@ -43,6 +43,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let addr = "0.0.0.0:50051".parse()?;
     let greeter = MyGreeter::default();
 
+    eprintln!("grpcbench-server: workers=1 (single-threaded)");
     eprintln!("rust_tonic_st (current_thread runtime) listening on {addr}");
     Server::builder()
         .add_service(GreeterServer::new(greeter))

@@ -1,6 +1,7 @@
 // Command broken_server replaces go_grpc's main.go in the conformance tests:
-// a grpc-go server that answers wrongly in the way its embedded behaviour
-// file says, to prove the gate catches it.
+// a grpc-go server that answers wrongly, or states the wrong workers at
+// start, in the way its embedded behaviour file says, to prove the gate
+// catches it.
 package main
 
 import (
@@ -31,6 +32,8 @@ type server struct {
 
 func (s *server) SayHello(_ context.Context, in *pb.HelloRequest) (*pb.HelloReply, error) {
 	switch strings.TrimSpace(behaviour) {
+	case "wrong_workers", "no_start_line":
+		return &pb.HelloReply{Response: in.GetRequest()}, nil
 	case "changes_payload":
 		out := proto.Clone(in.GetRequest()).(*pb.Hello)
 		out.Name += "!"
@@ -45,6 +48,14 @@ func (s *server) SayHello(_ context.Context, in *pb.HelloRequest) (*pb.HelloRepl
 }
 
 func main() {
+	// The runs of the tests give it GRPC_SERVER_CPUS=1.
+	switch strings.TrimSpace(behaviour) {
+	case "wrong_workers":
+		log.Print("grpcbench-server: workers=7")
+	case "no_start_line":
+	default:
+		log.Print("grpcbench-server: workers=1")
+	}
 	lis, err := net.Listen("tcp", ":50051")
 	if err != nil {
 		log.Fatal(err)

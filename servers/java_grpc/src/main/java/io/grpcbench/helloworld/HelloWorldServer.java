@@ -34,25 +34,33 @@ public class HelloWorldServer {
   private EventLoopGroup bossGroup;
   private EventLoopGroup workerGroup;
 
-  /** GRPC_SERVER_CPUS rounded up, at least 1; the JVM's processor count when unset or invalid. */
+  /**
+   * Worker threads by the benchmark's rule (docs/adding-a-server.md#workers): GRPC_SERVER_CPUS
+   * rounded up, at most the JVM's processor count, 1 when unset or empty; an invalid value ends
+   * the server with status 2.
+   */
   static int threads() {
     String s = System.getenv("GRPC_SERVER_CPUS");
-    if (s != null && !s.isBlank()) {
-      try {
-        double cpus = Double.parseDouble(s.trim());
-        if (cpus > 0 && !Double.isInfinite(cpus)) {
-          return (int) Math.max(1, Math.ceil(cpus));
-        }
-      } catch (NumberFormatException e) {
-        // fall through
-      }
-      logger.warning("ignoring invalid GRPC_SERVER_CPUS=" + s);
+    if (s == null || s.isEmpty()) {
+      return 1;
     }
-    return Runtime.getRuntime().availableProcessors();
+    double cpus = Double.NaN;
+    try {
+      cpus = Double.parseDouble(s);
+    } catch (NumberFormatException e) {
+      // refused below
+    }
+    if (!(cpus > 0) || Double.isInfinite(cpus)) {
+      System.err.println(
+          "grpcbench-server: GRPC_SERVER_CPUS=\"" + s + "\" is not a positive number");
+      System.exit(2);
+    }
+    return (int) Math.min(Math.ceil(cpus), Runtime.getRuntime().availableProcessors());
   }
 
   private void start() throws IOException {
     int threads = threads();
+    logger.info("grpcbench-server: workers=" + threads);
     // Application executor and Netty worker event loops, both sized to the CPU quota; one
     // boss loop accepts connections. Epoll (bundled in grpc-netty-shaded) when available.
     executor = Executors.newFixedThreadPool(threads);
@@ -76,8 +84,8 @@ public class HelloWorldServer {
             .build()
             .start();
     logger.info(
-        "Server started, listening on 0.0.0.0:" + PORT + " (executor and worker event loop threads: "
-            + threads + ", " + channelType.getSimpleName() + ")");
+        "Server started, listening on 0.0.0.0:" + PORT + " (executor and worker event loops: "
+            + threads + " threads each, " + channelType.getSimpleName() + ")");
     Runtime.getRuntime()
         .addShutdownHook(
             new Thread(

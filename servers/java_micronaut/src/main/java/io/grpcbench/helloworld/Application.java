@@ -9,26 +9,33 @@ import org.slf4j.LoggerFactory;
 public class Application {
   private static final Logger logger = LoggerFactory.getLogger(Application.class);
 
-  /** GRPC_SERVER_CPUS rounded up, at least 1; the JVM's processor count when unset or invalid. */
+  /**
+   * Worker threads by the benchmark's rule (docs/adding-a-server.md#workers): GRPC_SERVER_CPUS
+   * rounded up, at most the JVM's processor count, 1 when unset or empty; an invalid value ends
+   * the server with status 2.
+   */
   static int threads() {
     String s = System.getenv("GRPC_SERVER_CPUS");
-    if (s != null && !s.isBlank()) {
-      try {
-        double cpus = Double.parseDouble(s.trim());
-        if (cpus > 0 && !Double.isInfinite(cpus)) {
-          return (int) Math.max(1, Math.ceil(cpus));
-        }
-      } catch (NumberFormatException e) {
-        // fall through
-      }
-      logger.warn("ignoring invalid GRPC_SERVER_CPUS={}", s);
+    if (s == null || s.isEmpty()) {
+      return 1;
     }
-    return Runtime.getRuntime().availableProcessors();
+    double cpus = Double.NaN;
+    try {
+      cpus = Double.parseDouble(s);
+    } catch (NumberFormatException e) {
+      // refused below
+    }
+    if (!(cpus > 0) || Double.isInfinite(cpus)) {
+      System.err.println(
+          "grpcbench-server: GRPC_SERVER_CPUS=\"" + s + "\" is not a positive number");
+      System.exit(2);
+    }
+    return (int) Math.min(Math.ceil(cpus), Runtime.getRuntime().availableProcessors());
   }
 
   public static void main(String[] args) {
     int threads = threads();
-    logger.info("executor and worker event loop threads: {}", threads);
+    logger.info("grpcbench-server: workers={}", threads);
     Micronaut.build(args)
         .mainClass(Application.class)
         // micronaut-grpc hands the "io" executor to NettyServerBuilder.executor, so it runs the

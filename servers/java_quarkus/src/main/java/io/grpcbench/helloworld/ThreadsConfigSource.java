@@ -2,43 +2,44 @@ package io.grpcbench.helloworld;
 
 import java.util.Map;
 import java.util.Set;
-import java.util.logging.Logger;
 import org.eclipse.microprofile.config.spi.ConfigSource;
 
 /**
- * Sizes the Vert.x event loops from GRPC_SERVER_CPUS rounded up (at least 1), which plain
- * configuration cannot round; Quarkus deploys one HTTP server instance per event loop, and gRPC
- * calls run on them. A MicroProfile ConfigSource, registered through META-INF/services, which
+ * Sizes the Vert.x event loops by the benchmark's rule (docs/adding-a-server.md#workers), which
+ * plain configuration cannot round; Quarkus deploys one HTTP server instance per event loop, and
+ * gRPC calls run on them. A MicroProfile ConfigSource, registered through META-INF/services, which
  * Quarkus reads at start. Its ordinal puts it above application.properties and below environment
- * variables and system properties, so either can still set the property.
+ * variables and system properties, so either can still set the property; StartLine logs the
+ * value Quarkus uses.
  */
 public class ThreadsConfigSource implements ConfigSource {
-  private static final Logger logger = Logger.getLogger(ThreadsConfigSource.class.getName());
   private static final String EVENT_LOOPS = "quarkus.vertx.event-loops-pool-size";
 
-  private final Map<String, String> properties;
+  private final Map<String, String> properties = Map.of(EVENT_LOOPS, Integer.toString(threads()));
 
-  public ThreadsConfigSource() {
-    Integer threads = threads();
-    properties = threads == null ? Map.of() : Map.of(EVENT_LOOPS, threads.toString());
-  }
-
-  /** GRPC_SERVER_CPUS rounded up, at least 1; null (Quarkus's defaults) when unset or invalid. */
-  static Integer threads() {
+  /**
+   * GRPC_SERVER_CPUS rounded up, at most the JVM's processor count, 1 when unset or empty; an
+   * invalid value ends the server with status 2.
+   */
+  static int threads() {
     String s = System.getenv("GRPC_SERVER_CPUS");
-    if (s == null || s.isBlank()) {
-      return null;
+    if (s == null || s.isEmpty()) {
+      return 1;
     }
+    double cpus = Double.NaN;
     try {
-      double cpus = Double.parseDouble(s.trim());
-      if (cpus > 0 && !Double.isInfinite(cpus)) {
-        return (int) Math.max(1, Math.ceil(cpus));
-      }
+      cpus = Double.parseDouble(s);
     } catch (NumberFormatException e) {
-      // fall through
+      // refused below
     }
-    logger.warning("ignoring invalid GRPC_SERVER_CPUS=" + s);
-    return null;
+    if (!(cpus > 0) || Double.isInfinite(cpus)) {
+      System.err.println(
+          "grpcbench-server: GRPC_SERVER_CPUS=\"" + s + "\" is not a positive number");
+      // Not System.exit: Quarkus's shutdown hook waits for the start this config load is part
+      // of, and the JVM hangs.
+      Runtime.getRuntime().halt(2);
+    }
+    return (int) Math.min(Math.ceil(cpus), Runtime.getRuntime().availableProcessors());
   }
 
   @Override

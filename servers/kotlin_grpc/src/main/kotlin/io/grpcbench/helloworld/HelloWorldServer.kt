@@ -19,20 +19,27 @@ import java.util.concurrent.TimeUnit
 import java.util.logging.Logger
 import kotlin.coroutines.CoroutineContext
 import kotlin.math.ceil
+import kotlin.system.exitProcess
 import kotlinx.coroutines.asCoroutineDispatcher
 
 private const val PORT = 50051
 private const val GRACE_SECONDS = 5L
 private val logger = Logger.getLogger("io.grpcbench.helloworld.HelloWorldServer")
 
-/** GRPC_SERVER_CPUS rounded up, at least 1; the JVM's processor count when unset or invalid. */
+/**
+ * Worker threads by the benchmark's rule (docs/adding-a-server.md#workers): GRPC_SERVER_CPUS
+ * rounded up, at most the JVM's processor count, 1 when unset or empty; an invalid value ends the
+ * server with status 2.
+ */
 fun threads(): Int {
   val s = System.getenv("GRPC_SERVER_CPUS")
-  if (s.isNullOrBlank()) return Runtime.getRuntime().availableProcessors()
-  val cpus = s.trim().toDoubleOrNull()
-  if (cpus != null && cpus > 0 && cpus.isFinite()) return maxOf(1, ceil(cpus).toInt())
-  logger.warning("ignoring invalid GRPC_SERVER_CPUS=$s")
-  return Runtime.getRuntime().availableProcessors()
+  if (s.isNullOrEmpty()) return 1
+  val cpus = s.toDoubleOrNull()
+  if (cpus == null || !(cpus > 0) || cpus.isInfinite()) {
+    System.err.println("grpcbench-server: GRPC_SERVER_CPUS=\"$s\" is not a positive number")
+    exitProcess(2)
+  }
+  return minOf(ceil(cpus), Runtime.getRuntime().availableProcessors().toDouble()).toInt()
 }
 
 /** Implements the SayHello RPC as a suspending function: the inner message, unchanged. */
@@ -75,6 +82,7 @@ class HelloWorldServer(private val threads: Int) {
 
   fun start() {
     server.start()
+    logger.info("grpcbench-server: workers=$threads")
     logger.info(
         "Server started, listening on 0.0.0.0:$PORT (executor, coroutine dispatcher and worker event loop threads: $threads)")
     Runtime.getRuntime()

@@ -21,29 +21,37 @@ class GreeterImpl extends Greeter {
 object GreeterServer {
   private val Port = 50051
 
-  /** GRPC_SERVER_CPUS rounded up, at least 1; None (Pekko's defaults) when unset or invalid. */
-  def threads(): Option[Int] =
-    sys.env.get("GRPC_SERVER_CPUS").map(_.trim).filter(_.nonEmpty).flatMap { s =>
-      s.toDoubleOption.filter(c => c > 0 && !c.isInfinite).map(c => math.max(1, math.ceil(c).toInt)).orElse {
-        System.err.println(s"ignoring invalid GRPC_SERVER_CPUS=$s")
-        None
-      }
+  /**
+   * Default dispatcher threads by the benchmark's rule (docs/adding-a-server.md#workers):
+   * GRPC_SERVER_CPUS rounded up, at most the JVM's processor count, 1 when unset or empty; an
+   * invalid value ends the server with status 2.
+   */
+  def threads(): Int =
+    sys.env.get("GRPC_SERVER_CPUS").filter(_.nonEmpty) match {
+      case None => 1
+      case Some(s) =>
+        s.toDoubleOption.filter(c => c > 0 && !c.isInfinite) match {
+          case Some(cpus) =>
+            math.min(math.ceil(cpus), Runtime.getRuntime.availableProcessors.toDouble).toInt
+          case None =>
+            System.err.println(s"""grpcbench-server: GRPC_SERVER_CPUS="$s" is not a positive number""")
+            sys.exit(2)
+        }
     }
 
   /**
    * The default dispatcher runs Pekko HTTP's streams and the service's futures; its fork-join pool
-   * has at least 8 threads by default whatever the CPU count, so pin it to the CPU quota.
+   * has at least 8 threads by default whatever the CPU count, so pin it to the rule's count.
    */
   def config(): Config = {
-    val sized = threads() match {
-      case Some(n) =>
-        ConfigFactory.parseString(s"""pekko.actor.default-dispatcher.fork-join-executor {
+    val n = threads()
+    ConfigFactory
+      .parseString(s"""pekko.actor.default-dispatcher.fork-join-executor {
           |  parallelism-min = $n
           |  parallelism-max = $n
           |}""".stripMargin)
-      case None => ConfigFactory.empty()
-    }
-    sized.withFallback(ConfigFactory.defaultApplication()).withFallback(ConfigFactory.defaultReference())
+      .withFallback(ConfigFactory.defaultApplication())
+      .withFallback(ConfigFactory.defaultReference())
   }
 
   def main(args: Array[String]): Unit = {
@@ -65,7 +73,8 @@ object GreeterServer {
     bound.onComplete {
       case Success(binding) =>
         val n = system.settings.config.getInt("pekko.actor.default-dispatcher.fork-join-executor.parallelism-max")
-        system.log.info(s"Server started, listening on ${binding.localAddress} (default dispatcher threads: at most $n)")
+        system.log.info(s"grpcbench-server: workers=$n")
+        system.log.info(s"Server started, listening on ${binding.localAddress}")
       case Failure(e) =>
         system.log.error(s"Failed to bind gRPC endpoint, terminating system: $e")
         system.terminate()

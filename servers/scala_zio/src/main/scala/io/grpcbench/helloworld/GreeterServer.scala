@@ -21,9 +21,8 @@ object GreeterServer extends ServerMain {
   override def port: Int = 50051
 
   override def welcome: ZIO[Any, Throwable, Unit] =
-    ZIO.logInfo(
-      s"Server listening on 0.0.0.0:$port (ZIO scheduler workers: ${java.lang.Runtime.getRuntime.availableProcessors})"
-    )
+    ZIO.logInfo(s"grpcbench-server: workers=${java.lang.Runtime.getRuntime.availableProcessors}") *>
+      ZIO.logInfo(s"Server listening on 0.0.0.0:$port")
 
   def services: ServiceList[Any] = ServiceList.add(GreeterImpl)
 }
