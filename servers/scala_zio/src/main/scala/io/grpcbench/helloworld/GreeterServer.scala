@@ -21,7 +21,9 @@ object GreeterServer extends ServerMain {
   override def port: Int = 50051
 
   override def welcome: ZIO[Any, Throwable, Unit] =
-    ZIO.logInfo(s"grpcbench-server: workers=${java.lang.Runtime.getRuntime.availableProcessors}") *>
+    // The start-up line goes to the console as it is: ZIO's logger would
+    // wrap it in its key=value format.
+    Console.printLine(s"grpcbench-server: workers=${java.lang.Runtime.getRuntime.availableProcessors}") *>
       ZIO.logInfo(s"Server listening on 0.0.0.0:$port")
 
   def services: ServiceList[Any] = ServiceList.add(GreeterImpl)
