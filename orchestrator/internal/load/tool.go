@@ -143,10 +143,25 @@ const (
 	ScenarioDir = InputDir + "/scenario"
 )
 
-// LoadgenClient is the client of a tool that runs as `grpcbench loadgen`:
-// the spec as one JSON document, read back by ReadSpec.
-func LoadgenClient(tool string, spec Spec) (Client, error) {
-	spec.Tool = tool
+// Loadgen is a load tool that runs in the orchestrator's own image, as
+// `grpcbench loadgen`: the spec goes in as one JSON document (ReadSpec),
+// and the Result comes out as JSON on stdout. A tool of this kind is its
+// name, its help, the call kinds it drives and its Run.
+type Loadgen struct {
+	ToolName, Text string
+	Drives         []scenario.Kind
+	RunLoad        func(context.Context, Spec) (Result, error)
+}
+
+func (l Loadgen) Name() string           { return l.ToolName }
+func (l Loadgen) Help() string           { return l.Text }
+func (Loadgen) Image() string            { return "" }
+func (l Loadgen) Kinds() []scenario.Kind { return l.Drives }
+
+func (l Loadgen) Run(ctx context.Context, spec Spec) (Result, error) { return l.RunLoad(ctx, spec) }
+
+func (l Loadgen) Client(spec Spec, _ *scenario.Scenario) (Client, error) {
+	spec.Tool = l.ToolName
 	js, err := json.Marshal(spec)
 	if err != nil {
 		return Client{}, fmt.Errorf("encode the load spec: %w", err)
@@ -154,8 +169,7 @@ func LoadgenClient(tool string, spec Spec) (Client, error) {
 	return Client{Cmd: []string{"loadgen", "--spec", SpecFile}, Files: map[string][]byte{SpecFile: js}}, nil
 }
 
-// ParseLoadgen reads the Result that `grpcbench loadgen` prints as JSON.
-func ParseLoadgen(stdout []byte) (Result, error) {
+func (Loadgen) Parse(stdout []byte, _ Spec, _, _ time.Time) (Result, error) {
 	var res Result
 	if err := json.Unmarshal(stdout, &res); err != nil {
 		return res, fmt.Errorf("read the load report: %w", err)

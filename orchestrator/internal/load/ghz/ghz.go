@@ -24,23 +24,10 @@ import (
 // name is the tool's name in the settings and the records.
 const name = "ghz"
 
-func init() { load.Register(tool{}) }
-
-type tool struct{}
-
-func (tool) Name() string { return name }
-func (tool) Help() string {
-	return "ghz v0.120.0, as grpc_bench runs it (comparable with its published numbers)"
+func init() {
+	load.Register(load.Loadgen{ToolName: name, Text: "ghz v0.120.0, as grpc_bench runs it (comparable with its published numbers)",
+		Drives: []scenario.Kind{scenario.Unary}, RunLoad: Run})
 }
-func (tool) Image() string          { return "" }
-func (tool) Kinds() []scenario.Kind { return []scenario.Kind{scenario.Unary} }
-func (tool) Client(spec load.Spec, _ *scenario.Scenario) (load.Client, error) {
-	return load.LoadgenClient(name, spec)
-}
-func (tool) Parse(stdout []byte, _ load.Spec, _, _ time.Time) (load.Result, error) {
-	return load.ParseLoadgen(stdout)
-}
-func (tool) Run(ctx context.Context, spec load.Spec) (load.Result, error) { return Run(ctx, spec) }
 
 // ghzDetailCap is how many calls ghz keeps the latency of; its percentiles
 // describe those first calls only.

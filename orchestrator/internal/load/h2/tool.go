@@ -4,9 +4,6 @@
 package h2
 
 import (
-	"context"
-	"time"
-
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 )
@@ -14,20 +11,7 @@ import (
 // name is the tool's name in the settings and the records.
 const name = "h2"
 
-func init() { load.Register(tool{}) }
-
-type tool struct{}
-
-func (tool) Name() string { return name }
-func (tool) Help() string {
-	return "this project's HTTP/2 load tool, several times cheaper per call than ghz"
+func init() {
+	load.Register(load.Loadgen{ToolName: name, Text: "this project's HTTP/2 load tool, several times cheaper per call than ghz",
+		Drives: []scenario.Kind{scenario.Unary}, RunLoad: Run})
 }
-func (tool) Image() string          { return "" }
-func (tool) Kinds() []scenario.Kind { return []scenario.Kind{scenario.Unary} }
-func (tool) Client(spec load.Spec, _ *scenario.Scenario) (load.Client, error) {
-	return load.LoadgenClient(name, spec)
-}
-func (tool) Parse(stdout []byte, _ load.Spec, _, _ time.Time) (load.Result, error) {
-	return load.ParseLoadgen(stdout)
-}
-func (tool) Run(ctx context.Context, spec load.Spec) (load.Result, error) { return Run(ctx, spec) }
