@@ -35,6 +35,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
@@ -509,8 +510,8 @@ func TestBenchGoGRPC(t *testing.T) {
 	if flagged := strings.Contains(bench, "! go_grpc: client-bound"); flagged != s.ClientBound {
 		t.Errorf("results.json client_bound=%v but bench.txt flag=%v (client CPU %.1f%%)", s.ClientBound, flagged, s.Client.CPUAvgPercent)
 	}
-	if v := srv[0].Conformance; v == nil || !v.Passed || len(v.Checks) != 3 {
-		t.Errorf("conformance verdict %+v", v)
+	if v := srv[0].Conformance; v == nil || !v.Passed || len(v.Checks) != 4 || v.Checks[3].Name != probe.WorkersCheckName {
+		t.Errorf("conformance verdict %+v: want three call checks and the workers check, all passed", v)
 	}
 	if srv[0].ImageID == "" || len(s.Phases) != 4 {
 		t.Errorf("image id %q, phases %+v", srv[0].ImageID, s.Phases)
