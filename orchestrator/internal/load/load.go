@@ -31,7 +31,12 @@ type Spec struct {
 	// Concurrency is the number of calls in flight over all connections.
 	Concurrency int `json:"concurrency"`
 	// QPS is the total request rate; 0 sends as fast as answers come.
-	QPS      int           `json:"qps"`
+	QPS int `json:"qps"`
+	// Arrivals is how calls are spaced at a QPS: evenly or as a Poisson
+	// process. A tool that can (h2) then loads open-loop: calls start on
+	// that schedule whatever the answers, and latency runs from each
+	// call's intended start.
+	Arrivals Arrivals      `json:"arrivals,omitempty"`
 	Warmup   time.Duration `json:"warmup"`
 	Duration time.Duration `json:"duration"`
 	// Tail is load that goes on, unmeasured, after the window, so that the
@@ -64,11 +69,28 @@ type Result struct {
 	// RPS is OK calls per second of the window.
 	RPS     float64 `json:"rps"`
 	Latency Latency `json:"latency"`
+	// Late counts, in an open-loop load, the calls of the window that could
+	// not start on time (the cap on calls in flight or the connection held
+	// them back); their latency still runs from the intended start.
+	Late uint64 `json:"late,omitempty"`
+	// Service is, in an open-loop load, the latency from each call's
+	// actual start; Latency runs from the intended start, and the gap
+	// between the two is what coordinated omission would hide.
+	Service *Latency `json:"service_latency,omitempty"`
 	// WarmupRequests is how many calls the warm-up completed.
 	WarmupRequests uint64 `json:"warmup_requests"`
 	// Notes say where the figures are narrower than they look.
 	Notes []string `json:"notes,omitempty"`
 }
+
+// Arrivals is the spacing of calls at a set rate.
+type Arrivals string
+
+// The arrival processes.
+const (
+	ArrivalsConstant Arrivals = "constant"
+	ArrivalsPoisson  Arrivals = "poisson"
+)
 
 // Latency describes the latencies of OK calls.
 type Latency struct {
