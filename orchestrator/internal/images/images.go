@@ -130,8 +130,9 @@ type Image struct {
 	ID  string
 }
 
-// Server builds a server's image with the scenario's files in its build
-// context under scenario/, and the third-party sources its sources.json
+// Server builds a server's image with the scenario's proto in its build
+// context under scenario/ (not the payload, which only the client reads:
+// scenarios sharing a proto then share the build cache), and the third-party sources its sources.json
 // pins checked out under their folders.
 func (b Builder) Server(ctx context.Context, server string, sc *scenario.Scenario, log io.Writer) (Image, error) {
 	dir := b.Catalog.ServerDir(server)
@@ -154,9 +155,7 @@ func (b Builder) Server(ctx context.Context, server string, sc *scenario.Scenari
 	tag := b.ServerTag(server, sc.Name)
 	labels := map[string]string{"io.grpcbench.server": server, "io.grpcbench.scenario": sc.Name}
 	id, err := b.build(ctx, dir, func(a *archive.Archive) {
-		for name, content := range sc.Files() {
-			a.AddBytes(name, content, 0o644)
-		}
+		a.AddBytes(scenario.Dir+"/"+scenario.ProtoFile, sc.Proto, 0o644)
 		for _, src := range srcs {
 			a.AddDir(filepath.Join(trees, src.Dir), src.Dir)
 		}
