@@ -22,6 +22,9 @@ const (
 	// minPace is the shortest sleep of the open-loop pacer: a wake-up
 	// costs more than the calls it would spread.
 	minPace = 50 * time.Microsecond
+	// blockedPace is the pacer's sleep while calls owed cannot start: a
+	// fallback, not what starts them.
+	blockedPace = lateAfter / 2
 )
 
 // The layout of an HTTP/2 frame header: length (3 bytes), type, flags,
@@ -64,7 +67,15 @@ func (c *conn) pace(done <-chan struct{}) {
 		c.flush()
 		c.mu.Lock()
 		next := c.plan.intended()
+		blocked := c.plan.due(time.Now()) // owed, but no slot, window or write turn is free
 		c.mu.Unlock()
+		if blocked {
+			// The reader starts them as answers free slots and windows open
+			// (it flushes before each read), the writer as its write ends:
+			// the pacer only looks again now and then.
+			timer.Reset(blockedPace)
+			continue
+		}
 		timer.Reset(max(time.Until(next), minPace))
 	}
 }
