@@ -28,7 +28,8 @@ type Spec struct {
 	// ScenarioDir holds the scenario's proto and payload.
 	ScenarioDir string `json:"scenario_dir"`
 	Connections int    `json:"connections"`
-	// Concurrency is the number of calls in flight over all connections.
+	// Concurrency is the number of calls in flight over all connections;
+	// in an open loop, the most there may be.
 	Concurrency int `json:"concurrency"`
 	// QPS is the total target rate; 0 sends as fast as answers come. A
 	// Result's RPS is the rate achieved.

@@ -36,7 +36,8 @@ const reconnectPause = 100 * time.Millisecond
 // each connection batches its writes and has one reader; nothing is
 // allocated per call on the usual path. Warm-up and measurement run on the
 // same connections, and every call of the measurement window is in the
-// latency histogram.
+// latency histogram. With a rate it loads open-loop, on the schedule of
+// schedule.go.
 func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	c, err := newCall(ctx, spec.Target, spec.ScenarioDir)
 	if err != nil {
