@@ -73,6 +73,9 @@ const (
 	MaxImageName = 100
 )
 
+// Arrivals are the values of GRPC_LOAD_ARRIVALS, those of load.Arrivals.
+var Arrivals = []string{"constant", "poisson"}
+
 // rules are the checks, one or more per variable, in the order the
 // variables are declared.
 var rules = []rule{
@@ -157,6 +160,9 @@ var rules = []rule{
 			return fmt.Sprintf("more than %d", MaxQPS)
 		}
 		return ""
+	}},
+	{"GRPC_LOAD_ARRIVALS", func(c Config, _ Facts) string {
+		return oneOf(c.Arrivals, Arrivals, "no such arrival process")
 	}},
 	{"GRPC_CLIENT_CPUS", func(c Config, f Facts) string {
 		if c.ClientCPUs.Auto {

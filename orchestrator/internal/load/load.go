@@ -28,9 +28,11 @@ type Spec struct {
 	// ScenarioDir holds the scenario's proto and payload.
 	ScenarioDir string `json:"scenario_dir"`
 	Connections int    `json:"connections"`
-	// Concurrency is the number of calls in flight over all connections.
+	// Concurrency is the number of calls in flight over all connections;
+	// in an open loop, the most there may be.
 	Concurrency int `json:"concurrency"`
-	// QPS is the total request rate; 0 sends as fast as answers come.
+	// QPS is the total target rate; 0 sends as fast as answers come. A
+	// Result's RPS is the rate achieved.
 	QPS int `json:"qps"`
 	// Arrivals is how calls are spaced at a QPS: evenly or as a Poisson
 	// process. A tool that can (h2) then loads open-loop: calls start on
@@ -69,9 +71,12 @@ type Result struct {
 	// RPS is OK calls per second of the window.
 	RPS     float64 `json:"rps"`
 	Latency Latency `json:"latency"`
-	// Late counts, in an open-loop load, the calls of the window that could
-	// not start on time (the cap on calls in flight or the connection held
-	// them back); their latency still runs from the intended start.
+	// Late counts, in an open-loop load, the calls meant to start in the
+	// window that could not start on time: more than 1 ms after their
+	// intended start (the cap on calls in flight, the connection's stream
+	// limit or window, or a client short of CPU held them back), or never
+	// before the load ended. Their latency still runs from the intended
+	// start.
 	Late uint64 `json:"late,omitempty"`
 	// Service is, in an open-loop load, the latency from each call's
 	// actual start; Latency runs from the intended start, and the gap

@@ -26,7 +26,7 @@ func ServerSpec(cfg config.Config, cell record.Cell, name, image string, env []s
 // LoadSpec is the load of a cell on its scenario, measured for duration.
 func LoadSpec(cfg config.Config, cell record.Cell, sc *scenario.Scenario, duration time.Duration) load.Spec {
 	return load.Spec{Kind: sc.Kind, Connections: cell.Connections, Concurrency: cell.Concurrency, QPS: cfg.QPS,
-		Warmup: cfg.Warmup, Duration: duration, CPUs: float64(cell.ClientCPUs)}
+		Arrivals: load.Arrivals(cfg.Arrivals), Warmup: cfg.Warmup, Duration: duration, CPUs: float64(cell.ClientCPUs)}
 }
 
 // Cells sets a new run's cells up, the one place a record's cells are

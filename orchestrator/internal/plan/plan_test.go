@@ -15,14 +15,14 @@ import (
 // TestLoadSpecCarriesTheCallKind: the spec a tool gets says the kind of
 // calls its scenario makes, beside the cell's shape.
 func TestLoadSpecCarriesTheCallKind(t *testing.T) {
-	cfg, err := config.Parse(map[string]string{"GRPC_CLIENT_QPS": "100"}, nil)
+	cfg, err := config.Parse(map[string]string{"GRPC_CLIENT_QPS": "100", "GRPC_LOAD_ARRIVALS": "poisson"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cell := record.Cell{Cell: config.Cell{Connections: 2, Concurrency: 8, ClientCPUs: 1.5}}
 	spec := LoadSpec(cfg, cell, &scenario.Scenario{Kind: scenario.ServerStreaming}, 3*time.Second)
 	if spec.Kind != scenario.ServerStreaming || spec.Connections != 2 || spec.Concurrency != 8 || spec.QPS != 100 ||
-		spec.Duration != 3*time.Second || spec.Warmup != cfg.Warmup || spec.CPUs != 1.5 {
+		spec.Arrivals != load.ArrivalsPoisson || spec.Duration != 3*time.Second || spec.Warmup != cfg.Warmup || spec.CPUs != 1.5 {
 		t.Errorf("spec %+v", spec)
 	}
 }

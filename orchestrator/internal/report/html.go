@@ -83,6 +83,9 @@ type cellView struct {
 	CPULimit  float64
 	Settings  []config.Setting
 	Placement record.Placement
+	// Floor heads the ranking of a floor-latency cell, which then shows
+	// its latencies first; empty for the others.
+	Floor string
 }
 
 type rowView struct {
@@ -116,6 +119,9 @@ func cellViewOf(run record.Run, c record.Cell, i int, dir string) cellView {
 	rows := Ranking(c)
 	analysis := Judge(run, rows)
 	cv.Rows = rowViews(rows)
+	if isFloor(c) {
+		cv.Floor = floorCaption
+	}
 	cv.Notes = notes(run, c, rows, analysis)
 	for _, s := range c.Servers {
 		if !s.Ranked() {

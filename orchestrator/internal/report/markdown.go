@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,8 +30,11 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 		fmt.Fprintf(&b, "\n### %s\n\n", c.Name())
 		rows := Ranking(c)
 		n := notes(run, c, rows, Judge(run, rows))
+		if isFloor(c) {
+			b.WriteString("**" + floorCaption + "**\n\n")
+		}
 		fmt.Fprintf(&b, "Ranking by the load tool (%s), medians of %s:\n\n", toolOf(c), roundsText(c))
-		markdownTable(&b, rows)
+		markdownTable(&b, c, rows)
 		capacity := CapacityRanking(c)
 		if capacity != nil {
 			for _, line := range verdicts(run, capacity, Judge(run, capacity)) {
@@ -38,7 +42,7 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 			}
 			n = append(n, CapacityNotes(c, capacity)...)
 			b.WriteString("\nServer capacity (" + CapacityCaption + "):\n\n")
-			markdownTable(&b, capacity)
+			markdownTable(&b, record.Cell{}, capacity) // a capacity measurement is about throughput
 		}
 		if len(n) > 0 {
 			b.WriteString("\nNotes:\n\n")
@@ -59,15 +63,15 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 	return err
 }
 
-func markdownTable(b *strings.Builder, rows []RankingRow) {
-	b.WriteString("| # | group | server | stack | library | tool | req/s | interval | CV | server CPU | req/s per core | p50 | p99 | p99.9 | memory | flags |\n")
-	b.WriteString("|--:|---|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+func markdownTable(b *strings.Builder, c record.Cell, rows []RankingRow) {
+	line := func(cols ...string) { b.WriteString("| " + strings.Join(latencyFirst(c, cols, 5, 11), " | ") + " |\n") }
+	line("#", "group", "server", "stack", "library", "tool", "req/s", "interval", "CV", "server CPU", "req/s per core", "p50", "p99", "p99.9", "memory", "flags")
+	b.WriteString("|" + strings.Join(latencyFirst(c, strings.Split("--:|---|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---", "|"), 5, 11), "|") + "|\n")
 	for i, r := range rows {
 		cpu, perCore, mem := serverFigures(r)
 		stack, library := builtOn(r)
-		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s | %s | %.1f%% | %s | %s | %s | %s | %s | %s | %s |\n",
-			i+1, r.Group, markdownText(r.Name), markdownText(stack), markdownText(library), strings.Join(r.Tools, "+"), rpsText(r), intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
-			ms(r.P50), ms(r.P99), ms(r.P999), mem, flags(r))
+		line(strconv.Itoa(i+1), r.Group, markdownText(r.Name), markdownText(stack), markdownText(library), strings.Join(r.Tools, "+"), rpsText(r), intervalText(r.RPS),
+			fmt.Sprintf("%.1f%%", 100*r.RPS.CV), cpu, perCore, ms(r.P50), ms(r.P99), ms(r.P999), mem, flags(r))
 	}
 	if len(rows) == 0 {
 		b.WriteString("| | | no server ranked | | | | | | | | | | | | | |\n")

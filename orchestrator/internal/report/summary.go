@@ -25,14 +25,17 @@ func WriteSummary(w io.Writer, run record.Run) error {
 		fmt.Fprintf(&b, "== %s\n\n", c.Name())
 		rows := Ranking(c)
 		analysis := Judge(run, rows)
+		if isFloor(c) {
+			b.WriteString(floorCaption + ":\n")
+		}
 		fmt.Fprintf(&b, "ranking by the load tool (%s), medians of %s:\n", toolOf(c), roundsText(c))
-		writeRows(&b, rows)
+		writeRows(&b, c, rows)
 		var capacityNotes []string
 		capacity := CapacityRanking(c)
 		if capacity != nil {
 			capacityNotes = verdicts(run, capacity, Judge(run, capacity))
 			b.WriteString("\nserver capacity: " + CapacityCaption + ":\n")
-			writeRows(&b, capacity)
+			writeRows(&b, record.Cell{}, capacity) // a capacity measurement is about throughput
 		}
 		for _, n := range append(notes(run, c, rows, analysis), CapacityNotes(c, capacity)...) {
 			b.WriteString("! " + n + "\n")
@@ -81,15 +84,15 @@ a round), busy-host (other work than the server and its client kept more than 0.
 cores busy in a round).
 `
 
-func writeRows(b *strings.Builder, rows []RankingRow) {
+func writeRows(b *strings.Builder, c record.Cell, rows []RankingRow) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "group\tserver\tstack\tlibrary\ttool\treq/s\tinterval\tCV\tserver cpu\treq/s per core\tp50\tp99\tp99.9\tmemory\tthrottled\tflags\t")
+	line := func(cols ...string) { fmt.Fprintln(tw, strings.Join(latencyFirst(c, cols, 4, 10), "\t")+"\t") }
+	line("group", "server", "stack", "library", "tool", "req/s", "interval", "CV", "server cpu", "req/s per core", "p50", "p99", "p99.9", "memory", "throttled", "flags")
 	for _, r := range rows {
 		cpu, perCore, mem := serverFigures(r)
 		stack, library := builtOn(r)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%/%.0f%%\t%s\t\n",
-			r.Group, r.Name, stack, library, strings.Join(r.Tools, "+"), rpsText(r), intervalText(r.RPS), 100*r.RPS.CV, cpu, perCore,
-			ms(r.P50), ms(r.P99), ms(r.P999), mem, 100*r.ServerThrottled, 100*r.ClientThrottled, flags(r))
+		line(r.Group, r.Name, stack, library, strings.Join(r.Tools, "+"), rpsText(r), intervalText(r.RPS), fmt.Sprintf("%.1f%%", 100*r.RPS.CV), cpu, perCore,
+			ms(r.P50), ms(r.P99), ms(r.P999), mem, fmt.Sprintf("%.0f%%/%.0f%%", 100*r.ServerThrottled, 100*r.ClientThrottled), flags(r))
 	}
 	tw.Flush()
 }

@@ -4,6 +4,7 @@
 package ghz
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,6 +57,11 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	// window is from the first call to the stop, when calls ceased to count.
 	res := fromGHZReport(rep, rep.Date.Add(-rep.Total), stopped)
 	res.WarmupRequests = warm.Count
+	if spec.QPS > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf(
+			"ghz at %d req/s is closed-loop-paced: it spaces calls evenly (%s arrivals do not apply), but its workers wait for answers and latency runs from the actual send, so a server's stalls delay calls instead of showing in the latencies (coordinated omission); h2 loads open-loop",
+			spec.QPS, cmp.Or(spec.Arrivals, load.ArrivalsConstant)))
+	}
 	return res, nil
 }
 

@@ -3,6 +3,7 @@ package h2
 import (
 	"bytes"
 	"context"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -12,25 +13,53 @@ import (
 )
 
 // BenchmarkH2Calls runs h2 for a second against a frame-level echo
-// server in this process and reports calls per second and heap allocations
-// per call, the server's included (an upper bound on h2's own).
+// server in this process, closed-loop and open-loop at a rate it keeps up
+// with, and reports calls per second, the process's CPU time per call and
+// heap allocations per call, the server's included (upper bounds on h2's
+// own). A call costs less the more calls share a write and a read, which
+// a closed loop with many in flight and an open loop near capacity do:
+// compare an open loop far below capacity with one call in flight per
+// connection.
 //
-//	go test -run '^$' -bench H2Calls -benchtime 1x ./orchestrator/load/
+//	go test -run '^$' -bench H2Calls -benchtime 1x ./orchestrator/internal/load/h2/
 func BenchmarkH2Calls(b *testing.B) {
 	addr, _ := startRawServer(b)
-	spec := load.Spec{Target: addr, ScenarioDir: loadtest.ScenarioDir("complex_proto"), Connections: 4, Concurrency: 256,
+	base := load.Spec{Target: addr, ScenarioDir: loadtest.ScenarioDir("complex_proto"), Connections: 4, Concurrency: 256,
 		Warmup: 200 * time.Millisecond, Duration: time.Second}
-	for range b.N {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		res, err := Run(context.Background(), spec)
-		runtime.ReadMemStats(&after)
-		if err != nil || res.OK == 0 {
-			b.Fatalf("%v %+v", err, res)
-		}
-		calls := float64(res.OK + res.WarmupRequests)
-		b.ReportMetric(res.RPS, "calls/s")
-		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/calls, "allocs/call")
+	open := func(qps int, arr load.Arrivals) load.Spec {
+		s := base
+		s.QPS, s.Arrivals = qps, arr
+		return s
+	}
+	for _, c := range []struct {
+		name string
+		spec load.Spec
+	}{
+		{"closed-loop", base},
+		// One call in flight per connection: a round trip per call, no
+		// batching, as an open loop far below capacity.
+		{"closed-loop-4x1", func() load.Spec { s := base; s.Concurrency = 4; return s }()},
+		{"open-loop-constant-20k", open(20_000, load.ArrivalsConstant)},
+		{"open-loop-poisson-20k", open(20_000, load.ArrivalsPoisson)},
+		{"open-loop-constant-50k", open(50_000, load.ArrivalsConstant)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				cpu := cpuTime(os.Getpid())
+				res, err := Run(context.Background(), c.spec)
+				cpu = cpuTime(os.Getpid()) - cpu
+				runtime.ReadMemStats(&after)
+				if err != nil || res.OK == 0 {
+					b.Fatalf("%v %+v", err, res)
+				}
+				calls := float64(res.OK + res.WarmupRequests)
+				b.ReportMetric(res.RPS, "calls/s")
+				b.ReportMetric(float64(cpu.Nanoseconds())/calls, "cpu-ns/call")
+				b.ReportMetric(float64(after.Mallocs-before.Mallocs)/calls, "allocs/call")
+			}
+		})
 	}
 }
 

@@ -35,9 +35,12 @@ const (
 type stream struct {
 	id     uint32
 	active bool
-	// start is when the call was sent, or, at a fixed rate, when it was
+	// start is when the call was sent, or, in an open loop, when it was
 	// meant to be sent: latency is counted from there.
 	start time.Time
+	// sentAt is, in an open loop, when the call was sent: its service
+	// latency is counted from there.
+	sentAt time.Time
 	// send side, under conn.mu
 	sent       int
 	sendWindow int64
@@ -49,24 +52,6 @@ type stream struct {
 	mismatch    bool
 	body        []byte // kept only once the answer differs from the expected bytes
 	unacked     int
-}
-
-// schedule is the fixed-rate plan of one connection slot; it outlives the
-// connections that carry it.
-type schedule struct {
-	rate   float64 // calls per second; 0 means closed loop
-	epoch  time.Time
-	issued int64
-}
-
-// next returns how many calls are due at now, and the intended time of the
-// next one.
-func (s *schedule) due(now time.Time) int64 {
-	return int64(now.Sub(s.epoch).Seconds()*s.rate) + 1 - s.issued
-}
-
-func (s *schedule) intended() time.Time {
-	return s.epoch.Add(time.Duration(float64(s.issued) / s.rate * float64(time.Second)))
 }
 
 // conn is one HTTP/2 connection: a reader (the caller of serve) that parses
@@ -81,7 +66,10 @@ type conn struct {
 	dec  *hpack.Decoder
 	rec  *callCounter
 	plan *schedule
-	cur  *stream // the stream whose header block is being decoded
+	// heldByCap says that a call fell due while every slot was taken; the
+	// calls it held back are counted late because of the cap (under mu).
+	heldByCap bool
+	cur       *stream // the stream whose header block is being decoded
 	// curEnds says the block's HEADERS frame ended the stream (the flag is
 	// on HEADERS even when CONTINUATION frames carry the rest).
 	curEnds bool

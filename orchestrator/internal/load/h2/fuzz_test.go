@@ -131,7 +131,7 @@ func runScript(t testing.TB, c *call, script []byte, setup scriptSetup) scriptRe
 	nc := newScriptConn(script)
 	fallback := time.AfterFunc(time.Second, nc.release) // should the client never write
 	defer fallback.Stop()
-	rec := newCallCounter(time.Time{}, time.Now().Add(time.Hour), false)
+	rec := newCallCounter(time.Time{}, time.Now().Add(time.Hour), false, false)
 	slots := cmp.Or(setup.slots, scriptSlots)
 	cn := newConn(nc, c, slots, rec, &schedule{epoch: time.Now()})
 	cn.nextID = cmp.Or(setup.firstID, 1)

@@ -3,6 +3,8 @@ package h2
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -22,6 +24,10 @@ const (
 	histSigFigs = 3
 )
 
+// rateShortfall is how far below the target an achieved rate is taken as
+// not sustained: a rate kept is within a fraction of a percent of it.
+const rateShortfall = 0.01
+
 // reconnectPause spaces the attempts to reopen a failed connection.
 const reconnectPause = 100 * time.Millisecond
 
@@ -30,7 +36,8 @@ const reconnectPause = 100 * time.Millisecond
 // each connection batches its writes and has one reader; nothing is
 // allocated per call on the usual path. Warm-up and measurement run on the
 // same connections, and every call of the measurement window is in the
-// latency histogram.
+// latency histogram. With a rate it loads open-loop, on the schedule of
+// schedule.go.
 func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	c, err := newCall(ctx, spec.Target, spec.ScenarioDir)
 	if err != nil {
@@ -50,17 +57,15 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 
 	slots := split(spec.Concurrency, spec.Connections)
 	recs := make([]*callCounter, spec.Connections)
+	plans := make([]*schedule, spec.Connections)
 	var wg sync.WaitGroup
 	for i := range recs {
-		recs[i] = newCallCounter(measureStart, end, spec.Answered != nil)
-		plan := &schedule{epoch: start}
-		if spec.QPS > 0 {
-			plan.rate = float64(spec.QPS) / float64(spec.Connections)
-		}
+		recs[i] = newCallCounter(measureStart, end, spec.Answered != nil, spec.QPS > 0)
+		plans[i] = newSchedule(start, measureStart, end, spec.QPS, i, spec.Connections, spec.Arrivals)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			keepConnected(spec.Target, c, slots[i], recs[i], plan, stop)
+			keepConnected(spec.Target, c, slots[i], recs[i], plans[i], stop)
 		}()
 	}
 	if spec.Answered != nil {
@@ -70,7 +75,11 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return load.Result{}, err
 	}
-	return merge(recs, measureStart, end), nil
+	res := merge(recs, measureStart, end)
+	if spec.QPS > 0 {
+		openLoop(&res, spec, plans)
+	}
+	return res, nil
 }
 
 // tallyEvery is how often the connections' live counts are summed for a
@@ -151,7 +160,7 @@ func keepConnected(addr string, c *call, slots int, rec *callCounter, plan *sche
 		rec.connError(err)
 		now := time.Now()
 		for _, s := range lost {
-			rec.add(codeName(codes.Unavailable), now.Sub(s.start), now)
+			rec.add(codeName(codes.Unavailable), now.Sub(s.start), now.Sub(s.sentAt), now)
 		}
 		select {
 		case <-stop:
@@ -177,22 +186,38 @@ type callCounter struct {
 	requests, warm uint64
 	sum            time.Duration
 	connErrors     map[string]uint64
+	// service holds, in an open loop, the latencies of OK calls from their
+	// actual start; hist holds them from the intended start.
+	service    *hdrhistogram.Histogram
+	serviceSum time.Duration
 }
 
-func newCallCounter(measureStart, end time.Time, counting bool) *callCounter {
-	return &callCounter{
+func newCallCounter(measureStart, end time.Time, counting, openLoop bool) *callCounter {
+	r := &callCounter{
 		measureStart: measureStart,
 		end:          end,
 		counting:     counting,
-		hist:         hdrhistogram.New(histMin, histMax, histSigFigs),
+		hist:         newHist(),
 		statuses:     map[string]uint64{},
 		connErrors:   map[string]uint64{},
 	}
+	if openLoop {
+		r.service = newHist()
+	}
+	return r
+}
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histSigFigs) }
+
+// record puts a latency into a histogram, clamped into its range.
+func record(h *hdrhistogram.Histogram, latency time.Duration) {
+	_ = h.RecordValue(min(max(latency.Microseconds(), histMin), histMax)) // within the histogram's range: cannot fail
 }
 
 // add counts a finished call: in the warm-up, in the window, or after it
-// (not counted). Latencies of OK calls go into the histogram.
-func (r *callCounter) add(status string, latency time.Duration, now time.Time) {
+// (not counted). Latencies of OK calls go into the histogram; service is
+// the latency from the actual start, which only an open loop records.
+func (r *callCounter) add(status string, latency, service time.Duration, now time.Time) {
 	ok := status == codeName(codes.OK)
 	if ok && r.counting {
 		r.live.Add(1)
@@ -210,7 +235,11 @@ func (r *callCounter) add(status string, latency time.Duration, now time.Time) {
 		return
 	}
 	r.sum += latency
-	_ = r.hist.RecordValue(min(max(latency.Microseconds(), histMin), histMax)) // within the histogram's range: cannot fail
+	record(r.hist, latency)
+	if r.service != nil {
+		r.serviceSum += service
+		record(r.service, service)
+	}
 }
 
 // connError counts a connection failure under a message without addresses
@@ -225,11 +254,15 @@ func (r *callCounter) connError(err error) {
 
 func merge(recs []*callCounter, measureStart, end time.Time) load.Result {
 	res := load.Result{Tool: name, Start: measureStart, End: end, Statuses: map[string]uint64{}, Errors: map[string]uint64{}}
-	hist := hdrhistogram.New(histMin, histMax, histSigFigs)
-	var sum time.Duration
+	hist, service := newHist(), newHist()
+	var sum, serviceSum time.Duration
 	for _, r := range recs {
 		hist.Merge(r.hist)
 		sum += r.sum
+		if r.service != nil {
+			service.Merge(r.service)
+			serviceSum += r.serviceSum
+		}
 		res.Requests += r.requests
 		res.WarmupRequests += r.warm
 		for s, n := range r.statuses {
@@ -244,8 +277,19 @@ func merge(recs []*callCounter, measureStart, end time.Time) load.Result {
 	}
 	res.OK = res.Statuses[codeName(codes.OK)]
 	res.RPS = float64(res.OK) / end.Sub(measureStart).Seconds()
+	res.Latency = latencies(hist, sum)
+	if len(recs) > 0 && recs[0].service != nil {
+		l := latencies(service, serviceSum)
+		res.Service = &l
+	}
+	return res
+}
+
+// latencies are the figures of a histogram of OK calls whose latencies sum
+// to sum.
+func latencies(hist *hdrhistogram.Histogram, sum time.Duration) load.Latency {
 	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
-	res.Latency = load.Latency{
+	l := load.Latency{
 		Count: uint64(hist.TotalCount()),
 		P50:   us(hist.ValueAtQuantile(50)),
 		P90:   us(hist.ValueAtQuantile(90)),
@@ -254,8 +298,40 @@ func merge(recs []*callCounter, measureStart, end time.Time) load.Result {
 		P999:  us(hist.ValueAtQuantile(99.9)),
 		Max:   us(hist.Max()),
 	}
-	if res.OK > 0 {
-		res.Latency.Mean = sum / time.Duration(res.OK)
+	if l.Count > 0 {
+		l.Mean = sum / time.Duration(l.Count)
 	}
-	return res
+	return l
+}
+
+// openLoop adds what the schedules counted to an open-loop result: the
+// calls of the window that started late or never, and notes on why.
+func openLoop(res *load.Result, spec load.Spec, plans []*schedule) {
+	var planned, capped, unsent uint64
+	for _, p := range plans {
+		unsent += p.unsent()
+		res.Late += p.late
+		planned += p.planned
+		capped += p.capped
+	}
+	res.Late += unsent
+	if res.Late > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf(
+			"open loop at %d req/s: %d of the window's %d calls started more than %v after their intended start (%d never started); their latency runs from the intended start",
+			spec.QPS, res.Late, planned, lateAfter, unsent))
+	}
+	if capped > 0 && res.Service != nil {
+		// Little's law: calls in flight = rate × the time each is in flight.
+		need := int(math.Ceil(float64(spec.QPS) * res.Service.P99.Seconds()))
+		res.Notes = append(res.Notes, fmt.Sprintf(
+			"open loop: the cap of %d calls in flight held back %d late calls; not to throttle the schedule it must be at least rate × latency (here %d req/s × service p99 %v ≈ %d)",
+			spec.Concurrency, capped, spec.QPS, res.Service.P99, need))
+	}
+	// Against the calls the schedule planned, not the target: a Poisson
+	// count varies by its square root.
+	if asked := float64(planned) / res.End.Sub(res.Start).Seconds(); res.RPS < (1-rateShortfall)*asked {
+		res.Notes = append(res.Notes, fmt.Sprintf(
+			"open loop: achieved %.0f req/s of the %.0f the schedule asked (target %d; %.1f%% short): the rate was not sustained",
+			res.RPS, asked, spec.QPS, 100*(1-res.RPS/asked)))
+	}
 }

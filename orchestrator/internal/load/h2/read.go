@@ -119,14 +119,14 @@ func (c *conn) lookup(id uint32) *stream {
 func (c *conn) finish(s *stream, status string) {
 	now := time.Now()
 	c.mu.Lock()
-	start := s.start
+	start, sentAt := s.start, s.sentAt
 	s.active = false
 	c.inflight--
 	if c.stopping && c.inflight == 0 {
 		c.shut()
 	}
 	c.mu.Unlock()
-	c.rec.add(status, now.Sub(start), now)
+	c.rec.add(status, now.Sub(start), now.Sub(sentAt), now)
 }
 
 func (c *conn) onHeaders(id uint32, fragment []byte, ended bool) error {

@@ -19,9 +19,12 @@ const (
 	writeBuffer = 256 << 10
 	// maxStreamID is the last client stream id HTTP/2 allows.
 	maxStreamID = 1<<31 - 1
-	// minPace is the shortest sleep of the fixed-rate pacer: a wake-up
+	// minPace is the shortest sleep of the open-loop pacer: a wake-up
 	// costs more than the calls it would spread.
 	minPace = 50 * time.Microsecond
+	// blockedPace is the pacer's sleep while calls owed cannot start: a
+	// fallback, not what starts them.
+	blockedPace = lateAfter / 2
 )
 
 // The layout of an HTTP/2 frame header: length (3 bytes), type, flags,
@@ -48,9 +51,10 @@ func appendFrameHeader(b []byte, length int, t http2.FrameType, flags http2.Flag
 		byte(id>>24), byte(id>>16), byte(id>>8), byte(id))
 }
 
-// pace sends the calls of the fixed-rate plan as they fall due. Calls are
+// pace sends the calls of the open-loop plan as they fall due. Calls are
 // stamped with their intended time, so a late wake-up or a full set of
-// slots shows in the latencies rather than hiding from them.
+// slots shows in the latencies rather than hiding from them; calls owed
+// go out together, as many as the slots and one write take.
 func (c *conn) pace(done <-chan struct{}) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -63,20 +67,33 @@ func (c *conn) pace(done <-chan struct{}) {
 		c.flush()
 		c.mu.Lock()
 		next := c.plan.intended()
+		blocked := c.plan.due(time.Now()) // owed, but no slot, window or write turn is free
 		c.mu.Unlock()
+		if blocked {
+			// The reader starts them as answers free slots and windows open
+			// (it flushes before each read), the writer as its write ends:
+			// the pacer only looks again now and then.
+			timer.Reset(blockedPace)
+			continue
+		}
 		timer.Reset(max(time.Until(next), minPace))
 	}
 }
 
-// newCalls is how many calls may start now. Called with mu held.
+// newCalls is how many calls may start now: in an open loop, fill starts
+// those of them that are due. It notes a due call the cap on calls in
+// flight holds back. Called with mu held.
 func (c *conn) newCalls(now time.Time) int {
 	if !c.settled || c.stopping || c.closed || len(c.pending) > 0 || c.connWindow <= 0 {
 		return 0
 	}
-	n := min(int64(c.slots), int64(c.maxStreams)) - int64(c.inflight)
-	if c.plan.rate > 0 {
-		n = min(n, c.plan.due(now))
+	if !c.plan.due(now) {
+		return 0
 	}
+	if c.inflight >= c.slots && c.plan.rate > 0 {
+		c.heldByCap = true
+	}
+	n := min(int64(c.slots), int64(c.maxStreams)) - int64(c.inflight)
 	return int(max(n, 0))
 }
 
@@ -186,7 +203,7 @@ func (c *conn) fill(now time.Time) {
 		}
 	}
 
-	for n := c.newCalls(now); n > 0 && cap(c.out)-len(c.out) > need; n-- {
+	for n := c.newCalls(now); n > 0 && cap(c.out)-len(c.out) > need && c.plan.due(now); n-- {
 		s := c.open(now)
 		if s == nil {
 			break
@@ -213,6 +230,9 @@ func (c *conn) fill(now time.Time) {
 		if c.pending[0].sent == body {
 			c.pending = c.pending[1:]
 		}
+	}
+	if !c.plan.due(now) {
+		c.heldByCap = false // every call due is out
 	}
 }
 
@@ -256,8 +276,8 @@ func (c *conn) open(now time.Time) *stream {
 	s := c.slot(id)
 	*s = stream{id: id, active: true, start: now, sendWindow: c.initialWindow, httpStatus: -1, grpcStatus: -1, body: s.body[:0]}
 	if c.plan.rate > 0 {
-		s.start = c.plan.intended()
-		c.plan.issued++
+		s.sentAt = now
+		s.start = c.plan.take(now, c.heldByCap)
 	}
 	c.inflight++
 	return s

@@ -45,6 +45,9 @@ func (tool) Client(spec load.Spec, sc *scenario.Scenario) (load.Client, error) {
 func (tool) Parse(stdout []byte, spec load.Spec, started, ended time.Time) (load.Result, error) {
 	res, err := Parse(string(stdout))
 	res.Start, res.End = started.Add(spec.Warmup), ended
+	if spec.QPS > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("h2load ignores the rate of %d req/s: it loads closed-loop, each connection's streams as fast as answers come", spec.QPS))
+	}
 	return res, err
 }
 

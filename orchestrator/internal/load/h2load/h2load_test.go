@@ -3,8 +3,11 @@ package h2load
 import (
 	"math"
 	"os"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 )
 
 func TestParse(t *testing.T) {
@@ -25,5 +28,23 @@ func TestParse(t *testing.T) {
 	}
 	if _, err := Parse("connect: connection refused\n"); err == nil {
 		t.Error("a failed h2load run parsed")
+	}
+}
+
+// With a rate, h2load says that it ignores it.
+func TestRateIsSaidToBeIgnored(t *testing.T) {
+	out, err := os.ReadFile("testdata/h2load-2b.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, qps := range []int{0, 500} {
+		res, err := tool{}.Parse(out, load.Spec{QPS: qps, Warmup: time.Second}, time.Now().Add(-10*time.Second), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		said := strings.Contains(strings.Join(res.Notes, "\n"), "h2load ignores the rate of 500 req/s")
+		if said != (qps > 0) {
+			t.Errorf("at %d req/s: notes %q", qps, res.Notes)
+		}
 	}
 }
