@@ -16,7 +16,7 @@ import (
 // curveWidth and curveHeight size the latency–throughput chart.
 const (
 	curveWidth  = chartWidth
-	curveHeight = 4 * vg.Inch
+	curveHeight = 4.5 * vg.Inch
 )
 
 // A curve's percentiles, each with its glyph and dashes; the servers are
@@ -113,11 +113,35 @@ func curveChart(sw Sweep) (template.HTML, error) {
 		p.Legend.Add("objective "+sw.SLO.String(), l)
 	}
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = logTicks{}
-	p.Y.Min, p.Y.Max = lo/1.4, hi*1.4
-	p.X.Min, p.X.Max = 0, xMax*1.05
+	p.Y.Tick.Marker = latencyTicks{top: hi * 1.4}
+	p.Y.Min, p.Y.Max = lo/1.4, legendRoom(lo, hi)
+	p.X.Min, p.X.Max = 0, xMax*1.08
 	p.Legend.Top, p.Legend.Left = true, true
 	return svgOf(p, curveWidth, curveHeight, aria)
+}
+
+// legendRoom is the top of a log latency axis from lo to hi that leaves
+// the upper third of the chart to the legend.
+func legendRoom(lo, hi float64) float64 {
+	return hi * math.Pow(1.96*hi/lo, 0.6)
+}
+
+// latencyTicks label a log latency axis up to top, the legend's room
+// above it bare; past three decades, at powers of ten only.
+type latencyTicks struct{ top float64 }
+
+func (l latencyTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := logTicks{}.Ticks(lo, min(hi, l.top))
+	if math.Log10(min(hi, l.top)/lo) <= 3 {
+		return ticks
+	}
+	var out []plot.Tick
+	for _, t := range ticks {
+		if e := math.Log10(t.Value); math.Abs(e-math.Round(e)) < 1e-9 {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // serversOf are a sweep's servers, in the order of their points.
@@ -188,9 +212,9 @@ func hdrChart(sw Sweep, server string) (template.HTML, error) {
 		return "", nil
 	}
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = quantileTicks{}, logTicks{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = quantileTicks{}, latencyTicks{top: hi * 1.4}
 	p.X.Min, p.X.Max = 1.5, 2000
-	p.Y.Min, p.Y.Max = lo/1.4, hi*1.4
+	p.Y.Min, p.Y.Max = lo/1.4, legendRoom(lo, hi)
 	p.Legend.Top, p.Legend.Left = true, true
 	return svgOf(p, smallWidth, smallHeight+0.6*vg.Inch, aria)
 }
@@ -198,7 +222,7 @@ func hdrChart(sw Sweep, server string) (template.HTML, error) {
 // curveLabel names a point in a legend: its rate, what it achieved, and
 // whether it was sustained.
 func curveLabel(pt Point) string {
-	label := fmt.Sprintf("%s: %s req/s", pt.Rate, short(pt.Row.RPS.Median))
+	label := fmt.Sprintf("%s: %.0f req/s", pt.Rate, pt.Row.RPS.Median)
 	if pt.Unsustained != "" {
 		label += " (unsustained)"
 	}
