@@ -202,7 +202,7 @@ func hdrChart(sw Sweep, server string) (template.HTML, error) {
 		sc.GlyphStyle = draw.GlyphStyle{Color: colour, Radius: vg.Points(2), Shape: draw.CircleGlyph{}}
 		if pt.Unsustained != "" {
 			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-			sc.GlyphStyle.Shape = draw.CrossGlyph{}
+			sc.Shape = draw.CrossGlyph{}
 		}
 		p.Add(l, sc)
 		p.Legend.Add(curveLabel(pt), l, sc)
