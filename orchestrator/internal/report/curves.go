@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 )
 
 // curveWidth and curveHeight size the latency–throughput chart.
@@ -155,17 +157,13 @@ func serversOf(sw Sweep) []string {
 	return names
 }
 
-// hdrQuantiles are the percentiles a result keeps, as fractions, with
-// the row's figure of each.
-var hdrQuantiles = []struct {
-	q  float64
-	of func(RankingRow) time.Duration
-}{
-	{0.5, func(r RankingRow) time.Duration { return r.P50 }},
-	{0.9, func(r RankingRow) time.Duration { return r.P90 }},
-	{0.95, func(r RankingRow) time.Duration { return r.P95 }},
-	{0.99, func(r RankingRow) time.Duration { return r.P99 }},
-	{0.999, func(r RankingRow) time.Duration { return r.P999 }},
+// percentilesOf is a row's percentile list: its tool's, else the five
+// percentiles every result keeps.
+func percentilesOf(r RankingRow) []load.Percentile {
+	if len(r.Percentiles) > 0 {
+		return r.Percentiles
+	}
+	return []load.Percentile{{Q: 0.5, Latency: r.P50}, {Q: 0.9, Latency: r.P90}, {Q: 0.95, Latency: r.P95}, {Q: 0.99, Latency: r.P99}, {Q: 0.999, Latency: r.P999}}
 }
 
 // hdrChart draws one server's latency distribution at each rate of a
@@ -178,15 +176,16 @@ func hdrChart(sw Sweep, server string) (template.HTML, error) {
 	p := newPlot()
 	p.X.Label.Text = "percentile (log scale of 1/(1−q))"
 	p.Y.Label.Text = "latency, ms (log scale)"
-	lo, hi, n := math.Inf(1), math.Inf(-1), 0
+	lo, hi, n, xMax := math.Inf(1), math.Inf(-1), 0, 0.0
 	for _, pt := range sw.Points {
 		if pt.Server != server {
 			continue
 		}
 		var xys plotter.XYs
-		for _, h := range hdrQuantiles {
-			if v := msOf(h.of(pt.Row)); v > 0 {
-				xys = append(xys, plotter.XY{X: 1 / (1 - h.q), Y: v})
+		for _, h := range percentilesOf(pt.Row) {
+			if v := msOf(h.Latency); v > 0 {
+				xys = append(xys, plotter.XY{X: 1 / (1 - h.Q), Y: v})
+				xMax = max(xMax, 1/(1-h.Q))
 				lo, hi = min(lo, v), max(hi, v)
 			}
 		}
@@ -213,7 +212,7 @@ func hdrChart(sw Sweep, server string) (template.HTML, error) {
 	}
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = quantileTicks{}, latencyTicks{top: hi * 1.4}
-	p.X.Min, p.X.Max = 1.5, 2000
+	p.X.Min, p.X.Max = 1.5, 2*xMax
 	p.Y.Min, p.Y.Max = lo/1.4, legendRoom(lo, hi)
 	p.Legend.Top, p.Legend.Left = true, true
 	return svgOf(p, smallWidth, smallHeight+0.6*vg.Inch, aria)
@@ -235,7 +234,7 @@ type quantileTicks struct{}
 
 func (quantileTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ticks []plot.Tick
-	for _, x := range []float64{2, 10, 100, 1000, 10000} {
+	for _, x := range []float64{2, 10, 100, 1000, 10000, 100000} {
 		if x >= lo && x <= hi {
 			ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(100*(1-1/x), 'f', -1, 64) + "%"})
 		}

@@ -3,6 +3,7 @@ package report_test
 import (
 	"bytes"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -52,9 +53,11 @@ func sweepRun(t *testing.T) record.Run {
 				}
 				p50 = time.Duration(float64(p50) * (1 + 0.02*float64(r-2)))
 				n := uint64(achieved * 5)
+				tail := func(q float64) time.Duration { return time.Duration(float64(p50) * (1 + math.Log2(0.5/(1-q)))) }
 				srv.Rounds = append(srv.Rounds, record.Round{Round: r, TargetRPS: target, Measurement: record.Measurement{
 					Load: &load.Result{Tool: "h2", Requests: n, OK: n, Statuses: map[string]uint64{"OK": n}, RPS: achieved,
-						Latency: load.Latency{Count: n, Mean: p50, P50: p50, P90: p50 * 23 / 10, P95: p50 * 3, P99: p50 * 46 / 10, P999: p50 * 69 / 10, Max: p50 * 10}},
+						Latency: load.Latency{Count: n, Mean: p50, P50: p50, P90: p50 * 23 / 10, P95: p50 * 3, P99: p50 * 46 / 10, P999: p50 * 69 / 10, Max: p50 * 20,
+							Percentiles: load.PercentileList(tail)}},
 					Server: usage.Summary{Samples: 5, CPUAvgPercent: 100 * min(share, 1), MemoryAvgBytes: 30 << 20},
 					Client: usage.Summary{Samples: 5, CPUAvgPercent: 40 * min(share, 1)},
 				}})

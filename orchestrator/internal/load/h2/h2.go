@@ -254,6 +254,9 @@ func merge(recs []*callCounter, measureStart, end time.Time) load.Result {
 		P999:  us(hist.ValueAtQuantile(99.9)),
 		Max:   us(hist.Max()),
 	}
+	if hist.TotalCount() > 0 {
+		res.Latency.Percentiles = load.PercentileList(func(q float64) time.Duration { return us(hist.ValueAtQuantile(100 * q)) })
+	}
 	if res.OK > 0 {
 		res.Latency.Mean = sum / time.Duration(res.OK)
 	}
