@@ -36,7 +36,8 @@ var curvePercentiles = []struct {
 
 // curveChart draws a sweep's latency–throughput curves: p50, p99 and
 // p99.9 against the rate achieved, one colour per server, latency on a
-// log scale. A line joins a server's sustained points; an unsustained
+// log scale. A line joins a server's sustained points, in the order of
+// their targets; an unsustained
 // point is a cross, off its line. The objective's bound, when there is
 // one, is a grey dashed line.
 func curveChart(sw Sweep) (template.HTML, error) {
@@ -49,7 +50,13 @@ func curveChart(sw Sweep) (template.HTML, error) {
 	servers := serversOf(sw)
 	for si, name := range servers {
 		colour := seriesColours[si%len(seriesColours)]
-		for k, pc := range curvePercentiles {
+		key, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 1}}) // a server's key, whether any point of it was sustained
+		if err != nil {
+			return "", fmt.Errorf("draw the chart %q: %w", aria, err)
+		}
+		key.Color, key.Width = colour, vg.Points(1.2)
+		p.Legend.Add(name, key)
+		for _, pc := range curvePercentiles {
 			var line, off plotter.XYs
 			for _, pt := range sw.Points {
 				v := msOf(pc.of(pt.Row))
@@ -72,9 +79,6 @@ func curveChart(sw Sweep) (template.HTML, error) {
 				l.Color, l.Width, l.Dashes = colour, vg.Points(1.2), pc.dashes
 				sc.GlyphStyle = draw.GlyphStyle{Color: colour, Radius: vg.Points(2.5), Shape: pc.shape}
 				p.Add(l, sc)
-				if k == 0 {
-					p.Legend.Add(name, l)
-				}
 			}
 			if len(off) > 0 {
 				sc, err := plotter.NewScatter(off)

@@ -21,7 +21,8 @@ type Sweep struct {
 	Cell int
 	Name string
 	// Points are every server's, server by server in the cell's order,
-	// each server's by achieved rate.
+	// each server's by target rate (a server that falls behind may
+	// achieve less at a higher target).
 	Points []Point
 	// SLO is the run's latency objective, unset when it has none.
 	SLO config.SLO
@@ -65,7 +66,7 @@ func Sweeps(run record.Run) []Sweep {
 					}
 				}
 			}
-			slices.SortStableFunc(points, func(a, b Point) int { return cmp.Compare(a.Row.RPS.Median, b.Row.RPS.Median) })
+			slices.SortStableFunc(points, func(a, b Point) int { return cmp.Compare(a.Target, b.Target) })
 			sw.Points = append(sw.Points, points...)
 		}
 		if len(sw.Points) > 0 {
@@ -128,7 +129,7 @@ func SLORanking(run record.Run, sw Sweep) (rows []RankingRow, at map[string]Poin
 		if !p.Meets {
 			continue
 		}
-		if best, ok := at[p.Server]; !ok || p.Row.RPS.Median > best.Row.RPS.Median {
+		if best, ok := at[p.Server]; !ok || p.Target > best.Target {
 			at[p.Server] = p
 		}
 	}
