@@ -240,7 +240,8 @@ func (quantileTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ticks []plot.Tick
 	for _, x := range []float64{2, 10, 100, 1000, 10000, 100000} {
 		if x >= lo && x <= hi {
-			ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(100*(1-1/x), 'f', -1, 64) + "%"})
+			// Six digits: 1 − 1/10⁵ is not 0.99999 in floating point.
+			ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(100*(1-1/x), 'g', 6, 64) + "%"})
 		}
 	}
 	return ticks
