@@ -7,10 +7,12 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -25,6 +27,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/sweep"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
@@ -77,8 +80,9 @@ type Options struct {
 // Bench is one benchmark run, as New built it.
 type Bench struct {
 	Options
-	// tool measures every round; capacity, nil when off, measures it again.
-	tool, capacity load.Tool
+	// tool measures every round; capacity, nil when off, measures it again;
+	// rate, nil without rate cells, loads those.
+	tool, capacity, rate load.Tool
 	// suite is made once the client image is built.
 	suite *suite.Suite
 }
@@ -102,6 +106,16 @@ func New(o Options) (*Bench, error) {
 		if err := plan.Drives("GRPC_CAPACITY_TOOL", b.capacity, scenarios); err != nil {
 			return nil, err
 		}
+	}
+	if slices.ContainsFunc(o.Run.Cells, func(c record.Cell) bool { return c.Swept() }) {
+		rate, ok := load.Lookup(config.RateTool)
+		if !ok {
+			return nil, fmt.Errorf("no load tool %q for the rate cells", config.RateTool)
+		}
+		if err := plan.Drives("GRPC_LOAD_RATES", rate, scenarios); err != nil {
+			return nil, err
+		}
+		b.rate = rate
 	}
 	return b, nil
 }
@@ -198,6 +212,10 @@ func (b *Bench) visits(r int, active func(record.Server) bool) []record.Visit {
 	}
 	rng := rand.New(rand.NewPCG(b.Run.Seed, uint64(r)))
 	rng.Shuffle(len(visits), func(i, j int) { visits[i], visits[j] = visits[j], visits[i] })
+	if r == 1 { // a rate cell's first round needs its server's capacity, a probe the probe before
+		stage := func(v record.Visit) int { return sweep.Stage(b.Run.Cells[v.Cell].Cell) }
+		slices.SortStableFunc(visits, func(v, w record.Visit) int { return cmp.Compare(stage(v), stage(w)) })
+	}
 	return visits
 }
 
@@ -213,7 +231,7 @@ func (b *Bench) visit(ctx context.Context, v record.Visit, r, look int) (time.Du
 	start := time.Now()
 	b.Progress.Round(srv.Name)
 	b.Progress.Printf("%s: round %d of %d%s", srv.Name, r, look, b.cellText(*cell))
-	round := b.round(ctx, *cell, srv, r)
+	round := b.round(ctx, v.Cell, srv, r)
 	b.Progress.RoundDone()
 	gone := b.hostGone(ctx, round.Failure)
 	if gone != nil {
@@ -372,11 +390,17 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 
 // round brings a fresh container of the server up, measures it and tears
 // it down.
-func (b *Bench) round(ctx context.Context, cell record.Cell, srv *record.Server, r int) record.Round {
+func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) record.Round {
+	cell := b.Run.Cells[ci]
 	round := record.Round{Round: r, Start: time.Now()}
 	folder, err := b.Folder.Sub(srv.Name, record.CellDir(*b.Run, cell), fmt.Sprintf("round-%d", r))
 	if err != nil {
 		return b.fail(srv.Name, round, err)
+	}
+	if cell.Swept() { // known before a container starts: the capacity, the probes before
+		if round.TargetRPS, err = sweep.Target(*b.Run, ci, srv.Name, b.Config.SLO); err != nil {
+			return b.fail(srv.Name, round, &record.PhaseError{Phase: "rate", Err: err})
+		}
 	}
 	spec := plan.ServerSpec(b.Config, cell, srv.Name, srv.Image, b.Builder.Catalog.Env(srv.Name), b.Scenarios[cell.Scenario], folder)
 	up, err := b.suite.Up(ctx, spec)
@@ -394,8 +418,13 @@ func (b *Bench) round(ctx context.Context, cell record.Cell, srv *record.Server,
 	if err == nil {
 		before, hostOK := usage.ReadHostCPU(b.HostStat)
 		loadSpec := plan.LoadSpec(b.Config, cell, b.Scenarios[cell.Scenario], b.Config.RoundDuration())
-		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s", srv.Name, loadSpec.Warmup, loadSpec.Duration, b.tool.Name())
-		round.Measurement, err = b.measure(ctx, up, b.tool, loadSpec, "load")
+		tool, capacity := b.tool, b.capacity
+		if cell.Swept() {
+			tool, capacity = b.rate, nil // a capacity at a set rate is the rate
+			loadSpec.QPS = max(1, int(math.Round(round.TargetRPS)))
+		}
+		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s%s", srv.Name, loadSpec.Warmup, loadSpec.Duration, tool.Name(), rateText(round.TargetRPS))
+		round.Measurement, err = b.measure(ctx, up, tool, loadSpec, "load")
 		spent += loadSpec.Warmup + loadSpec.Duration + usage.LoadTail
 		if err == nil && round.Load.OK == 0 {
 			err = &record.PhaseError{Phase: "load", Err: fmt.Errorf("no call succeeded (%s)", round.Load.Failures())}
@@ -406,9 +435,9 @@ func (b *Bench) round(ctx context.Context, cell record.Cell, srv *record.Server,
 			// comes from one tool over one kind of window, whichever
 			// servers the load tool could not keep up with, and no round
 			// is measured before that is known.
-			if b.capacity != nil {
+			if capacity != nil {
 				capSpec := capacitySpec(loadSpec)
-				m, cerr := b.measure(ctx, up, b.capacity, capSpec, "capacity")
+				m, cerr := b.measure(ctx, up, capacity, capSpec, "capacity")
 				spent += capSpec.Warmup + capSpec.Duration + usage.LoadTail
 				if cerr != nil {
 					round.CapacityFailure = cerr.Error()
@@ -464,8 +493,23 @@ func phaseTime(phases []record.Phase) float64 {
 	return total
 }
 
+// rateText says the rate a rate cell's load is at.
+func rateText(target float64) string {
+	if target == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" at %.0f req/s", target)
+}
+
 func roundText(r record.Round) string {
 	text := fmt.Sprintf("%.0f req/s, server CPU %.1f%%, client CPU %.1f%%", r.Load.RPS, r.Server.CPUAvgPercent, r.Client.CPUAvgPercent)
+	if r.TargetRPS > 0 {
+		text = fmt.Sprintf("%.0f of %.0f req/s, p99 %s, server CPU %.1f%%, client CPU %.1f%%", r.Load.RPS, r.TargetRPS,
+			r.Load.Latency.P99.Round(10*time.Microsecond), r.Server.CPUAvgPercent, r.Client.CPUAvgPercent)
+		if why := sweep.Unsustained(r.TargetRPS, *r.Load); why != "" {
+			text += "; unsustained: " + why
+		}
+	}
 	switch {
 	case r.ClientBound:
 		text += "; client-bound"

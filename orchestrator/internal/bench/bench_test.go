@@ -181,8 +181,18 @@ func (c *fakeContainer) Logs(_ context.Context, _ bool, stdout, stderr io.Writer
 		if c.host.capacity != nil && engine == "h2" {
 			rps = c.host.capacity(c.server, c.n)
 		}
+		var latency load.Latency
+		if spec, err := load.ReadSpec(c.spec.Files[load.SpecFile]); err == nil && spec.QPS > 0 {
+			// At a rate: the rate where the server keeps up, and a p99
+			// that rises past 60% of its capacity.
+			latency.P99 = time.Millisecond
+			if float64(spec.QPS) > 0.6*rps {
+				latency.P99 = 20 * time.Millisecond
+			}
+			rps = min(rps, float64(spec.QPS))
+		}
 		return json.NewEncoder(stdout).Encode(load.Result{Tool: engine, Start: now.Add(-time.Second), End: now,
-			Requests: 1000, OK: 1000, Statuses: map[string]uint64{"OK": 1000}, RPS: rps})
+			Requests: 1000, OK: 1000, Statuses: map[string]uint64{"OK": 1000}, RPS: rps, Latency: latency})
 	}
 	return nil
 }

@@ -19,11 +19,19 @@ type Cell struct {
 	Profile     string `json:"profile,omitempty"`
 	Connections int    `json:"connections"`
 	Concurrency int    `json:"concurrency"`
+	// Rate is a rate cell's target (GRPC_LOAD_RATES); zero in the cell
+	// of the saturation load.
+	Rate Rate `json:"rate,omitzero"`
+	// Probe is, from 1, which probe of a latency objective's search the
+	// cell is: its rate is each server's own, from the probes before.
+	Probe int `json:"probe,omitempty"`
 }
 
 // Cells is the product of the list-valued settings: scenarios outermost,
-// then server CPUs, then load profiles, each in the order given. The client
-// engine's CPU count resolves GRPC_CLIENT_CPUS=auto.
+// then server CPUs, then load profiles, each in the order given, and
+// innermost the saturation load and then each rate of a sweep (or each
+// probe of a latency objective's search). The client engine's CPU count
+// resolves GRPC_CLIENT_CPUS=auto.
 func (c Config) Cells(f Facts) []Cell {
 	profiles := c.LoadProfiles
 	if len(profiles) == 0 {
@@ -35,7 +43,16 @@ func (c Config) Cells(f Facts) []Cell {
 			for _, p := range profiles {
 				cell := Cell{Scenario: sc, ServerCPUs: cpus, ClientCPUs: c.clientCPUs(f, cpus),
 					Connections: c.Connections, Concurrency: c.Concurrency}
-				cells = append(cells, cell.WithProfile(p))
+				cell = cell.WithProfile(p)
+				cells = append(cells, cell)
+				for _, r := range c.Rates {
+					cells = append(cells, cell.WithRate(r))
+				}
+				for k := 1; len(c.Rates) == 0 && c.SLO.Set() && k <= SLOProbes; k++ {
+					probe := cell
+					probe.Probe = k
+					cells = append(cells, probe)
+				}
 			}
 		}
 	}
@@ -47,6 +64,22 @@ func (cell Cell) WithProfile(name string) Cell {
 	if p, ok := Profiles[name]; ok {
 		cell.Profile, cell.Connections, cell.Concurrency = name, p.Connections, p.Connections*p.Streams
 	}
+	return cell
+}
+
+// WithRate is the cell loaded at a rate.
+func (cell Cell) WithRate(r Rate) Cell {
+	cell.Rate = r
+	return cell
+}
+
+// Swept says the cell loads at a rate: one of a sweep's, or a probe's.
+func (cell Cell) Swept() bool { return cell.Rate != (Rate{}) || cell.Probe > 0 }
+
+// Saturation is the cell of the saturation load a rate cell sweeps
+// below and above.
+func (cell Cell) Saturation() Cell {
+	cell.Rate, cell.Probe = Rate{}, 0
 	return cell
 }
 
@@ -74,7 +107,16 @@ func (cell Cell) Name() string {
 	if cell.Profile != "" {
 		shape = cell.Profile + " (" + shape + ")"
 	}
-	return fmt.Sprintf("%s, server %s CPU, client %s CPU, shape %s", cell.Scenario, cell.ServerCPUs, cell.ClientCPUs, shape)
+	name := fmt.Sprintf("%s, server %s CPU, client %s CPU, shape %s", cell.Scenario, cell.ServerCPUs, cell.ClientCPUs, shape)
+	switch {
+	case cell.Rate.Share > 0:
+		name += ", rate " + cell.Rate.String() + " of capacity"
+	case cell.Rate.PerSecond > 0:
+		name += ", rate " + cell.Rate.String() + " req/s"
+	case cell.Probe > 0:
+		name += fmt.Sprintf(", latency objective probe %d", cell.Probe)
+	}
+	return name
 }
 
 // Settings lists every variable as the cell ran it: the list-valued ones
@@ -91,6 +133,12 @@ func (c Config) Settings(cell Cell) []Setting {
 	c.given["GRPC_LOAD_PROFILE"] = cell.Profile
 	c.given["GRPC_CLIENT_CONNECTIONS"] = strconv.Itoa(cell.Connections)
 	c.given["GRPC_CLIENT_CONCURRENCY"] = strconv.Itoa(cell.Concurrency)
+	if len(c.Rates) > 0 {
+		c.given["GRPC_LOAD_RATES"] = ""
+		if cell.Rate != (Rate{}) {
+			c.given["GRPC_LOAD_RATES"] = cell.Rate.String()
+		}
+	}
 	client := cell.ClientCPUs.String()
 	if c.ClientCPUs.Auto {
 		client += " (auto)"

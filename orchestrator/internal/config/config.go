@@ -51,6 +51,8 @@ type Config struct {
 	BuildRAM         Bytes         `env:"GRPC_BUILD_RAM" envDefault:"6g" help:"memory limit of each step of an image build (the container of a RUN), swap included: a size such as 6g, from 512m to the engine host's memory"`
 	BuildCPUs        ClientCPUs    `env:"GRPC_BUILD_CPUS" envDefault:"auto" help:"CPU limit of each step of an image build in cores: auto (every core of the engine but one, at least 1) or a positive number such as 2, at most the engine's CPU count"`
 	BuildStall       time.Duration `env:"GRPC_BUILD_STALL" envDefault:"30m" help:"how long an image build, pull or copy between engines may go without output, or a fetch of pinned sources over HTTP without data, before it is taken to hang and that server's build fails: a duration from 1m to 6h"`
+	Rates            Rates         `env:"GRPC_LOAD_RATES" help:"target rates of a sweep, each a cell of its own beside the cell's saturation load, loaded open-loop by h2 whatever GRPC_LOAD_TOOL is: rates in req/s (5000,10000,20000, at most 1000000) or shares of each server's capacity measured in the same run's first round (25%,50%,90%, above 0 and at most 200%), not both; empty means none"`
+	SLO              SLO           `env:"GRPC_LATENCY_SLO" help:"a latency objective, percentile<bound (p99<10ms; percentiles p50, p90, p95, p99, p99.9): each server is ranked by the highest rate it sustains with that percentile within the bound in every round; without GRPC_LOAD_RATES, 4 probing rates (a bisection of the share of its capacity) find it; empty means none"`
 
 	// given holds the variables as the user wrote them, so that reports and
 	// messages repeat 2048m rather than 2g, and 60s rather than 1m0s.

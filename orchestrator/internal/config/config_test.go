@@ -278,6 +278,11 @@ func TestParseRefusesUnparsable(t *testing.T) {
 		{"GRPC_BENCHMARK_ROUNDS", "2.5"},
 		{"GRPC_BENCHMARK_BUDGET", "an hour"},
 		{"GRPC_EQUIVALENCE_MARGIN", "5%"},
+		{"GRPC_LOAD_RATES", "fast"},
+		{"GRPC_LOAD_RATES", "25%,5000"},
+		{"GRPC_LOAD_RATES", "x%"},
+		{"GRPC_LATENCY_SLO", "10ms"},
+		{"GRPC_LATENCY_SLO", "p99<soon"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
@@ -383,6 +388,15 @@ func TestValidateRefuses(t *testing.T) {
 		{"300 characters of image name", map[string]string{"GRPC_IMAGE_NAME": strings.Repeat("a", 300)}, 2, "GRPC_IMAGE_NAME", strings.Repeat("a", 300)},
 		{"ram above the host's", map[string]string{"GRPC_SERVER_RAM": "64g"}, 2, "GRPC_SERVER_RAM", "64g"},
 		{"mirror that does not exist", map[string]string{"GRPC_SOURCE_MIRROR": "/nonexistent/sources"}, 2, "GRPC_SOURCE_MIRROR", "/nonexistent/sources"},
+		{"a rate of zero", map[string]string{"GRPC_LOAD_RATES": "0,100"}, 2, "GRPC_LOAD_RATES", "0,100"},
+		{"a share above 200%", map[string]string{"GRPC_LOAD_RATES": "50%,250%"}, 2, "GRPC_LOAD_RATES", "50%,250%"},
+		{"a share of 0%", map[string]string{"GRPC_LOAD_RATES": "0%"}, 2, "GRPC_LOAD_RATES", "0%"},
+		{"a rate twice", map[string]string{"GRPC_LOAD_RATES": "25%,25%"}, 2, "GRPC_LOAD_RATES", "25%,25%"},
+		{"a blank rate list", map[string]string{"GRPC_LOAD_RATES": " , "}, 2, "GRPC_LOAD_RATES", " , "},
+		{"rates beside a QPS", map[string]string{"GRPC_LOAD_RATES": "1000", "GRPC_CLIENT_QPS": "500"}, 2, "GRPC_LOAD_RATES", "1000"},
+		{"an objective on an unkept percentile", map[string]string{"GRPC_LATENCY_SLO": "p42<10ms"}, 2, "GRPC_LATENCY_SLO", "p42<10ms"},
+		{"an objective of no time", map[string]string{"GRPC_LATENCY_SLO": "p99<0s"}, 2, "GRPC_LATENCY_SLO", "p99<0s"},
+		{"an objective's search beside a QPS", map[string]string{"GRPC_LATENCY_SLO": "p99<5ms", "GRPC_CLIENT_QPS": "500"}, 2, "GRPC_LATENCY_SLO", "p99<5ms"},
 		{"mirror that is a file", map[string]string{"GRPC_SOURCE_MIRROR": "config_test.go"}, 2, "GRPC_SOURCE_MIRROR", "config_test.go"},
 	}
 	for _, tt := range tests {
@@ -629,6 +643,8 @@ func TestSettings(t *testing.T) {
 		{"GRPC_BUILD_RAM", "6g"},
 		{"GRPC_BUILD_CPUS", "auto"},
 		{"GRPC_BUILD_STALL", "30m"},
+		{"GRPC_LOAD_RATES", ""},
+		{"GRPC_LATENCY_SLO", ""},
 	}
 	got := cfg.All()
 	if len(got) != len(want) {
@@ -1093,5 +1109,44 @@ func TestServerPublish(t *testing.T) {
 		if ip, port, err := cfg.ServerPublish(); ip != tc.ip || port != tc.port || err != nil {
 			t.Errorf("ServerPublish of %q = %q, %d, %v; want %q, %d", tc.address, ip, port, err, tc.ip, tc.port)
 		}
+	}
+}
+
+// TestRatesAreCellsAfterTheSaturationLoad: each rate of a sweep is a cell
+// of its own, after its saturation cell, with its rate in the footer; a
+// latency objective without rates makes the search's probe cells.
+func TestRatesAreCellsAfterTheSaturationLoad(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{"GRPC_LOAD_RATES": "25%, 50%", "GRPC_SERVER_CPUS": "1,2"}, testTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(on(oneServer, 4)); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range cfg.Cells(config.Facts{HostCPUs: 4}) {
+		rates := ""
+		for _, s := range cfg.Settings(c) {
+			if s.Name == "GRPC_LOAD_RATES" {
+				rates = s.Value
+			}
+		}
+		names = append(names, c.ServerCPUs.String()+"/"+c.Rate.String()+"/"+rates)
+		if c.Swept() && c.Saturation() != (config.Cell{Scenario: c.Scenario, ServerCPUs: c.ServerCPUs, ClientCPUs: c.ClientCPUs,
+			Connections: c.Connections, Concurrency: c.Concurrency}) {
+			t.Errorf("cell %s: saturation cell %+v", c.Name(), c.Saturation())
+		}
+	}
+	if want := "1/0/,1/25%/25%,1/50%/50%,2/0/,2/25%/25%,2/50%/50%"; strings.Join(names, ",") != want {
+		t.Errorf("cells %s, want %s", strings.Join(names, ","), want)
+	}
+	cfg, err = config.Parse(map[string]string{"GRPC_LATENCY_SLO": "p99.9<20ms"}, testTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := cfg.Cells(config.Facts{HostCPUs: 2})
+	if len(cells) != 1+config.SLOProbes || cells[0].Swept() || cells[config.SLOProbes].Probe != config.SLOProbes ||
+		!strings.Contains(cells[1].Name(), "probe 1") || cfg.SLO.Bound != 20*time.Millisecond || cfg.SLO.Percentile != "p99.9" {
+		t.Errorf("objective %+v: cells %+v", cfg.SLO, cells)
 	}
 }

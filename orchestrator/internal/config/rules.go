@@ -68,6 +68,8 @@ const (
 	// is longer than any of its steps runs silent.
 	MinBuildRAM   = 512 << 20
 	MaxBuildStall = 6 * time.Hour
+	// MaxSLOBound is longer than any call of a benchmark should take.
+	MaxSLOBound = time.Minute
 	// MaxImageName keeps GRPC_IMAGE_NAME:<server>-<scenario> under the 255
 	// characters of a Docker reference.
 	MaxImageName = 100
@@ -265,6 +267,39 @@ var rules = []rule{
 			if v := c.given[name]; len(c.LoadProfiles) > 0 && v != "" {
 				return "it sets the shape, and " + name + " is set too; set one or the other"
 			}
+		}
+		return ""
+	}},
+	{"GRPC_LOAD_RATES", func(c Config, _ Facts) string {
+		if r := c.blank("GRPC_LOAD_RATES", c.Rates.Strings(), "rate", "no sweep"); r != "" {
+			return r
+		}
+		for _, r := range c.Rates {
+			switch {
+			case r.Share == 0 && (r.PerSecond < 1 || r.PerSecond > MaxQPS):
+				return element(r.String(), len(c.Rates), fmt.Sprintf("a rate in req/s must be from 1 to %d", MaxQPS))
+			case r.PerSecond == 0 && (r.Share <= 0 || r.Share > MaxRateShare):
+				return element(r.String(), len(c.Rates), fmt.Sprintf("a share of capacity must be above 0%% and at most %s", percent(MaxRateShare)))
+			}
+		}
+		if len(c.Rates) > 0 && c.QPS != 0 {
+			return fmt.Sprintf("each rate is a cell's GRPC_CLIENT_QPS, and GRPC_CLIENT_QPS=%d is set too; set one or the other", c.QPS)
+		}
+		if len(c.Rates) > 0 && !slices.Contains(c.toolNames(), RateTool) {
+			return "rate cells are loaded open-loop by " + RateTool + ", which this binary does not offer"
+		}
+		return duplicate(c.Rates.Strings())
+	}},
+	{"GRPC_LATENCY_SLO", func(c Config, _ Facts) string {
+		switch {
+		case !c.SLO.Set():
+			return ""
+		case !slices.Contains(SLOPercentiles, c.SLO.Percentile):
+			return fmt.Sprintf("no percentile %q; known: %s", c.SLO.Percentile, strings.Join(SLOPercentiles, ", "))
+		case c.SLO.Bound <= 0 || c.SLO.Bound > MaxSLOBound:
+			return fmt.Sprintf("the bound must be above 0 and at most %s", MaxSLOBound)
+		case len(c.Rates) == 0 && c.QPS != 0:
+			return fmt.Sprintf("its search probes rates as GRPC_CLIENT_QPS does, and GRPC_CLIENT_QPS=%d is set too; set one or the other", c.QPS)
 		}
 		return ""
 	}},

@@ -108,6 +108,29 @@ type Latency struct {
 	P99   time.Duration `json:"p99"`
 	P999  time.Duration `json:"p999,omitempty"`
 	Max   time.Duration `json:"max"`
+	// Percentiles are, from a tool that keeps a histogram, the latency at
+	// each of HDRQuantiles: the distribution's tail, for a percentile
+	// plot.
+	Percentiles []Percentile `json:"percentiles,omitempty"`
+}
+
+// Percentile is the latency at a quantile (0.999 for p99.9).
+type Percentile struct {
+	Q       float64       `json:"q"`
+	Latency time.Duration `json:"latency"`
+}
+
+// HDRQuantiles are the quantiles a percentile list holds: from the median
+// to five nines, the points an HdrHistogram percentile plot needs.
+var HDRQuantiles = []float64{0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 0.99999}
+
+// PercentileList is the latency at each of HDRQuantiles, by at.
+func PercentileList(at func(q float64) time.Duration) []Percentile {
+	out := make([]Percentile, len(HDRQuantiles))
+	for i, q := range HDRQuantiles {
+		out[i] = Percentile{Q: q, Latency: at(q)}
+	}
+	return out
 }
 
 // ErrorShare is the fraction of completed calls that were not OK.

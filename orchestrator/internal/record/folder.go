@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // Folder is a run's results folder: every file of a run is written through
@@ -133,7 +134,8 @@ func Save(f Folder, run Run) error {
 }
 
 // CellDir is the folder of a cell's rounds inside a server's folder, where
-// the bench puts them: none in a run of one cell.
+// the bench puts them: none in a run of one cell; a rate cell's names its
+// rate (complex_proto_cpu1_rate25pct) or its probe.
 func CellDir(run Run, c Cell) string {
 	if len(run.Cells) == 1 {
 		return ""
@@ -141,6 +143,14 @@ func CellDir(run Run, c Cell) string {
 	name := fmt.Sprintf("%s_cpu%s", c.Scenario, c.ServerCPUs)
 	if c.Profile != "" {
 		name += "_" + c.Profile
+	}
+	switch {
+	case c.Rate.Share > 0:
+		name += "_rate" + strings.TrimSuffix(c.Rate.String(), "%") + "pct"
+	case c.Rate.PerSecond > 0:
+		name += "_rate" + c.Rate.String()
+	case c.Probe > 0:
+		name += fmt.Sprintf("_probe%d", c.Probe)
 	}
 	return name
 }

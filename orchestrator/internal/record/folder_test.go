@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
@@ -112,5 +114,21 @@ func TestSaveThenLoadIsTheSameRun(t *testing.T) {
 	b, errB := os.ReadFile(second.Path("results.json"))
 	if errA != nil || errB != nil || !bytes.Equal(a, b) || len(a) == 0 {
 		t.Errorf("results.json saved twice differs (%v, %v): %d and %d bytes", errA, errB, len(a), len(b))
+	}
+}
+
+// TestCellDirNamesTheRate: every cell of a run has a folder of its own,
+// a rate cell's and a probe's beside their saturation cell's.
+func TestCellDirNamesTheRate(t *testing.T) {
+	sat := config.Cell{Scenario: "complex_proto", ServerCPUs: 1}
+	probe := sat
+	probe.Probe = 2
+	run := record.Run{Cells: []record.Cell{{Cell: sat}, {Cell: sat.WithRate(config.Rate{Share: 0.25})}, {Cell: sat.WithRate(config.Rate{PerSecond: 5000})}, {Cell: probe}}}
+	var got []string
+	for _, c := range run.Cells {
+		got = append(got, record.CellDir(run, c))
+	}
+	if want := "complex_proto_cpu1 complex_proto_cpu1_rate25pct complex_proto_cpu1_rate5000 complex_proto_cpu1_probe2"; strings.Join(got, " ") != want {
+		t.Errorf("cell folders %q, want %q", strings.Join(got, " "), want)
 	}
 }

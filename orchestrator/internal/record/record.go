@@ -173,6 +173,9 @@ type Round struct {
 	// machine: the address of GRPC_SERVER_ADDRESS and the port the
 	// server was published at in this round.
 	ServerAddress string `json:"server_address,omitempty"`
+	// TargetRPS is the rate a rate cell's round loaded at (a share of
+	// capacity or a probe resolved to req/s); 0 at saturation.
+	TargetRPS float64 `json:"target_rps,omitempty"`
 	// Measurement is the run's load tool's.
 	Measurement
 	// ClientBound is set when the load client used nearly all the CPU it

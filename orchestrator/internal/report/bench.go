@@ -38,6 +38,7 @@ func WriteBench(w io.Writer, run record.Run) error {
 		}
 		writeCell(&b, run, c)
 	}
+	writeSLO(&b, run)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -116,6 +117,7 @@ func notes(run record.Run, c record.Cell, rows []RankingRow, a stats.Analysis) [
 			out = append(out, fmt.Sprintf("%s: busy host: other work than the server and its client kept more than %.1f cores busy in %d of %d rounds (up to %.2f); its figures may be disturbed", r.Name, BusyHostCores, r.BusyHostRounds, r.RPS.N, r.MaxOtherCores))
 		}
 	}
+	out = append(out, rateNotes(run, c)...)
 	out = append(out, verdicts(run, rows, a)...)
 	if run.Seed != 0 {
 		out = append(out, fmt.Sprintf("each round visited the servers in a random order from seed %d; GRPC_BENCHMARK_SEED=%d replays it", run.Seed, run.Seed))

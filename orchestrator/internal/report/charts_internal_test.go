@@ -69,3 +69,15 @@ func TestRecordedStatsAreRead(t *testing.T) {
 		t.Errorf("go_grpc's %d rounds read as %d CPU and %d memory series, missing %q", len(s.Rounds), len(u.CPU), len(u.Memory), u.Missing)
 	}
 }
+
+// TestQuantileTicksReadAsPercentiles: the 1/(1−q) axis is labelled with
+// the percentiles, five nines as 99.999%, not its floating-point noise.
+func TestQuantileTicksReadAsPercentiles(t *testing.T) {
+	var got []string
+	for _, tick := range (quantileTicks{}).Ticks(1.5, 2e5) {
+		got = append(got, tick.Label)
+	}
+	if want := "50% 90% 99% 99.9% 99.99% 99.999%"; strings.Join(got, " ") != want {
+		t.Errorf("ticks %q, want %q", strings.Join(got, " "), want)
+	}
+}

@@ -304,8 +304,9 @@ type pageState struct {
 }
 
 // openInChromium loads a file in headless Chromium and returns what the
-// page shows and every URL it requested.
-func openInChromium(t *testing.T, path string) (pageState, []string, []string) {
+// page shows and every URL it requested; with a selector, it also writes
+// a PNG of the first element that matches to shot.
+func openInChromium(t *testing.T, path string, selector, shot string) (pageState, []string, []string) {
 	t.Helper()
 	bin := chromium(t)
 	px := newProxy(t)
@@ -375,9 +376,46 @@ func openInChromium(t *testing.T, path string) (pageState, []string, []string) {
 	if err := json.Unmarshal([]byte(res.Result.Value), &st); err != nil {
 		t.Fatalf("decode the page's state: %v", err)
 	}
+	if selector != "" {
+		screenshot(t, d, s, selector, shot)
+	}
 	// Give a late request (a font, an image) time to reach the proxy.
 	time.Sleep(500 * time.Millisecond)
 	return st, requested, px.seen()
+}
+
+// screenshot writes a PNG of the page's first element that matches
+// selector, however far down the page it is.
+func screenshot(t *testing.T, d *devtools, session, selector, path string) {
+	t.Helper()
+	js, err := json.Marshal(selector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expr := "(() => { const r = document.querySelector(" + string(js) + ").getBoundingClientRect();" +
+		" return JSON.stringify({x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height, scale: 1}); })()"
+	var box struct {
+		Result struct {
+			Value string `json:"value"`
+		} `json:"result"`
+	}
+	if err := d.call(session, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &box); err != nil {
+		t.Fatal(err)
+	}
+	var clip map[string]float64
+	if err := json.Unmarshal([]byte(box.Result.Value), &clip); err != nil {
+		t.Fatalf("no %s in the page: %v", selector, err)
+	}
+	var shot struct {
+		Data []byte `json:"data"`
+	}
+	if err := d.call(session, "Page.captureScreenshot", map[string]any{"format": "png", "clip": clip, "captureBeyondViewport": true}, &shot); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, shot.Data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot of %s: %s (%.0f×%.0f px)", selector, path, clip["width"], clip["height"])
 }
 
 // pageIs says whether the tab has loaded url completely.
@@ -414,7 +452,7 @@ func TestReportOpensOffline(t *testing.T) {
 	checkNoResources(t, page)
 
 	start := time.Now()
-	st, requested, proxied := openInChromium(t, page)
+	st, requested, proxied := openInChromium(t, page, "", "")
 	t.Logf("Chromium loaded and checked the page in %s", time.Since(start).Round(time.Millisecond))
 
 	for _, u := range requested {
@@ -463,5 +501,42 @@ func TestReportOpensOffline(t *testing.T) {
 		if !strings.Contains(st.Text, s.Name) {
 			t.Errorf("the page does not name %s", s.Name)
 		}
+	}
+}
+
+// TestSweepChartsRender renders a run with a rate sweep and a latency
+// objective and opens it in headless Chromium: the latency–throughput
+// chart and each server's percentile plot are drawn, the objective's
+// ranking is on the page, and a screenshot of the sweep's section is
+// written (to GRPCBENCH_SCREENSHOT when set) for a person to look at.
+func TestSweepChartsRender(t *testing.T) {
+	run := sweepRun(t)
+	dir := t.TempDir()
+	copyDir(t, filepath.Join("testdata", "run"), dir)
+	if err := report.Render(record.Folder{Dir: dir}, run); err != nil {
+		t.Fatal(err)
+	}
+	shot := os.Getenv("GRPCBENCH_SCREENSHOT")
+	if shot == "" {
+		shot = filepath.Join(t.TempDir(), "sweep.png")
+	}
+	st, _, _ := openInChromium(t, filepath.Join(dir, "report.html"), "section.sweep", shot)
+	got := map[string]int{}
+	for _, c := range st.Charts {
+		got[c.Chart]++
+		if (c.Chart == "curve" || c.Chart == "hdr") && (c.Width < 300 || c.Height < 150 || c.Shapes < 30) {
+			t.Errorf("chart %q (%s) is drawn %.0f×%.0f px with %d shapes and texts: not rendered", c.Label, c.Chart, c.Width, c.Height, c.Shapes)
+		}
+	}
+	if got["curve"] != 1 || got["hdr"] != 3 {
+		t.Errorf("%d latency–throughput charts and %d percentile plots, want 1 and 3", got["curve"], got["hdr"])
+	}
+	for _, text := range []string{"Latency under load", "Sustainable throughput within p99<10ms", "unsustained"} {
+		if !strings.Contains(st.Text, text) {
+			t.Errorf("the page does not say %q", text)
+		}
+	}
+	if info, err := os.Stat(shot); err != nil || info.Size() < 10_000 {
+		t.Errorf("screenshot %s: %v, %d bytes", shot, err, info.Size())
 	}
 }

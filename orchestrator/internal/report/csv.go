@@ -63,6 +63,14 @@ import (
 //	grpc                 the gRPC implementation under that library and its
 //	                     version, when the library is a framework over
 //	                     another project's ("grpc-java 1.75.0")
+//	rate                 a rate cell's rate as GRPC_LOAD_RATES gives it
+//	                     ("25%", "5000") or "probe N" of a latency
+//	                     objective's search; empty at saturation
+//	target_rps           the rate the server was loaded at, in req/s (a
+//	                     share resolved to its capacity); rps_median is
+//	                     the rate achieved
+//	sustained            true when every round sustained the target (see
+//	                     docs/methodology.md), false when one did not
 var CSVColumns = []string{
 	"run", "scenario", "server_cpus", "client_cpus", "profile", "connections", "concurrency",
 	"server", "engines", "rounds",
@@ -72,6 +80,7 @@ var CSVColumns = []string{
 	"server_throttled", "client_throttled", "client_bound", "failed_share",
 	"ranked", "failure", "capacity_rps_median", "busy_host_rounds", "group",
 	"stack", "library", "version", "grpc",
+	"rate", "target_rps", "sustained",
 }
 
 // Columns of the server's own stats, left empty when no round had them.
@@ -92,7 +101,7 @@ func WriteCSV(w io.Writer, run record.Run) error {
 	if err := cw.Write(CSVColumns); err != nil {
 		return fmt.Errorf("write results.csv: %w", err)
 	}
-	for _, c := range run.Cells {
+	for ci, c := range run.Cells {
 		cell := []string{run.ID, c.Scenario, c.ServerCPUs.String(), c.ClientCPUs.String(), c.Profile,
 			strconv.Itoa(c.Connections), strconv.Itoa(c.Concurrency)}
 		capacity := map[string]float64{}
@@ -114,6 +123,7 @@ func WriteCSV(w io.Writer, run record.Run) error {
 				num(r.ServerThrottled, 4), num(r.ClientThrottled, 4), strconv.FormatBool(r.ClientBound), num(r.ErrorShare(), 4),
 				"true", "", "", strconv.Itoa(r.BusyHostRounds), r.Group)
 			rec = append(rec, builtFields(s)...)
+			rec = append(rec, rateFields(run, c, ci, s)...)
 			if r.ServerStats == 0 {
 				// No reading of the server: not a measured zero.
 				for _, col := range []int{colServerCPU, colPerCore, colMemory, colServerThrottled} {
@@ -134,6 +144,7 @@ func WriteCSV(w io.Writer, run record.Run) error {
 			rec := append(cell[:len(cell):len(cell)], s.Name, "", strconv.Itoa(len(s.Rounds)))
 			rec = append(rec, make([]string, colStack-len(rec))...)
 			rec = append(rec, builtFields(s)...)
+			rec = append(rec, rateFields(run, c, ci, s)...)
 			rec[colRanked] = "false"
 			rec[colFailure] = csvText(FailureText(s))
 			if err := cw.Write(rec); err != nil {
@@ -151,6 +162,19 @@ func WriteCSV(w io.Writer, run record.Run) error {
 // builtFields are a server's stack, library, version and grpc columns.
 func builtFields(s record.Server) []string {
 	return []string{csvText(s.Stack), csvText(s.Library), csvText(s.Version), csvText(s.GRPC)}
+}
+
+// rateFields are a row's rate, target_rps and sustained: empty at
+// saturation, and the last two for a server not measured at its rate.
+func rateFields(run record.Run, c record.Cell, ci int, s record.Server) []string {
+	if !c.Swept() {
+		return []string{"", "", ""}
+	}
+	p, ok := pointOf(c, ci, s.Name, runSLO(run))
+	if !ok {
+		return []string{rateName(c.Cell), "", ""}
+	}
+	return []string{rateName(c.Cell), num(p.Target, 1), strconv.FormatBool(p.Unsustained == "")}
 }
 
 // FailureText says why a server is not ranked, as bench.txt does: the

@@ -39,6 +39,7 @@ func WriteHTML(w io.Writer, run record.Run, dir string) error {
 	for i, c := range run.Cells {
 		pg.Cells = append(pg.Cells, cellViewOf(run, c, i, dir))
 	}
+	pg.Sweeps = sweepViewsOf(run)
 	if err := pageTemplate.Execute(w, pg); err != nil {
 		return fmt.Errorf("write report.html: %w", err)
 	}
@@ -54,6 +55,7 @@ type page struct {
 	Took      string
 	Legend    []string
 	Cells     []cellView
+	Sweeps    []sweepView
 	// CapacityCaption is CapacityCaption, for the template.
 	CapacityCaption string
 }

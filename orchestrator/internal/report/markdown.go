@@ -59,6 +59,7 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 		}
 		b.WriteString("\n")
 	}
+	writeSweepsMarkdown(&b, run)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

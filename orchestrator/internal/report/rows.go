@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
@@ -52,6 +53,9 @@ type RankingRow struct {
 	P95  time.Duration `json:"p95"`
 	P99  time.Duration `json:"p99"`
 	P999 time.Duration `json:"p999"`
+	// Percentiles are the medians of the rounds' percentile lists, when
+	// every round has one (a tool that keeps a histogram).
+	Percentiles []load.Percentile `json:"percentiles,omitempty"`
 	// P99Values are the rounds' own p99 latencies, in nanoseconds.
 	P99Values []float64 `json:"p99_rounds"`
 	// CPU in percent of one core, memory in bytes, medians.
@@ -239,6 +243,7 @@ func rowOf(s record.Server, rounds []record.Round, pick func(record.Round) *reco
 	d := func(v []float64) time.Duration { return time.Duration(stats.Median(v)) }
 	row.Mean, row.P50, row.P90, row.P95, row.P99, row.P999 = d(mean), d(p50), d(p90), d(p95), d(p99), d(p999)
 	row.P99Values = p99
+	row.Percentiles = medianPercentiles(rounds, pick)
 	row.ServerCPU, row.ClientCPU = stats.Median(srvCPU), stats.Median(cliCPU)
 	row.MemoryBytes = uint64(stats.Median(mem))
 	row.PerServerCore = stats.Median(perCore)
@@ -250,6 +255,33 @@ func rowOf(s record.Server, rounds []record.Round, pick func(record.Round) *reco
 	row.Failures = strings.Join(parts, ", ")
 	row.Notes = slices.Sorted(maps.Keys(notes))
 	return row
+}
+
+// medianPercentiles are the medians, quantile by quantile, of the rounds'
+// percentile lists; nil unless every round has the same list.
+func medianPercentiles(rounds []record.Round, pick func(record.Round) *record.Measurement) []load.Percentile {
+	var first []load.Percentile
+	values := map[float64][]float64{}
+	for _, r := range rounds {
+		list := pick(r).Load.Latency.Percentiles
+		if first == nil {
+			first = list
+		}
+		if len(list) == 0 || len(list) != len(first) {
+			return nil
+		}
+		for i, p := range list {
+			if p.Q != first[i].Q {
+				return nil
+			}
+			values[p.Q] = append(values[p.Q], float64(p.Latency))
+		}
+	}
+	out := make([]load.Percentile, len(first))
+	for i, p := range first {
+		out[i] = load.Percentile{Q: p.Q, Latency: time.Duration(stats.Median(values[p.Q]))}
+	}
+	return out
 }
 
 // Judge compares every pair of a ranking's measured rows by the run's

@@ -50,6 +50,7 @@ func WriteSummary(w io.Writer, run record.Run) error {
 				stats.Median(o), slices.Max(o), len(o))
 		}
 	}
+	writeSLO(&b, run)
 	b.WriteString(legend)
 	_, err := io.WriteString(w, b.String())
 	return err

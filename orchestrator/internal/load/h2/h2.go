@@ -300,6 +300,7 @@ func latencies(hist *hdrhistogram.Histogram, sum time.Duration) load.Latency {
 	}
 	if l.Count > 0 {
 		l.Mean = sum / time.Duration(l.Count)
+		l.Percentiles = load.PercentileList(func(q float64) time.Duration { return us(hist.ValueAtQuantile(100 * q)) })
 	}
 	return l
 }

@@ -91,6 +91,21 @@ func checkAllOK(t *testing.T, res load.Result) {
 	if len(res.Errors) != 0 {
 		t.Errorf("connection errors %v", res.Errors)
 	}
+	checkPercentiles(t, res.Latency)
+}
+
+// checkPercentiles fails unless the percentile list holds every quantile
+// of HDRQuantiles, rising, with the median the P50 and none above the max.
+func checkPercentiles(t *testing.T, l load.Latency) {
+	t.Helper()
+	if len(l.Percentiles) != len(load.HDRQuantiles) || l.Percentiles[0].Latency != l.P50 {
+		t.Fatalf("percentiles %v, want %d from p50 %v", l.Percentiles, len(load.HDRQuantiles), l.P50)
+	}
+	for i, p := range l.Percentiles {
+		if p.Q != load.HDRQuantiles[i] || (i > 0 && p.Latency < l.Percentiles[i-1].Latency) || p.Latency > l.Max {
+			t.Errorf("percentile %d is %+v in %v (max %v)", i, p, l.Percentiles, l.Max)
+		}
+	}
 }
 
 func TestH2EchoAgainstGRPCGo(t *testing.T) {

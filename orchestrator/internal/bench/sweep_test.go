@@ -1,0 +1,118 @@
+package bench
+
+import (
+	"context"
+	"testing"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/sweep"
+)
+
+// sweepBench is a run of servers a (capacity 3000 req/s by h2) and b
+// (6000) under extra settings, its cells set up from them.
+func sweepBench(t *testing.T, extra map[string]string) (Options, *fakeHost) {
+	t.Helper()
+	eng := &fakeHost{capacity: func(server string, _ int) float64 {
+		return map[string]float64{"a": 3000, "b": 6000}[server]
+	}}
+	s := newTestBench(t, eng, "a", "b")
+	vars := map[string]string{"GRPC_IMAGE_NAME": "test", "GRPC_BENCHMARK_WARMUP": "1ms", "GRPC_BENCHMARK_DURATION": "3ms"}
+	for k, v := range extra {
+		vars[k] = v
+	}
+	cfg, err := config.Parse(vars, config.Offered(load.Runners()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Config, s.Run.Cells = cfg, plan.Cells(cfg, 2, 2)
+	if err := mustNew(t, s).Benchmark(context.Background(), []string{"a", "b"}); err != nil {
+		t.Fatal(err)
+	}
+	return s, eng
+}
+
+// targets are each server's target rate in a cell's rounds.
+func targets(c record.Cell) map[string][]float64 {
+	out := map[string][]float64{}
+	for _, srv := range c.Servers {
+		for _, r := range srv.Rounds {
+			out[srv.Name] = append(out[srv.Name], r.TargetRPS)
+		}
+	}
+	return out
+}
+
+// TestSharesOfCapacityFollowTheFirstRound: a share of capacity is of the
+// capacity tool's figure in the server's first saturation round, so round
+// 1 visits every saturation cell before any rate cell; every round of a
+// rate cell loads at that one rate, with h2 and no capacity measurement;
+// a rate above what the server can do is marked unsustained.
+func TestSharesOfCapacityFollowTheFirstRound(t *testing.T) {
+	s, eng := sweepBench(t, map[string]string{"GRPC_LOAD_RATES": "50%,150%"})
+	if len(s.Run.Cells) != 3 {
+		t.Fatalf("%d cells, want the saturation cell and two rate cells", len(s.Run.Cells))
+	}
+	first := s.Run.Order[0]
+	for i, v := range first {
+		if i < 2 && v.Cell != 0 || i >= 2 && v.Cell == 0 {
+			t.Errorf("round 1's order %v: the saturation cell's visits are not first", first)
+		}
+	}
+	want := map[int]map[string]float64{1: {"a": 1500, "b": 3000}, 2: {"a": 4500, "b": 9000}}
+	for ci, byServer := range want {
+		for name, rates := range targets(s.Run.Cells[ci]) {
+			if len(rates) != 3 {
+				t.Errorf("cell %d, %s: %d rounds, want 3", ci, name, len(rates))
+			}
+			for _, r := range rates {
+				if r != byServer[name] {
+					t.Errorf("cell %d, %s: targets %v, want %v in every round", ci, name, rates, byServer[name])
+				}
+			}
+		}
+	}
+	for _, srv := range s.Run.Cells[1].Servers {
+		for _, r := range srv.Rounds {
+			if r.Load.Tool != config.RateTool || r.Capacity != nil || sweep.Unsustained(r.TargetRPS, *r.Load) != "" {
+				t.Errorf("%s at 50%%: tool %s, capacity %v, unsustained %q", srv.Name, r.Load.Tool, r.Capacity, sweep.Unsustained(r.TargetRPS, *r.Load))
+			}
+		}
+	}
+	for _, srv := range s.Run.Cells[2].Servers {
+		if why := sweep.Unsustained(srv.Rounds[0].TargetRPS, *srv.Rounds[0].Load); why == "" {
+			t.Errorf("%s at 150%% of its capacity is sustained", srv.Name)
+		}
+	}
+	if n := len(eng.ghzLoads()); n != 6 {
+		t.Errorf("%d ghz loads, want the saturation cell's 6 only", n)
+	}
+}
+
+// TestAnObjectiveBisectsTheShareOfCapacity: with a latency objective and
+// no rates, each server's probes bisect the share of its capacity on the
+// first round of the probes before: the fake's p99 rises past 60%, so the
+// probes are 50% (met), 75% (not), 62.5% (not), 56.25% (met), each at that
+// rate in every round.
+func TestAnObjectiveBisectsTheShareOfCapacity(t *testing.T) {
+	s, _ := sweepBench(t, map[string]string{"GRPC_LATENCY_SLO": "p99<10ms"})
+	if len(s.Run.Cells) != 1+config.SLOProbes {
+		t.Fatalf("%d cells, want the saturation cell and %d probes", len(s.Run.Cells), config.SLOProbes)
+	}
+	shares := []float64{0.5, 0.75, 0.625, 0.5625}
+	for k, share := range shares {
+		for name, rates := range targets(s.Run.Cells[1+k]) {
+			capacity := map[string]float64{"a": 3000, "b": 6000}[name]
+			if len(rates) != 3 || rates[0] != share*capacity || rates[2] != rates[0] {
+				t.Errorf("probe %d, %s: targets %v, want %v (%.4g of %v) in each of 3 rounds", k+1, name, rates, share*capacity, share, capacity)
+			}
+		}
+	}
+	for i, v := range s.Run.Order[0] { // round 1: saturation, then probe 1 of each, probe 2, ...
+		if want := i / 2; v.Cell != want {
+			t.Errorf("round 1's visit %d is of cell %d, want %d: %v", i, v.Cell, want, s.Run.Order[0])
+		}
+	}
+}
