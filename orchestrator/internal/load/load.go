@@ -88,6 +88,15 @@ type Result struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
+// RateShortfall is how far below its target an achieved rate may be and
+// still count as sustained: the pacer holds the rate within a fraction of
+// a percent where the server keeps up, and a window's edges (its first
+// calls' connections settling, the last ones cut) cost under 1% of a
+// second's calls; 2% is short of that by twice, and well short of the
+// queue a server that cannot keep up builds. The h2 tool's note and the
+// sweeps' verdict use this one figure.
+const RateShortfall = 0.02
+
 // Arrivals is the spacing of calls at a set rate.
 type Arrivals string
 

@@ -18,13 +18,6 @@ import (
 
 // What a round at a rate may lose and still count as sustained.
 const (
-	// RateShortfall is how far below its target the achieved rate may
-	// be: the pacer holds the rate within a fraction of a percent where the
-	// server keeps up, and a window's edges (its first calls' connections
-	// settling, the last ones cut) cost under 1% of a second's calls; 2%
-	// is short of that by twice, and well short of the queue a server
-	// that cannot keep up builds.
-	RateShortfall = 0.02
 	// LateShare is the share of the window's calls that may start late
 	// (held back by the cap on calls in flight or the connection): a
 	// few are a scheduler's hiccup, more are a queue.
@@ -37,7 +30,7 @@ const (
 // Unsustained says why a load at target did not sustain it, "" when it did.
 func Unsustained(target float64, r load.Result) string {
 	switch {
-	case r.RPS < (1-RateShortfall)*target:
+	case r.RPS < (1-load.RateShortfall)*target:
 		return fmt.Sprintf("achieved %.0f req/s of %.0f (%.1f%% short)", r.RPS, target, 100*(1-r.RPS/target))
 	case r.Requests > 0 && float64(r.Late) > LateShare*float64(r.Requests):
 		return fmt.Sprintf("%.1f%% of calls started late", 100*float64(r.Late)/float64(r.Requests))

@@ -24,10 +24,6 @@ const (
 	histSigFigs = 3
 )
 
-// rateShortfall is how far below the target an achieved rate is taken as
-// not sustained: a rate kept is within a fraction of a percent of it.
-const rateShortfall = 0.01
-
 // reconnectPause spaces the attempts to reopen a failed connection.
 const reconnectPause = 100 * time.Millisecond
 
@@ -330,7 +326,7 @@ func openLoop(res *load.Result, spec load.Spec, plans []*schedule) {
 	}
 	// Against the calls the schedule planned, not the target: a Poisson
 	// count varies by its square root.
-	if asked := float64(planned) / res.End.Sub(res.Start).Seconds(); res.RPS < (1-rateShortfall)*asked {
+	if asked := float64(planned) / res.End.Sub(res.Start).Seconds(); res.RPS < (1-load.RateShortfall)*asked {
 		res.Notes = append(res.Notes, fmt.Sprintf(
 			"open loop: achieved %.0f req/s of the %.0f the schedule asked (target %d; %.1f%% short): the rate was not sustained",
 			res.RPS, asked, spec.QPS, 100*(1-res.RPS/asked)))
