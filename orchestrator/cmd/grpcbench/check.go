@@ -49,7 +49,7 @@ func (c *checkCmd) Run(ctx context.Context, std streams) error {
 		return err
 	}
 	for _, r := range rows {
-		if !r.Passed {
+		if r.Failed() {
 			return fmt.Errorf("%w: see check.txt", errNotRanked)
 		}
 	}

@@ -157,6 +157,9 @@ type Server struct {
 	// Failure is set when the server could not be measured in every round;
 	// such a server is listed, not ranked.
 	Failure *Failure `json:"failure,omitempty"`
+	// Unsupported says why the server's stack does not serve the cell's
+	// scenario (its server.json): it is listed, never built, run or failed.
+	Unsupported string `json:"unsupported,omitempty"`
 	// Conformance is the gate's verdict in the first round.
 	Conformance *probe.Verdict `json:"conformance,omitempty"`
 	Rounds      []Round        `json:"rounds"`
@@ -244,7 +247,7 @@ type Phase struct {
 // Ranked reports whether the server belongs in the ranking: every round
 // measured.
 func (s Server) Ranked() bool {
-	return s.FirstFailure() == nil && len(s.Rounds) > 0 &&
+	return s.Unsupported == "" && s.FirstFailure() == nil && len(s.Rounds) > 0 &&
 		!slices.ContainsFunc(s.Rounds, func(r Round) bool { return r.Load == nil })
 }
 

@@ -81,6 +81,10 @@ func writeCell(b *strings.Builder, run record.Run, c record.Cell) {
 func notes(run record.Run, c record.Cell, rows []RankingRow, a stats.Analysis) []string {
 	var out []string
 	for _, s := range c.Servers {
+		if s.Unsupported != "" {
+			out = append(out, fmt.Sprintf("%s: not supported: %s", s.Name, s.Unsupported))
+			continue
+		}
 		if f := s.FirstFailure(); f != nil {
 			out = append(out, fmt.Sprintf("%s: not ranked, %s failed: %s", s.Name, where(*f), f.Reason))
 		}
