@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,85 +14,15 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load/loadtest"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 )
 
-// streamer is how a test server answers the streaming scenario's method:
-// it gets the stream and the scenario.
-type streamer func(sc *scenario.Scenario, st grpc.ServerStream) error
-
-// byTheRule serves every streaming method as the contract says.
-func byTheRule(sc *scenario.Scenario, st grpc.ServerStream) error {
-	in, out := sc.Method.Input().Fields().ByNumber(1), sc.Method.Output().Fields().ByNumber(1)
-	reply := func(req *dynamicpb.Message) *dynamicpb.Message {
-		r := sc.NewResponse()
-		r.Set(out, req.Get(in))
-		return r
-	}
-	var last *dynamicpb.Message
-	for {
-		req := dynamicpb.NewMessage(sc.Method.Input())
-		err := st.RecvMsg(req)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		last = req
-		switch sc.Kind {
-		case scenario.BidiStreaming:
-			if err := st.SendMsg(reply(req)); err != nil {
-				return err
-			}
-		case scenario.ServerStreaming:
-			for range sc.Replies {
-				if err := st.SendMsg(reply(req)); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}
-	if sc.Kind == scenario.ClientStreaming {
-		return st.SendMsg(reply(last))
-	}
-	return nil
-}
-
 // serveStream starts an in-process server of a streaming scenario's
 // method and returns its address and the scenario.
-func serveStream(t *testing.T, name string, h streamer) (string, *scenario.Scenario) {
+func serveStream(t *testing.T, name string, h loadtest.StreamHandler) (string, *scenario.Scenario) {
 	t.Helper()
-	sc, err := scenario.Load(context.Background(), filepath.Join("..", "..", "..", "scenarios", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	srv.RegisterService(&grpc.ServiceDesc{
-		ServiceName: string(sc.Method.Parent().FullName()),
-		HandlerType: (*any)(nil),
-		Streams: []grpc.StreamDesc{{
-			StreamName:    string(sc.Method.Name()),
-			Handler:       func(_ any, st grpc.ServerStream) error { return h(sc, st) },
-			ClientStreams: sc.Method.IsStreamingClient(),
-			ServerStreams: sc.Method.IsStreamingServer(),
-		}},
-	}, struct{}{})
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		srv.Serve(lis)
-	}()
-	t.Cleanup(func() {
-		srv.Stop()
-		<-served
-	})
-	return lis.Addr().String(), sc
+	return loadtest.StartStreamServer(t, loadtest.ScenarioDir(name), h)
 }
 
 var streamScenarios = []string{"stream_pingpong", "stream_server", "stream_client"}
@@ -102,7 +30,7 @@ var streamScenarios = []string{"stream_pingpong", "stream_server", "stream_clien
 func TestConformPassesASpecStreamingServer(t *testing.T) {
 	for _, name := range streamScenarios {
 		t.Run(name, func(t *testing.T) {
-			addr, sc := serveStream(t, name, byTheRule)
+			addr, sc := serveStream(t, name, loadtest.Streams)
 			if _, err := Ready(context.Background(), addr, sc, 5*time.Second); err != nil {
 				t.Fatal(err)
 			}
@@ -120,12 +48,11 @@ func TestConformPassesASpecStreamingServer(t *testing.T) {
 // TestConformKeepsOutStreamsThatBreakTheRules: each misbehaviour fails the
 // check that names it.
 func TestConformKeepsOutStreamsThatBreakTheRules(t *testing.T) {
-	streamTimeout = 2 * time.Second
 	t.Cleanup(func() { streamTimeout = 10 * time.Second })
 	oneShort := func(sc *scenario.Scenario, st grpc.ServerStream) error {
 		sc2 := *sc
 		sc2.Replies--
-		return byTheRule(&sc2, st)
+		return loadtest.Streams(&sc2, st)
 	}
 	neverEnds := func(_ *scenario.Scenario, st grpc.ServerStream) error {
 		<-st.Context().Done()
@@ -165,7 +92,7 @@ func TestConformKeepsOutStreamsThatBreakTheRules(t *testing.T) {
 		if broken.Load() {
 			return status.Error(codes.Unavailable, "down since a reset")
 		}
-		err := byTheRule(sc, st)
+		err := loadtest.Streams(sc, st)
 		if status.Code(err) == codes.Canceled || errors.Is(st.Context().Err(), context.Canceled) {
 			broken.Store(true)
 		}
@@ -181,19 +108,26 @@ func TestConformKeepsOutStreamsThatBreakTheRules(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, scenario string
-		h              streamer
+		h              loadtest.StreamHandler
 		failing        string
+		serves         bool
 	}{
-		{"a reply short", "stream_server", oneShort, "9 replies, where the call asks for 10"},
-		{"never ends", "stream_server", neverEnds, "did not end within"},
-		{"no echo", "stream_pingpong", neverEnds, "no echo of request 1 of 10"},
-		{"client stream never answered", "stream_client", neverEnds, "did not end within"},
-		{"echoes the first", "stream_client", firstOnly, "reply 1 of 1: answer is not the echo"},
-		{"echoes the first (bidi)", "stream_pingpong", firstOnly, "reply 2 of 10: answer is not the echo"},
-		{"error status", "stream_server", abortsMidway, "grpc-status Internal: broken on purpose"},
-		{"down after a reset", "stream_pingpong", diesOnReset, "then served: the call after the reset"},
+		{"a reply short", "stream_server", oneShort, "9 replies, where the call asks for 10", false},
+		{"never ends", "stream_server", neverEnds, "did not end within", false},
+		{"no echo", "stream_pingpong", neverEnds, "no echo of request 1 of 10", false},
+		{"client stream never answered", "stream_client", neverEnds, "did not end within", false},
+		{"echoes the first", "stream_client", firstOnly, "reply 1 of 1: answer is not the echo", false},
+		{"echoes the first (bidi)", "stream_pingpong", firstOnly, "reply 2 of 10: answer is not the echo", false},
+		{"error status", "stream_server", abortsMidway, "grpc-status Internal: broken on purpose", false},
+		{"down after a reset", "stream_pingpong", diesOnReset, "then served: the call after the reset", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// Streams that hang fail fast; a server that serves must not
+			// time out on a busy machine, which would look like a reset.
+			streamTimeout = 2 * time.Second
+			if tc.serves {
+				streamTimeout = 10 * time.Second
+			}
 			broken.Store(false)
 			addr, sc := serveStream(t, tc.scenario, tc.h)
 			v, err := Conform(context.Background(), addr, sc)
