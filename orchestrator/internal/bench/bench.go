@@ -350,6 +350,9 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 	}
 	for ci := range b.Run.Cells {
 		cell := &b.Run.Cells[ci]
+		if sc := b.Scenarios[cell.Scenario]; sc.Kind != scenario.Unary {
+			cell.Kind = sc.Kind
+		}
 		for _, name := range servers {
 			k := key{cell.Scenario, b.Builder.Catalog.Base(name)}
 			i := slices.IndexFunc(cell.Servers, func(s record.Server) bool { return s.Name == name })

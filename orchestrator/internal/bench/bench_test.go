@@ -708,12 +708,12 @@ func mustNew(t *testing.T, o Options) *Bench {
 func TestNewRefusesAToolForAKindItDoesNotDrive(t *testing.T) {
 	o := newTestBench(t, &fakeHost{}, "a")
 	streaming := *o.Scenarios["complex_proto"]
-	streaming.Kind = scenario.ServerStreaming
+	streaming.Kind = scenario.Kind("duplex") // a kind no tool drives: every runner drives the four of gRPC
 	o.Scenarios = map[string]*scenario.Scenario{streaming.Name: &streaming}
 	_, err := New(o)
 	var bad *config.Error
-	if !errors.As(err, &bad) || bad.Var != "GRPC_LOAD_TOOL" || bad.Value != "ghz" || !strings.Contains(bad.Reason, "not server-streaming") {
-		t.Errorf("New = %v, want GRPC_LOAD_TOOL=ghz refused for a server-streaming scenario", err)
+	if !errors.As(err, &bad) || bad.Var != "GRPC_LOAD_TOOL" || bad.Value != "ghz" || !strings.Contains(bad.Reason, "not duplex") {
+		t.Errorf("New = %v, want GRPC_LOAD_TOOL=ghz refused for a duplex scenario", err)
 	}
 	if _, err := os.Stat(o.Folder.Path("grpcbench-build.log")); !os.IsNotExist(err) {
 		t.Errorf("something was built: %v", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
@@ -130,8 +131,14 @@ type Cell struct {
 	// Settings are the variables as this cell ran them: its footer.
 	Settings  []config.Setting `json:"settings"`
 	Placement Placement        `json:"placement"`
-	Servers   []Server         `json:"servers"`
+	// Kind is the scenario's call kind when it streams, whose figures count
+	// messages rather than calls; empty for unary (and before streams).
+	Kind    scenario.Kind `json:"kind,omitempty"`
+	Servers []Server      `json:"servers"`
 }
+
+// Streams says whether the cell's figures count the messages of streams.
+func (c Cell) Streams() bool { return c.Kind != "" && c.Kind != scenario.Unary }
 
 // Placement is how the containers were put on the machine's cores.
 type Placement struct {

@@ -30,7 +30,7 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 		rows := Ranking(c)
 		n := notes(run, c, rows, Judge(run, rows))
 		fmt.Fprintf(&b, "Ranking by the load tool (%s), medians of %s:\n\n", toolOf(c), roundsText(c))
-		markdownTable(&b, rows)
+		markdownTable(&b, rows, rateUnit(c))
 		capacity := CapacityRanking(c)
 		if capacity != nil {
 			for _, line := range verdicts(run, capacity, Judge(run, capacity)) {
@@ -38,7 +38,7 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 			}
 			n = append(n, CapacityNotes(c, capacity)...)
 			b.WriteString("\nServer capacity (" + CapacityCaption + "):\n\n")
-			markdownTable(&b, capacity)
+			markdownTable(&b, capacity, rateUnit(c))
 		}
 		if len(n) > 0 {
 			b.WriteString("\nNotes:\n\n")
@@ -59,8 +59,8 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 	return err
 }
 
-func markdownTable(b *strings.Builder, rows []RankingRow) {
-	b.WriteString("| # | group | server | stack | library | tool | req/s | interval | CV | server CPU | req/s per core | p50 | p99 | p99.9 | memory | flags |\n")
+func markdownTable(b *strings.Builder, rows []RankingRow, unit string) {
+	fmt.Fprintf(b, "| # | group | server | stack | library | tool | %s | interval | CV | server CPU | %s per core | p50 | p99 | p99.9 | memory | flags |\n", unit, unit)
 	b.WriteString("|--:|---|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for i, r := range rows {
 		cpu, perCore, mem := serverFigures(r)
