@@ -91,13 +91,13 @@ func streamCall(ctx context.Context, conn *grpc.ClientConn, sc *scenario.Scenari
 	}
 	reqs := requests(sc)
 	var replies []*dynamicpb.Message
-	recv := func() (*dynamicpb.Message, error) {
+	recv := func() error {
 		reply := sc.NewResponse()
 		err := st.RecvMsg(reply)
 		if err == nil {
 			replies = append(replies, reply)
 		}
-		return reply, err
+		return err
 	}
 	for i, req := range reqs {
 		if err := st.SendMsg(req); err != nil {
@@ -107,7 +107,7 @@ func streamCall(ctx context.Context, conn *grpc.ClientConn, sc *scenario.Scenari
 			continue
 		}
 		// Ping-pong: the echo of each request before the next is sent.
-		if _, err := recv(); err != nil {
+		if err := recv(); err != nil {
 			return fmt.Errorf("no echo of request %d of %d: %w", i+1, len(reqs), streamErr(ctx, st, err))
 		}
 	}
@@ -115,7 +115,7 @@ func streamCall(ctx context.Context, conn *grpc.ClientConn, sc *scenario.Scenari
 		return fmt.Errorf("half-close: %w", err)
 	}
 	for {
-		_, err := recv()
+		err := recv()
 		if errors.Is(err, io.EOF) {
 			break
 		}

@@ -43,8 +43,12 @@ func TestEveryScenarioLoads(t *testing.T) {
 		if err != nil || len(b) == 0 {
 			t.Errorf("%s: request encodes to %d bytes, %v", e.Name(), len(b), err)
 		}
-		if want := streamKinds[e.Name()]; sc.Kind != want.kind && !(want.kind == "" && sc.Kind == Unary) {
-			t.Errorf("%s: call kind %q, want %q", e.Name(), sc.Kind, want.kind)
+		want := streamKinds[e.Name()].kind
+		if want == "" {
+			want = Unary
+		}
+		if sc.Kind != want {
+			t.Errorf("%s: call kind %q, want %q", e.Name(), sc.Kind, want)
 		}
 		if want := streamKinds[e.Name()]; want.kind != "" && (sc.Sends != want.sends || sc.Replies != want.replies) {
 			t.Errorf("%s: %d sends and %d replies a call, want %d and %d", e.Name(), sc.Sends, sc.Replies, want.sends, want.replies)

@@ -405,7 +405,7 @@ func streamScriptCases(t testing.TB, c *call) []scriptCase {
 	add("answers in pieces of 7 bytes", s.headers(1, true, "grpc-status", "0"), ok)
 	if n > 1 {
 		add("an answer short", newScript().answer(1, all[len(exp):]), map[string]uint64{"OK": uint64(n - 1), StatusMismatch: 1})
-		add("a wrong answer among them", newScript().answer(1, append(append(bytes.Clone(all[len(exp):]), others["name changed"]...))),
+		add("a wrong answer among them", newScript().answer(1, append(bytes.Clone(all[len(exp):]), others["name changed"]...)),
 			map[string]uint64{"OK": uint64(n - 1), StatusMismatch: 1})
 		s = newScript().headers(1, false, responseHeaders...)
 		s.fr.WriteData(1, false, all[:2*len(exp)+3])
