@@ -60,8 +60,12 @@ func (c *toolsCmd) Run(ctx context.Context, std streams) error {
 	if err != nil {
 		return err
 	}
+	unit := "req/s"
+	if cmp.Scenario.Kind != scenario.Unary {
+		unit = "msg/s" // the messages of the streams
+	}
 	var table bytes.Buffer
-	if err := toolcompare.WriteTable(&table, rows); err != nil {
+	if err := toolcompare.WriteTable(&table, rows, unit); err != nil {
 		return err
 	}
 	fmt.Fprint(std.Stdout, "\n", table.String())
