@@ -1,9 +1,13 @@
 // Command go_grpc is the grpc-go server of the benchmark: a unary
-// helloworld.Greeter/SayHello that echoes the request's inner message.
+// helloworld.Greeter/SayHello that echoes the request's inner message, and
+// helloworld.StreamingGreeter's streams, in the style of grpc-go's
+// route_guide example.
 package main
 
 import (
 	"context"
+	"errors"
+	"io"
 	"log"
 	"math"
 	"net"
@@ -29,6 +33,54 @@ type server struct {
 // SayHello returns the request's inner message unchanged.
 func (s *server) SayHello(_ context.Context, in *pb.HelloRequest) (*pb.HelloReply, error) {
 	return &pb.HelloReply{Response: in.GetRequest()}, nil
+}
+
+// streamingServer implements helloworld.StreamingGreeterServer.
+type streamingServer struct {
+	pb.UnimplementedStreamingGreeterServer
+}
+
+// PingPong echoes each request as it comes, until the client half-closes.
+func (s *streamingServer) PingPong(stream pb.StreamingGreeter_PingPongServer) error {
+	for {
+		in, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := stream.Send(&pb.HelloReply{Response: in.GetRequest()}); err != nil {
+			return err
+		}
+	}
+}
+
+// ServerStream sends the request's hello back `replies` times.
+func (s *streamingServer) ServerStream(in *pb.RepliesRequest, stream pb.StreamingGreeter_ServerStreamServer) error {
+	reply := &pb.HelloReply{Response: in.GetRequest()}
+	for range in.GetReplies() {
+		if err := stream.Send(reply); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ClientStream reads requests until the client half-closes, then answers
+// with the last one's hello.
+func (s *streamingServer) ClientStream(stream pb.StreamingGreeter_ClientStreamServer) error {
+	last := &pb.HelloRequest{}
+	for {
+		in, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return stream.SendAndClose(&pb.HelloReply{Response: last.GetRequest()})
+		}
+		if err != nil {
+			return err
+		}
+		last = in
+	}
 }
 
 // setWorkers sets GOMAXPROCS by the benchmark's rule
@@ -60,6 +112,7 @@ func main() {
 	}
 	s := grpc.NewServer()
 	pb.RegisterGreeterServer(s, &server{})
+	pb.RegisterStreamingGreeterServer(s, &streamingServer{})
 
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer cancel()

@@ -63,7 +63,7 @@ func (c *benchCmd) Run(ctx context.Context, std streams) error {
 	var failed []string
 	for _, c := range s.Run.Cells {
 		for _, srv := range c.Servers {
-			if !srv.Ranked() && !slices.Contains(failed, srv.Name) {
+			if !srv.Ranked() && srv.Unsupported == "" && !slices.Contains(failed, srv.Name) {
 				failed = append(failed, srv.Name)
 			}
 		}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/check"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
@@ -16,7 +18,7 @@ type checkCmd struct {
 }
 
 // Run builds every server of GRPC_BENCHMARKS (default: all) for every
-// scenario and passes each through the conformance gate under each
+// scenario (or those of GRPC_REQUEST_SCENARIO) and passes each through the conformance gate under each
 // GRPC_SERVER_CPUS; check.txt and check.json go to the run folder.
 func (c *checkCmd) Run(ctx context.Context, std streams) error {
 	s, err := session.Open(ctx, c.Root, std.Stdout)
@@ -24,8 +26,13 @@ func (c *checkCmd) Run(ctx context.Context, std streams) error {
 		return err
 	}
 	defer s.Close()
+	// Every scenario, unless GRPC_REQUEST_SCENARIO names some.
+	names := s.Catalog.Scenarios
+	if slices.ContainsFunc(s.Run.Settings, func(st config.Setting) bool { return st.Name == "GRPC_REQUEST_SCENARIO" && st.Given }) {
+		names = s.Config.Scenarios
+	}
 	var scenarios []*scenario.Scenario
-	for _, name := range s.Catalog.Scenarios {
+	for _, name := range names {
 		sc, err := s.Catalog.Scenario(ctx, name)
 		if err != nil {
 			return err
@@ -49,7 +56,7 @@ func (c *checkCmd) Run(ctx context.Context, std streams) error {
 		return err
 	}
 	for _, r := range rows {
-		if !r.Passed {
+		if r.Failed() {
 			return fmt.Errorf("%w: see check.txt", errNotRanked)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/toolcompare"
 )
@@ -59,8 +60,12 @@ func (c *toolsCmd) Run(ctx context.Context, std streams) error {
 	if err != nil {
 		return err
 	}
+	unit := "req/s"
+	if cmp.Scenario.Kind != scenario.Unary {
+		unit = "msg/s" // the messages of the streams
+	}
 	var table bytes.Buffer
-	if err := toolcompare.WriteTable(&table, rows); err != nil {
+	if err := toolcompare.WriteTable(&table, rows, unit); err != nil {
 		return err
 	}
 	fmt.Fprint(std.Stdout, "\n", table.String())
@@ -95,7 +100,7 @@ type accuracyCmd struct {
 	Profiles []string `help:"Load shapes to compare under (GRPC_LOAD_PROFILE names)." default:"1a,2b,3b" enum:"1a,1b,2a,2b,3a,3b"`
 	Rounds   int      `help:"Measurements by each tool per server and shape, in alternating order; the medians are compared." default:"3"`
 	Tool     string   `help:"The load tool whose accuracy is measured." default:"h2" enum:"${tools}"`
-	Against  string   `help:"The reference tool, or --tool itself to measure how far apart two identical clients land here." default:"h2load" enum:"${tools}"`
+	Against  string   `help:"The reference tool, or --tool itself to measure how far apart two identical clients land here; by default h2load, or ghz for a streaming scenario (h2load drives unary calls only)."`
 }
 
 // Run compares --tool with --against on every server of GRPC_BENCHMARKS
@@ -110,6 +115,12 @@ func (c *accuracyCmd) Run(ctx context.Context, std streams) error {
 		return err
 	}
 	defer s.Close()
+	if c.Against == "" {
+		c.Against = "h2load"
+		if cmp.Scenario.Kind != scenario.Unary {
+			c.Against = "ghz"
+		}
+	}
 	var table bytes.Buffer
 	save := func(rows []toolcompare.AccuracyRow) error {
 		table.Reset()

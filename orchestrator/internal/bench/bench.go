@@ -205,7 +205,7 @@ func (b *Bench) visits(r int, active func(record.Server) bool) []record.Visit {
 	var visits []record.Visit
 	for ci, cell := range b.Run.Cells {
 		for _, srv := range cell.Servers {
-			if srv.FirstFailure() == nil && active(srv) {
+			if srv.Unsupported == "" && srv.FirstFailure() == nil && active(srv) {
 				visits = append(visits, record.Visit{Cell: ci, Server: srv.Name})
 			}
 		}
@@ -349,6 +349,9 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			if b.Builder.Catalog.Unsupported(base, sc) != "" {
+				continue
+			}
 			folder, err := b.Folder.Sub(base)
 			if err != nil {
 				return err
@@ -365,6 +368,9 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 	}
 	for ci := range b.Run.Cells {
 		cell := &b.Run.Cells[ci]
+		if sc := b.Scenarios[cell.Scenario]; sc.Kind != scenario.Unary {
+			cell.Kind = sc.Kind
+		}
 		for _, name := range servers {
 			k := key{cell.Scenario, b.Builder.Catalog.Base(name)}
 			i := slices.IndexFunc(cell.Servers, func(s record.Server) bool { return s.Name == name })
@@ -379,6 +385,7 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 			if m.GRPC != nil {
 				srv.GRPC = m.GRPC.Name + " " + m.GRPC.Version
 			}
+			srv.Unsupported = b.Builder.Catalog.Unsupported(name, cell.Scenario)
 			if err := failed[k]; err != nil {
 				f := suite.FailureOf(err)
 				srv.Failure = &f

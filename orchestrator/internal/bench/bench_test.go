@@ -718,14 +718,59 @@ func mustNew(t *testing.T, o Options) *Bench {
 func TestNewRefusesAToolForAKindItDoesNotDrive(t *testing.T) {
 	o := newTestBench(t, &fakeHost{}, "a")
 	streaming := *o.Scenarios["complex_proto"]
-	streaming.Kind = scenario.ServerStreaming
+	streaming.Kind = scenario.Kind("duplex") // a kind no tool drives: every runner drives the four of gRPC
 	o.Scenarios = map[string]*scenario.Scenario{streaming.Name: &streaming}
 	_, err := New(o)
 	var bad *config.Error
-	if !errors.As(err, &bad) || bad.Var != "GRPC_LOAD_TOOL" || bad.Value != "ghz" || !strings.Contains(bad.Reason, "not server-streaming") {
-		t.Errorf("New = %v, want GRPC_LOAD_TOOL=ghz refused for a server-streaming scenario", err)
+	if !errors.As(err, &bad) || bad.Var != "GRPC_LOAD_TOOL" || bad.Value != "ghz" || !strings.Contains(bad.Reason, "not duplex") {
+		t.Errorf("New = %v, want GRPC_LOAD_TOOL=ghz refused for a duplex scenario", err)
 	}
 	if _, err := os.Stat(o.Folder.Path("grpcbench-build.log")); !os.IsNotExist(err) {
 		t.Errorf("something was built: %v", err)
+	}
+}
+
+// TestUnsupportedCellIsNeitherBuiltNorRun: a server whose server.json says
+// its stack does not serve the cell's scenario is recorded as not
+// supported, with the reason; nothing of it is built or loaded, it is not
+// ranked, and the other servers run as ever.
+func TestUnsupportedCellIsNeitherBuiltNorRun(t *testing.T) {
+	var built []string
+	eng := &fakeHost{onBuild: func(tag string) { built = append(built, tag) }}
+	s := newTestBench(t, eng, "good", "nostreams")
+	root := s.Builder.Catalog.Root
+	if err := os.WriteFile(filepath.Join(root, "servers", "nostreams", catalog.ManifestFile), []byte(`{"stack": "Go", "library": "x", "version": "1",
+		"pinned": {"unchecked": "a test"}, "unsupported": {"complex_proto": "no such method in its stack"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Builder.Catalog, s.ClientBuilder.Catalog = cat, cat
+	if err := mustNew(t, s).Benchmark(context.Background(), []string{"good", "nostreams"}); err != nil {
+		t.Fatal(err)
+	}
+	got := s.Run.Cells[0].Servers
+	if len(got) != 2 || !got[0].Ranked() || got[1].Unsupported != "no such method in its stack" || got[1].Ranked() ||
+		got[1].Failure != nil || len(got[1].Rounds) != 0 {
+		t.Fatalf("servers %+v: want good ranked, nostreams not supported, with no failure nor round", got)
+	}
+	if !slices.ContainsFunc(built, func(tag string) bool { return strings.Contains(tag, "good") }) {
+		t.Errorf("built %q: not even the supported server", built)
+	}
+	for _, tag := range built {
+		if strings.Contains(tag, "nostreams") {
+			t.Errorf("built %s", tag)
+		}
+	}
+	for _, l := range eng.loads {
+		if strings.HasPrefix(l, "nostreams/") {
+			t.Errorf("loaded %s", l)
+		}
+	}
+	bench, err := os.ReadFile(s.Folder.Path("bench.txt"))
+	if err != nil || !bytes.Contains(bench, []byte("! nostreams: not supported: no such method in its stack")) {
+		t.Errorf("bench.txt does not list the cell as not supported (%v):\n%s", err, bench)
 	}
 }

@@ -67,8 +67,15 @@ func Open(root string) (Catalog, error) {
 		}
 		c.Servers = append(c.Servers, names...)
 	}
-	c.Scenarios, err = subdirs(filepath.Join(root, "scenarios"), scenario.ProtoFile)
-	return c, err
+	if c.Scenarios, err = subdirs(filepath.Join(root, "scenarios"), scenario.ProtoFile); err != nil {
+		return c, err
+	}
+	for _, base := range folders {
+		if err := c.checkUnsupported(base); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
 }
 
 // readVariants reads a server's variants, in name order.

@@ -169,12 +169,14 @@ func TestServerWithoutManifestIsRefused(t *testing.T) {
 		t.Errorf("no manifest: %v", err)
 	}
 	for content, want := range map[string]string{
-		`{"library": "a", "version": "1", "pinned": {"unchecked": "why"}}`:                                "servers/x/server.json: no stack",
-		`{"stack": "Go", "library": "a", "pinned": {"unchecked": "why"}}`:                                 `"library" and "version" are required`,
-		`{"stack": "Go", "library": "a", "version": "1", "pinned": {}}`:                                   `a: "pinned" needs a file and a name, or "unchecked"`,
-		`{"stack": "Go", "library": "a", "version": "1", "pinned": {"file": "go.mod"}}`:                   `a: "pinned" names no library in go.mod`,
-		`{"stack": "Go", "library": "a", "version": "1", "pinned": {"unchecked": "why"}, "grpc": {}}`:     `grpc: "library" and "version" are required`,
-		`{"stack": "Go", "library": "a", "version": "1", "pinned": {"unchecked": "why"}, "threads": "2"}`: `unknown field "threads"`,
+		`{"library": "a", "version": "1", "pinned": {"unchecked": "why"}}`:                                                "servers/x/server.json: no stack",
+		`{"stack": "Go", "library": "a", "pinned": {"unchecked": "why"}}`:                                                 `"library" and "version" are required`,
+		`{"stack": "Go", "library": "a", "version": "1", "pinned": {}}`:                                                   `a: "pinned" needs a file and a name, or "unchecked"`,
+		`{"stack": "Go", "library": "a", "version": "1", "pinned": {"file": "go.mod"}}`:                                   `a: "pinned" names no library in go.mod`,
+		`{"stack": "Go", "library": "a", "version": "1", "pinned": {"unchecked": "why"}, "grpc": {}}`:                     `grpc: "library" and "version" are required`,
+		`{"stack": "Go", "library": "a", "version": "1", "pinned": {"unchecked": "why"}, "threads": "2"}`:                 `unknown field "threads"`,
+		`{"stack": "Go", "library": "a", "version": "1", "pinned": {"unchecked": "why"}, "unsupported": {"nope": "why"}}`: `unsupported: "nope" is neither a scenario of scenarios/ nor "tls"`,
+		`{"stack": "Go", "library": "a", "version": "1", "pinned": {"unchecked": "why"}, "unsupported": {"s": " "}}`:      `unsupported: s gives no reason`,
 	} {
 		testfiles.Write(t, manifest, content)
 		if _, err := Open(root); err == nil || !strings.Contains(err.Error(), want) {
@@ -188,5 +190,12 @@ func TestServerWithoutManifestIsRefused(t *testing.T) {
 	}
 	if m := cat.Manifest("x"); m.Stack != "test" || m.Name != "none" || m.Version != "0" || m.GRPC != nil {
 		t.Errorf("manifest %+v", m)
+	}
+	testfiles.Write(t, manifest, `{"stack": "Go", "library": "a", "version": "1", "pinned": {"unchecked": "why"}, "unsupported": {"s": "no streams", "tls": "no TLS"}}`)
+	if cat, err = Open(root); err != nil {
+		t.Fatal(err)
+	}
+	if got := cat.Unsupported("x", "s"); got != "no streams" {
+		t.Errorf("Unsupported(x, s) = %q, want the manifest's reason", got)
 	}
 }

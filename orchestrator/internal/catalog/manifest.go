@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // ManifestFile declares what a server is built on: its stack, library and
@@ -23,6 +25,33 @@ type Manifest struct {
 	// framework over another project's (Micronaut over grpc-java, grpcio
 	// over gRPC's C core); nil when Library is the gRPC implementation.
 	GRPC *Library `json:"grpc,omitempty"`
+	// Unsupported names the scenarios (or "tls") the server's stack cannot
+	// serve, each with why: such a cell is listed as not supported, never
+	// built, run or failed.
+	Unsupported map[string]string `json:"unsupported,omitempty"`
+}
+
+// UnsupportedTLS is the key of Manifest.Unsupported that stands for TLS
+// rather than a scenario.
+const UnsupportedTLS = "tls"
+
+// Unsupported says why a server does not serve a scenario, "" when it does.
+func (c Catalog) Unsupported(server, scenario string) string {
+	return c.Manifest(server).Unsupported[scenario]
+}
+
+// checkUnsupported refuses an unsupported entry that names no scenario of
+// the catalog or gives no reason.
+func (c Catalog) checkUnsupported(base string) error {
+	for key, why := range c.manifests[base].Unsupported {
+		if key != UnsupportedTLS && !slices.Contains(c.Scenarios, key) {
+			return fmt.Errorf("servers/%s/%s: unsupported: %q is neither a scenario of scenarios/ nor %q", base, ManifestFile, key, UnsupportedTLS)
+		}
+		if strings.TrimSpace(why) == "" {
+			return fmt.Errorf("servers/%s/%s: unsupported: %s gives no reason", base, ManifestFile, key)
+		}
+	}
+	return nil
 }
 
 // Library is a library at a version, and where the server pins it.

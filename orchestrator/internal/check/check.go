@@ -29,6 +29,10 @@ type Outcome struct {
 	Passed   bool        `json:"passed"`
 	Phase    string      `json:"phase,omitempty"`
 	Reason   string      `json:"reason,omitempty"`
+	// Unsupported says why the server's stack does not serve the scenario
+	// (its server.json): such a cell is neither built nor run, and not a
+	// failure.
+	Unsupported string `json:"unsupported,omitempty"`
 	// Warnings are the gate's: deviations from the spec it let pass.
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -88,6 +92,10 @@ func (c *Check) Servers(ctx context.Context, servers []string, scenarios []*scen
 
 func (c *Check) check(ctx context.Context, cell record.Cell, name string, sc *scenario.Scenario) Outcome {
 	row := Outcome{Server: name, Scenario: sc.Name, CPUs: cell.ServerCPUs}
+	if row.Unsupported = c.Builder.Catalog.Unsupported(name, sc.Name); row.Unsupported != "" {
+		c.Out.Printf("%s / %s: %s", label(row, len(c.Cells) > 1), sc.Name, verdictText(row))
+		return row
+	}
 	warnings, err := c.bringUp(ctx, cell, name, sc)
 	row.Passed, row.Warnings = err == nil, warnings
 	if err != nil {
@@ -131,7 +139,14 @@ func (c *Check) bringUp(ctx context.Context, cell record.Cell, name string, sc *
 	return srv.Conformance.Warnings, err
 }
 
+// Failed reports whether the server failed the cell: neither passed nor
+// unsupported.
+func (r Outcome) Failed() bool { return !r.Passed && r.Unsupported == "" }
+
 func verdictText(r Outcome) string {
+	if r.Unsupported != "" {
+		return "not supported"
+	}
 	if r.Passed && len(r.Warnings) > 0 {
 		return "pass (warning)"
 	}
@@ -174,7 +189,12 @@ func WriteTable(w io.Writer, rows []Outcome) error {
 		return err
 	}
 	for _, r := range rows {
-		if !r.Passed {
+		if r.Unsupported != "" {
+			if _, err := fmt.Fprintf(w, "! %s / %s: not supported: %s\n", label(r, several), r.Scenario, visible.Text(r.Unsupported)); err != nil {
+				return err
+			}
+		}
+		if r.Failed() {
 			if _, err := fmt.Fprintf(w, "! %s / %s: %s failed: %s\n", label(r, several), r.Scenario, r.Phase, visible.Text(r.Reason)); err != nil {
 				return err
 			}

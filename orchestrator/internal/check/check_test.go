@@ -20,6 +20,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
 
 // gate is how each server of the test meets the conformance gate, by name:
@@ -211,5 +212,55 @@ func TestEachServerCPUCount(t *testing.T) {
 		if !strings.Contains(table.String(), line) {
 			t.Errorf("table lacks %q:\n%s", line, table.String())
 		}
+	}
+}
+
+// TestUnsupportedIsNeitherBuiltNorFailed: a scenario the server's
+// server.json declares unsupported is listed with the reason, and nothing
+// of it is built or started; the check does not fail over it.
+func TestUnsupportedIsNeitherBuiltNorFailed(t *testing.T) {
+	h := fake.New("fake://check", backend.Facts{CPUs: 4})
+	h.Script = gate
+	var built []string
+	h.BuildErr = func(opts backend.BuildOptions) error {
+		built = append(built, opts.Tag)
+		return nil
+	}
+	c, out := newCheck(t, h, "nostreams")
+	root := c.Builder.Catalog.Root
+	testfiles.Write(t, filepath.Join(root, "servers", "nostreams", catalog.ManifestFile),
+		`{"stack": "test", "library": "none", "version": "0", "pinned": {"unchecked": "a test server"}, "unsupported": {"stream_pingpong": "no bidi streams"}}`)
+	for _, sc := range []string{"complex_proto", "stream_pingpong"} {
+		testfiles.Write(t, filepath.Join(root, "scenarios", sc, scenario.ProtoFile), "")
+	}
+	cat, err := catalog.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Builder.Catalog, c.ClientBuilder.Catalog = cat, cat
+	rows, err := c.Servers(context.Background(), []string{"nostreams"}, scenarios(t, "complex_proto", "stream_pingpong"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || !rows[0].Passed || rows[1].Unsupported != "no bidi streams" || rows[1].Failed() {
+		t.Fatalf("rows %+v: want complex_proto passed, stream_pingpong not supported and not failed", rows)
+	}
+	for _, tag := range built {
+		if strings.Contains(tag, "stream_pingpong") {
+			t.Errorf("built %s, an unsupported cell", tag)
+		}
+	}
+	for _, ct := range h.Containers() {
+		if strings.Contains(ct.Spec().Image, "stream_pingpong") {
+			t.Errorf("started %s, a container of the unsupported cell", ct.Spec().Image)
+		}
+	}
+	var table bytes.Buffer
+	if err := WriteTable(&table, rows); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "! nostreams / stream_pingpong: not supported: no bidi streams") ||
+		!strings.Contains(out.String(), "nostreams / stream_pingpong: not supported") {
+		t.Errorf("table:\n%s\nprogress:\n%s\nwant the cell listed as not supported, with the reason", table.String(), out)
 	}
 }

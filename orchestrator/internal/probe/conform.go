@@ -62,6 +62,8 @@ func (v Verdict) Failures() string {
 // the scenario's request field by field with grpc-status OK and a gRPC
 // content-type, answers ConcurrentCalls calls at once on one connection,
 // and answers an unknown method with an error status rather than hanging.
+// A streaming scenario's calls are checked by their kind's rule instead
+// (conformStream), and must survive a reset mid-call.
 // Failing any of these keeps the server out. An unknown method answered
 // promptly with another error status than UNIMPLEMENTED, which the spec
 // asks for, is a warning.
@@ -72,8 +74,12 @@ func Conform(ctx context.Context, target string, sc *scenario.Scenario) (Verdict
 	}
 	defer conn.Close()
 	v := Verdict{Passed: true}
-	v.Add(check("echo", echoCheck(ctx, conn, sc)))
-	v.Add(check(fmt.Sprintf("%d concurrent calls on one connection", ConcurrentCalls), concurrentCheck(ctx, conn, sc)))
+	if sc.Kind == scenario.Unary {
+		v.Add(check("echo", echoCheck(ctx, conn, sc)))
+		v.Add(check(fmt.Sprintf("%d concurrent calls on one connection", ConcurrentCalls), concurrentCheck(ctx, conn, sc)))
+	} else {
+		conformStream(ctx, conn, sc, &v)
+	}
 	v.Add(check("unknown method refused", unknownMethodCheck(ctx, conn, sc)))
 	return v, nil
 }
@@ -187,7 +193,7 @@ var unknownMethodWait = 5 * time.Second
 func unknownMethodCheck(ctx context.Context, conn *grpc.ClientConn, sc *scenario.Scenario) error {
 	ctx, cancel := context.WithTimeout(ctx, unknownMethodWait)
 	defer cancel()
-	err := conn.Invoke(ctx, "/"+scenario.Service+"/NoSuchMethod", sc.Request, sc.NewResponse())
+	err := conn.Invoke(ctx, "/"+string(sc.Method.Parent().FullName())+"/NoSuchMethod", sc.Request, sc.NewResponse())
 	switch code := status.Code(err); {
 	case code == codes.Unimplemented:
 		return nil

@@ -1,4 +1,4 @@
-// Package probe checks that a server answers gRPC: a successful SayHello,
+// Package probe checks that a server answers gRPC: a successful call,
 // not an open TCP port, is what makes a server ready.
 package probe
 
@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"slices"
 	"time"
@@ -25,7 +26,30 @@ const retryEvery = 200 * time.Millisecond
 // but never answers is retried rather than waited on.
 const callTimeout = 2 * time.Second
 
-// Ready calls SayHello on target with the scenario's request until the
+// firstAnswer makes a call of the scenario's method and waits for its first
+// answer: a whole unary call, the first reply of a stream.
+func firstAnswer(ctx context.Context, conn *grpc.ClientConn, sc *scenario.Scenario) error {
+	if sc.Kind == scenario.Unary {
+		return conn.Invoke(ctx, sc.FullMethod(), sc.Request, sc.NewResponse(), grpc.WaitForReady(true))
+	}
+	st, err := newStream(ctx, conn, sc, grpc.WaitForReady(true))
+	if err != nil {
+		return err
+	}
+	if err := st.SendMsg(sc.Request); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if err := st.CloseSend(); err != nil {
+		return err
+	}
+	err = st.RecvMsg(sc.NewResponse())
+	if errors.Is(err, io.EOF) {
+		return nil // the stream ended with OK
+	}
+	return err
+}
+
+// Ready calls the scenario's method on target with the scenario's request until the
 // server answers it at the gRPC level, or timeout passes: OK, or any status
 // but Unavailable and DeadlineExceeded (what a server that is still starting
 // gives). Whether the answer is right is the conformance gate's question.
@@ -41,7 +65,7 @@ func Ready(ctx context.Context, target string, sc *scenario.Scenario, timeout ti
 	defer cancel()
 	for attempt := 1; ; attempt++ {
 		callCtx, cancelCall := context.WithTimeout(ctx, callTimeout)
-		err = conn.Invoke(callCtx, scenario.FullMethod, sc.Request, sc.NewResponse(), grpc.WaitForReady(true))
+		err = firstAnswer(callCtx, conn, sc)
 		cancelCall()
 		if code := status.Code(err); ctx.Err() == nil && code != codes.Unavailable && code != codes.DeadlineExceeded {
 			return attempt, nil
@@ -49,7 +73,7 @@ func Ready(ctx context.Context, target string, sc *scenario.Scenario, timeout ti
 		select {
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return attempt, fmt.Errorf("no successful %s within %s after %d attempts; last error: %w", scenario.FullMethod, timeout, attempt, err)
+				return attempt, fmt.Errorf("no successful %s within %s after %d attempts; last error: %w", sc.FullMethod(), timeout, attempt, err)
 			}
 			return attempt, ctx.Err()
 		case <-time.After(retryEvery):

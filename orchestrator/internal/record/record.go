@@ -14,6 +14,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
@@ -130,8 +131,14 @@ type Cell struct {
 	// Settings are the variables as this cell ran them: its footer.
 	Settings  []config.Setting `json:"settings"`
 	Placement Placement        `json:"placement"`
-	Servers   []Server         `json:"servers"`
+	// Kind is the scenario's call kind when it streams, whose figures count
+	// messages rather than calls; empty for unary (and before streams).
+	Kind    scenario.Kind `json:"kind,omitempty"`
+	Servers []Server      `json:"servers"`
 }
+
+// Streams says whether the cell's figures count the messages of streams.
+func (c Cell) Streams() bool { return c.Kind != "" && c.Kind != scenario.Unary }
 
 // Placement is how the containers were put on the machine's cores.
 type Placement struct {
@@ -157,6 +164,9 @@ type Server struct {
 	// Failure is set when the server could not be measured in every round;
 	// such a server is listed, not ranked.
 	Failure *Failure `json:"failure,omitempty"`
+	// Unsupported says why the server's stack does not serve the cell's
+	// scenario (its server.json): it is listed, never built, run or failed.
+	Unsupported string `json:"unsupported,omitempty"`
 	// Conformance is the gate's verdict in the first round.
 	Conformance *probe.Verdict `json:"conformance,omitempty"`
 	Rounds      []Round        `json:"rounds"`
@@ -247,7 +257,7 @@ type Phase struct {
 // Ranked reports whether the server belongs in the ranking: every round
 // measured.
 func (s Server) Ranked() bool {
-	return s.FirstFailure() == nil && len(s.Rounds) > 0 &&
+	return s.Unsupported == "" && s.FirstFailure() == nil && len(s.Rounds) > 0 &&
 		!slices.ContainsFunc(s.Rounds, func(r Round) bool { return r.Load == nil })
 }
 

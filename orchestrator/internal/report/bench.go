@@ -46,7 +46,7 @@ func WriteBench(w io.Writer, run record.Run) error {
 func writeCell(b *strings.Builder, run record.Run, c record.Cell) {
 	rule := strings.Repeat("-", ruleLength) + "\n"
 	b.WriteString(rule)
-	fmt.Fprintf(b, rowFormat, "name", "req/s", "avg. latency", "90 % in", "95 % in", "99 % in", "avg. cpu", "avg. memory")
+	fmt.Fprintf(b, rowFormat, "name", rateUnit(c), "avg. latency", "90 % in", "95 % in", "99 % in", "avg. cpu", "avg. memory")
 	b.WriteString(rule)
 	rows := Ranking(c)
 	analysis := Judge(run, rows)
@@ -82,6 +82,10 @@ func writeCell(b *strings.Builder, run record.Run, c record.Cell) {
 func notes(run record.Run, c record.Cell, rows []RankingRow, a stats.Analysis) []string {
 	var out []string
 	for _, s := range c.Servers {
+		if s.Unsupported != "" {
+			out = append(out, fmt.Sprintf("%s: not supported: %s", s.Name, s.Unsupported))
+			continue
+		}
 		if f := s.FirstFailure(); f != nil {
 			out = append(out, fmt.Sprintf("%s: not ranked, %s failed: %s", s.Name, where(*f), f.Reason))
 		}
@@ -147,6 +151,16 @@ func librariesNote(c record.Cell) string {
 		return ""
 	}
 	return visible.Text("libraries: " + strings.Join(parts, "; "))
+}
+
+// rateUnit is what a cell's rate counts: grpc_bench's req/s, calls, for a
+// unary cell (seed 001's header stays); messages for a streaming one, which
+// grpc_bench has no header for.
+func rateUnit(c record.Cell) string {
+	if c.Streams() {
+		return "msg/s"
+	}
+	return "req/s"
 }
 
 // rpsText is a row's median req/s; a client-bound row's is a lower bound

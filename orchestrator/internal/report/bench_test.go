@@ -19,6 +19,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
@@ -535,5 +536,30 @@ func TestWriteHardware(t *testing.T) {
 		"Docker:    20.10.24 (cgroup v1, overlay2)\n"
 	if b.String() != want {
 		t.Errorf("WriteHardware:\n%s", lineDiff(want, b.String()))
+	}
+}
+
+// TestWriteBenchStreamingCell: a streaming cell's rate column says it
+// counts messages, in bench.txt and summary.txt, and a server whose stack
+// does not serve the scenario is listed as not supported, not as failed.
+func TestWriteBenchStreamingCell(t *testing.T) {
+	run := runOf(seedRows[4].server(), record.Server{Name: "no_streams", Unsupported: "its stack has no bidi streams"})
+	run.Cells[0].Scenario, run.Cells[0].Kind = "stream_pingpong", scenario.BidiStreaming
+	bench := writeBench(t, run)
+	if !strings.Contains(bench, "| name                        |   msg/s |") {
+		t.Errorf("the header does not say msg/s:\n%s", bench)
+	}
+	if got, want := notes(t, bench), []string{"! no_streams: not supported: its stack has no bidi streams"}; !slices.Equal(got, want) {
+		t.Errorf("notes = %q, want %q", got, want)
+	}
+	var summary bytes.Buffer
+	if err := report.WriteSummary(&summary, run); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(summary.String(), "msg/s per core") {
+		t.Errorf("summary.txt's header does not say msg/s per core:\n%s", summary.String())
+	}
+	if unary := writeBench(t, seedRun()); !strings.Contains(unary, "| name                        |   req/s |") {
+		t.Errorf("a unary cell's header is not grpc_bench's req/s:\n%s", unary)
 	}
 }

@@ -180,6 +180,9 @@ func rateFields(run record.Run, c record.Cell, ci int, s record.Server) []string
 // FailureText says why a server is not ranked, as bench.txt does: the
 // phase (and round) that failed and the reason.
 func FailureText(s record.Server) string {
+	if s.Unsupported != "" {
+		return visible.Text("not supported: " + s.Unsupported)
+	}
 	if f := s.FirstFailure(); f != nil {
 		return visible.Text(fmt.Sprintf("%s failed: %s", where(*f), f.Reason))
 	}

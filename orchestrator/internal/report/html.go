@@ -131,10 +131,14 @@ func cellViewOf(run record.Run, c record.Cell, i int, dir string) cellView {
 		}
 	}
 	if len(rows) > 0 {
-		cv.RPS = chart(barChart(rpsBars(rows), "OK requests per second"+spread(rows), "req/s per server, "+c.Name()))
+		what, unit := "OK requests per second", rateUnit(c)
+		if c.Streams() {
+			what = "OK messages per second"
+		}
+		cv.RPS = chart(barChart(rpsBars(rows), what+spread(rows), unit+" per server, "+c.Name()))
 		cv.Latency = chart(latencyChart(latencyOf(c, rows)))
 		if bars := perCoreBars(rows); len(bars) > 0 {
-			cv.PerCore = chart(barChart(bars, "req/s per server core (req/s over the server's CPU)", "req/s per server core, "+c.Name()))
+			cv.PerCore = chart(barChart(bars, unit+" per server core ("+unit+" over the server's CPU)", unit+" per server core, "+c.Name()))
 		}
 	}
 	if capacity := CapacityRanking(c); len(capacity) > 0 {

@@ -34,7 +34,7 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 			b.WriteString("**" + floorCaption + "**\n\n")
 		}
 		fmt.Fprintf(&b, "Ranking by the load tool (%s), medians of %s:\n\n", toolOf(c), roundsText(c))
-		markdownTable(&b, c, rows)
+		markdownTable(&b, c, rows, rateUnit(c))
 		capacity := CapacityRanking(c)
 		if capacity != nil {
 			for _, line := range verdicts(run, capacity, Judge(run, capacity)) {
@@ -42,7 +42,7 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 			}
 			n = append(n, CapacityNotes(c, capacity)...)
 			b.WriteString("\nServer capacity (" + CapacityCaption + "):\n\n")
-			markdownTable(&b, record.Cell{}, capacity) // a capacity measurement is about throughput
+			markdownTable(&b, record.Cell{}, capacity, rateUnit(c)) // a capacity measurement is about throughput
 		}
 		if len(n) > 0 {
 			b.WriteString("\nNotes:\n\n")
@@ -64,9 +64,11 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 	return err
 }
 
-func markdownTable(b *strings.Builder, c record.Cell, rows []RankingRow) {
+// markdownTable writes a ranking whose rates count unit (rateUnit), its
+// latency columns first in a floor-latency cell.
+func markdownTable(b *strings.Builder, c record.Cell, rows []RankingRow, unit string) {
 	line := func(cols ...string) { b.WriteString("| " + strings.Join(latencyFirst(c, cols, 5, 11), " | ") + " |\n") }
-	line("#", "group", "server", "stack", "library", "tool", "req/s", "interval", "CV", "server CPU", "req/s per core", "p50", "p99", "p99.9", "memory", "flags")
+	line("#", "group", "server", "stack", "library", "tool", unit, "interval", "CV", "server CPU", unit+" per core", "p50", "p99", "p99.9", "memory", "flags")
 	b.WriteString("|" + strings.Join(latencyFirst(c, strings.Split("--:|---|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---", "|"), 5, 11), "|") + "|\n")
 	for i, r := range rows {
 		cpu, perCore, mem := serverFigures(r)

@@ -29,13 +29,13 @@ func WriteSummary(w io.Writer, run record.Run) error {
 			b.WriteString(floorCaption + ":\n")
 		}
 		fmt.Fprintf(&b, "ranking by the load tool (%s), medians of %s:\n", toolOf(c), roundsText(c))
-		writeRows(&b, c, rows)
+		writeRows(&b, c, rows, rateUnit(c))
 		var capacityNotes []string
 		capacity := CapacityRanking(c)
 		if capacity != nil {
 			capacityNotes = verdicts(run, capacity, Judge(run, capacity))
 			b.WriteString("\nserver capacity: " + CapacityCaption + ":\n")
-			writeRows(&b, record.Cell{}, capacity) // a capacity measurement is about throughput
+			writeRows(&b, record.Cell{}, capacity, rateUnit(c)) // a capacity measurement is about throughput
 		}
 		for _, n := range append(notes(run, c, rows, analysis), CapacityNotes(c, capacity)...) {
 			b.WriteString("! " + n + "\n")
@@ -76,7 +76,9 @@ of the rounds (min–max) below 6 rounds, which holds the median with confidence
 (75% at 3 rounds, 87.5% at 4), from 6 rounds on the 95% confidence interval of the median
 (benchstat's, no assumption on the distribution). CV is the rounds' standard deviation over
 their mean. CPU is percent of one core (cgroup CPU time over wall time); req/s per core
-divides req/s by the server's CPU. Latencies are medians of the rounds' percentiles. Throttled
+divides req/s by the server's CPU. Latencies are medians of the rounds' percentiles. A streaming
+cell counts messages (msg/s): a ping-pong's round trips, a server stream's replies, a client
+stream's requests, each with its latency (h2; ghz times whole calls). Throttled
 is the share of CFS periods in which the CPU quota stopped the server / the client.
 Flags: client-bound (the client used 90% of its CPU limit or was throttled in 10% of its periods:
 the row measures the client, and its req/s, marked ≥, is a lower bound of the server's), failures
@@ -85,10 +87,12 @@ a round), busy-host (other work than the server and its client kept more than 0.
 cores busy in a round).
 `
 
-func writeRows(b *strings.Builder, c record.Cell, rows []RankingRow) {
+// writeRows writes a ranking whose rates count unit (rateUnit), its
+// latency columns first in a floor-latency cell.
+func writeRows(b *strings.Builder, c record.Cell, rows []RankingRow, unit string) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	line := func(cols ...string) { fmt.Fprintln(tw, strings.Join(latencyFirst(c, cols, 4, 10), "\t")+"\t") }
-	line("group", "server", "stack", "library", "tool", "req/s", "interval", "CV", "server cpu", "req/s per core", "p50", "p99", "p99.9", "memory", "throttled", "flags")
+	line("group", "server", "stack", "library", "tool", unit, "interval", "CV", "server cpu", unit+" per core", "p50", "p99", "p99.9", "memory", "throttled", "flags")
 	for _, r := range rows {
 		cpu, perCore, mem := serverFigures(r)
 		stack, library := builtOn(r)

@@ -5,9 +5,13 @@ package scenario
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/bufbuild/protocompile"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -21,10 +25,15 @@ import (
 const (
 	ProtoFile   = "helloworld.proto"
 	PayloadFile = "payload.json"
-	Dir         = "scenario"
+	// CallFile, optional, names the method a scenario calls and how many
+	// messages a client stream sends: a scenario without it calls
+	// Service/Method.
+	CallFile = "call.json"
+	Dir      = "scenario"
 )
 
-// The method every server implements.
+// The method every server implements, which a scenario calls unless its
+// CallFile names another.
 const (
 	Service = "helloworld.Greeter"
 	Method  = "SayHello"
@@ -32,6 +41,19 @@ const (
 
 // FullMethod is the method's HTTP/2 path.
 const FullMethod = "/" + Service + "/" + Method
+
+// callFile is the CallFile's content.
+type callFile struct {
+	// Method is "package.Service/Method".
+	Method string `json:"method"`
+	// Messages is how many requests a client-streaming or bidi call sends
+	// before it half-closes.
+	Messages int `json:"messages"`
+}
+
+// maxMessages bounds the messages of one call, so that a call's request
+// or answer stays a buffer's size.
+const maxMessages = 10000
 
 // Kind is how a scenario's method calls: one request and one answer, or
 // streams of them one way or both.
@@ -71,7 +93,22 @@ type Scenario struct {
 	Kind Kind
 	// Request is Payload parsed into the method's input message.
 	Request *dynamicpb.Message
+	// Sends and Replies are the messages one call sends and is answered
+	// with: 1 and 1 for unary, the CallFile's messages for a client
+	// stream and a bidi stream (whose every request is echoed), the
+	// payload's `replies` for a server stream.
+	Sends, Replies int
+	// call is the CallFile's content, when the scenario has one.
+	call []byte
 }
+
+// FullMethod is the HTTP/2 path of the scenario's method.
+func (s *Scenario) FullMethod() string {
+	return "/" + string(s.Method.Parent().FullName()) + "/" + string(s.Method.Name())
+}
+
+// ServiceMethod is the method as "package.Service.Method", as ghz names it.
+func (s *Scenario) ServiceMethod() string { return string(s.Method.FullName()) }
 
 // Load reads and compiles the scenario in dir.
 func Load(ctx context.Context, dir string) (*Scenario, error) {
@@ -95,12 +132,18 @@ func Load(ctx context.Context, dir string) (*Scenario, error) {
 		return nil, fmt.Errorf("scenario %s: %s imports %s: a scenario is one self-contained proto, which every server compiles alone",
 			s.Name, ProtoFile, imports.Get(0).Path())
 	}
-	svc := files[0].Services().ByName(protoreflect.Name("Greeter"))
-	if svc == nil || string(svc.FullName()) != Service {
-		return nil, fmt.Errorf("scenario %s: %s has no service %s", s.Name, ProtoFile, Service)
+	cf, err := s.readCall(dir)
+	if err != nil {
+		return nil, err
 	}
-	if s.Method = svc.Methods().ByName(Method); s.Method == nil {
-		return nil, fmt.Errorf("scenario %s: service %s has no method %s", s.Name, Service, Method)
+	service, method, _ := strings.Cut(cf.Method, "/")
+	d := files[0].FindDescriptorByName(protoreflect.FullName(service))
+	svc, _ := d.(protoreflect.ServiceDescriptor)
+	if svc == nil {
+		return nil, fmt.Errorf("scenario %s: %s has no service %s", s.Name, ProtoFile, service)
+	}
+	if s.Method = svc.Methods().ByName(protoreflect.Name(method)); s.Method == nil {
+		return nil, fmt.Errorf("scenario %s: service %s has no method %s", s.Name, service, method)
 	}
 	s.Kind = KindOf(s.Method)
 	// The servers echo field 1 of the request as field 1 of the reply.
@@ -116,7 +159,63 @@ func Load(ctx context.Context, dir string) (*Scenario, error) {
 	if err := protojson.Unmarshal(s.Payload, s.Request); err != nil {
 		return nil, fmt.Errorf("scenario %s: %s is not a %s: %w", s.Name, PayloadFile, s.Method.Input().FullName(), err)
 	}
+	if err := s.count(cf.Messages); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	return s, nil
+}
+
+// readCall reads the CallFile, or gives the default when there is none.
+func (s *Scenario) readCall(dir string) (callFile, error) {
+	cf := callFile{Method: Service + "/" + Method}
+	b, err := os.ReadFile(filepath.Join(dir, CallFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return cf, nil
+	case err != nil:
+		return cf, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	s.call = b
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cf); err != nil {
+		return cf, fmt.Errorf("scenario %s: %s: %w", s.Name, CallFile, err)
+	}
+	if service, method, ok := strings.Cut(cf.Method, "/"); !ok || service == "" || method == "" {
+		return cf, fmt.Errorf("scenario %s: %s: method %q is not package.Service/Method", s.Name, CallFile, cf.Method)
+	}
+	return cf, nil
+}
+
+// count sets how many messages a call sends and is answered with: the
+// CallFile says it for the streams the client sends, the payload's
+// `replies` for a server stream.
+func (s *Scenario) count(messages int) error {
+	clientStreams := s.Kind == ClientStreaming || s.Kind == BidiStreaming
+	switch {
+	case clientStreams && (messages < 1 || messages > maxMessages):
+		return fmt.Errorf("%s: a %s call sends \"messages\", 1 to %d, not %d", CallFile, s.Kind, maxMessages, messages)
+	case !clientStreams && messages != 0:
+		return fmt.Errorf("%s: a %s call sends one request: \"messages\" is for client streams", CallFile, s.Kind)
+	}
+	s.Sends, s.Replies = 1, 1
+	switch s.Kind {
+	case ClientStreaming:
+		s.Sends = messages
+	case BidiStreaming:
+		s.Sends, s.Replies = messages, messages
+	case ServerStreaming:
+		f := s.Method.Input().Fields().ByName("replies")
+		if f == nil || f.Kind() != protoreflect.Int32Kind {
+			return fmt.Errorf("%s has no int32 replies, the count of a server stream's answers", s.Method.Input().FullName())
+		}
+		n := s.Request.Get(f).Int()
+		if n < 1 || n > maxMessages {
+			return fmt.Errorf("%s: replies is %d, where a server stream needs 1 to %d", PayloadFile, n, maxMessages)
+		}
+		s.Replies = int(n)
+	}
+	return nil
 }
 
 // RequestBytes is the request in the protobuf wire format.
@@ -132,8 +231,12 @@ func (s *Scenario) NewResponse() *dynamicpb.Message {
 // Files are the scenario's files as they are laid out under Dir, for build
 // contexts and client containers.
 func (s *Scenario) Files() map[string][]byte {
-	return map[string][]byte{
+	files := map[string][]byte{
 		Dir + "/" + ProtoFile:   s.Proto,
 		Dir + "/" + PayloadFile: s.Payload,
 	}
+	if s.call != nil {
+		files[Dir+"/"+CallFile] = s.call
+	}
+	return files
 }

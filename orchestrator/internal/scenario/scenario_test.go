@@ -12,6 +12,17 @@ import (
 
 func dir(name string) string { return filepath.Join("..", "..", "..", "scenarios", name) }
 
+// streamKinds are the streaming scenarios and what one call of each sends
+// and gets; every other scenario is unary.
+var streamKinds = map[string]struct {
+	kind           Kind
+	sends, replies int
+}{
+	"stream_pingpong": {BidiStreaming, 10, 10},
+	"stream_server":   {ServerStreaming, 1, 10},
+	"stream_client":   {ClientStreaming, 10, 1},
+}
+
 func TestEveryScenarioLoads(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Join("..", "..", "..", "scenarios"))
 	if err != nil {
@@ -32,10 +43,17 @@ func TestEveryScenarioLoads(t *testing.T) {
 		if err != nil || len(b) == 0 {
 			t.Errorf("%s: request encodes to %d bytes, %v", e.Name(), len(b), err)
 		}
-		if sc.Kind != Unary {
-			t.Errorf("%s: call kind %q, want unary", e.Name(), sc.Kind)
+		want := streamKinds[e.Name()].kind
+		if want == "" {
+			want = Unary
 		}
-		if len(sc.Files()) != 2 {
+		if sc.Kind != want {
+			t.Errorf("%s: call kind %q, want %q", e.Name(), sc.Kind, want)
+		}
+		if want := streamKinds[e.Name()]; want.kind != "" && (sc.Sends != want.sends || sc.Replies != want.replies) {
+			t.Errorf("%s: %d sends and %d replies a call, want %d and %d", e.Name(), sc.Sends, sc.Replies, want.sends, want.replies)
+		}
+		if files := len(sc.Files()); files != 2 && streamKinds[e.Name()].kind == "" || files != 3 && streamKinds[e.Name()].kind != "" {
 			t.Errorf("%s: files %v", e.Name(), sc.Files())
 		}
 	}
@@ -139,25 +157,61 @@ message HelloRequest { Hello request = 1; } message HelloReply { Hello response 
 	}
 }
 
-// TestKindIsReadFromTheProto: the stream keywords of the method say its
-// call kind.
+// TestKindIsReadFromTheProto: the stream keywords of the method the call
+// file names say its call kind.
 func TestKindIsReadFromTheProto(t *testing.T) {
 	for rpc, want := range map[string]Kind{
-		"rpc SayHello (HelloRequest) returns (HelloReply);":               Unary,
-		"rpc SayHello (stream HelloRequest) returns (HelloReply);":        ClientStreaming,
-		"rpc SayHello (HelloRequest) returns (stream HelloReply);":        ServerStreaming,
-		"rpc SayHello (stream HelloRequest) returns (stream HelloReply);": BidiStreaming,
+		"rpc Call (HelloRequest) returns (HelloReply);":               Unary,
+		"rpc Call (stream HelloRequest) returns (HelloReply);":        ClientStreaming,
+		"rpc Call (HelloRequest) returns (stream HelloReply);":        ServerStreaming,
+		"rpc Call (stream HelloRequest) returns (stream HelloReply);": BidiStreaming,
 	} {
-		d := t.TempDir()
-		os.WriteFile(filepath.Join(d, ProtoFile), []byte(`syntax = "proto3"; package helloworld; service Greeter { `+rpc+` }
-message Hello { string name = 1; } message HelloRequest { Hello request = 1; } message HelloReply { Hello response = 1; }`), 0o644)
-		os.WriteFile(filepath.Join(d, PayloadFile), []byte(`{}`), 0o644)
-		sc, err := Load(context.Background(), d)
+		messages := ""
+		if want == ClientStreaming || want == BidiStreaming {
+			messages = `, "messages": 3`
+		}
+		sc, err := Load(context.Background(), writeScenario(t, rpc, `{"replies": 3}`, `{"method": "helloworld.Other/Call"`+messages+`}`))
 		if err != nil {
 			t.Fatalf("%s: %v", rpc, err)
 		}
-		if sc.Kind != want {
-			t.Errorf("%s: kind %q, want %q", rpc, sc.Kind, want)
+		if sc.Kind != want || sc.FullMethod() != "/helloworld.Other/Call" {
+			t.Errorf("%s: kind %q of %s, want %q of /helloworld.Other/Call", rpc, sc.Kind, sc.FullMethod(), want)
 		}
+	}
+}
+
+// writeScenario writes a scenario whose service Other has the rpc.
+func writeScenario(t *testing.T, rpc, payload, call string) string {
+	d := t.TempDir()
+	os.WriteFile(filepath.Join(d, ProtoFile), []byte(`syntax = "proto3"; package helloworld; service Other { `+rpc+` }
+message Hello { string name = 1; } message HelloRequest { Hello request = 1; int32 replies = 2; } message HelloReply { Hello response = 1; }`), 0o644)
+	os.WriteFile(filepath.Join(d, PayloadFile), []byte(payload), 0o644)
+	if call != "" {
+		os.WriteFile(filepath.Join(d, CallFile), []byte(call), 0o644)
+	}
+	return d
+}
+
+func TestLoadExplainsBadCallFiles(t *testing.T) {
+	const bidi = "rpc Call (stream HelloRequest) returns (stream HelloReply);"
+	const server = "rpc Call (HelloRequest) returns (stream HelloReply);"
+	for _, tc := range []struct {
+		name, rpc, payload, call, want string
+	}{
+		{"not JSON", bidi, `{}`, `method`, "call.json"},
+		{"unknown field", bidi, `{}`, `{"method": "helloworld.Other/Call", "messages": 2, "n": 1}`, "unknown field"},
+		{"method without a service", bidi, `{}`, `{"method": "Call"}`, "not package.Service/Method"},
+		{"no such service", bidi, `{}`, `{"method": "helloworld.Nope/Call", "messages": 2}`, "no service helloworld.Nope"},
+		{"no such method", bidi, `{}`, `{"method": "helloworld.Other/Nope", "messages": 2}`, "has no method Nope"},
+		{"a client stream of no messages", bidi, `{}`, `{"method": "helloworld.Other/Call"}`, `"messages", 1 to 10000, not 0`},
+		{"messages for a server stream", server, `{"replies": 2}`, `{"method": "helloworld.Other/Call", "messages": 2}`, "for client streams"},
+		{"a server stream of no replies", server, `{}`, `{"method": "helloworld.Other/Call"}`, "replies is 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(context.Background(), writeScenario(t, tc.rpc, tc.payload, tc.call))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Load = %v, want an error saying %q", err, tc.want)
+			}
+		})
 	}
 }

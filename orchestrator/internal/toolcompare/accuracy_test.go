@@ -115,7 +115,7 @@ func TestWriteTableHasARatioPerShape(t *testing.T) {
 		row("h2", "2b", 60000, 20), row("ghz", "2b", 25000, 100), row("h2load", "2b", 60000, 30),
 	}
 	var b bytes.Buffer
-	if err := WriteTable(&b, rows); err != nil {
+	if err := WriteTable(&b, rows, "req/s"); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -128,7 +128,7 @@ func TestWriteTableHasARatioPerShape(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := WriteTable(&b, []ToolRun{row("h2", "", 1000, 10), row("ghz", "", 500, 10), row("h2load", "", 1000, 10)}); err != nil {
+	if err := WriteTable(&b, []ToolRun{row("h2", "", 1000, 10), row("ghz", "", 500, 10), row("h2load", "", 1000, 10)}, "req/s"); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasSuffix(b.String(), "\nper-core ratio: engine/ghz=2.00 engine/h2load=1.00\n") || strings.Contains(b.String(), "shape") {

@@ -181,12 +181,13 @@ func shapeText(profile string) string {
 // WriteTable prints the comparison, one table per shape, each ending with
 // the line tracked from run to run, the subject (the first row's tool)
 // against each other tool: per-core ratio[ in <shape>]: engine/<tool>=<x> ...
-func WriteTable(w io.Writer, rows []ToolRun) error {
+// The rates count unit: req/s, or msg/s for a streaming scenario.
+func WriteTable(w io.Writer, rows []ToolRun, unit string) error {
 	for i, shape := range profilesOf(rows) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		if err := writeShape(w, shape, slices.DeleteFunc(slices.Clone(rows), func(r ToolRun) bool { return r.Profile != shape })); err != nil {
+		if err := writeShape(w, shape, slices.DeleteFunc(slices.Clone(rows), func(r ToolRun) bool { return r.Profile != shape }), unit); err != nil {
 			return err
 		}
 	}
@@ -204,12 +205,12 @@ func profilesOf(rows []ToolRun) []string {
 	return shapes
 }
 
-func writeShape(w io.Writer, shape string, rows []ToolRun) error {
+func writeShape(w io.Writer, shape string, rows []ToolRun, unit string) error {
 	if shape != "" {
 		fmt.Fprintf(w, "shape %s:\n", shape)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "engine\treq/s\tavg. latency\tclient cpu\tclient cpu-seconds\treq/s per client core\tserver cpu\t")
+	fmt.Fprintf(tw, "engine\t%s\tavg. latency\tclient cpu\tclient cpu-seconds\t%s per client core\tserver cpu\t\n", unit, unit)
 	per := map[string]float64{}
 	for _, r := range rows {
 		per[r.Tool] = r.PerCore()

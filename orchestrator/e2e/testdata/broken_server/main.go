@@ -1,12 +1,14 @@
 // Command broken_server replaces go_grpc's main.go in the conformance tests:
-// a grpc-go server that answers wrongly, or states the wrong workers at
-// start, in the way its embedded behaviour file says, to prove the gate
-// catches it.
+// a grpc-go server that answers wrongly, states the wrong workers at start,
+// or breaks a streaming rule (its PingPong), in the way its embedded
+// behaviour file says, to prove the gate catches it.
 package main
 
 import (
 	"context"
 	_ "embed"
+	"errors"
+	"io"
 	"log"
 	"net"
 	"strings"
@@ -32,7 +34,7 @@ type server struct {
 
 func (s *server) SayHello(_ context.Context, in *pb.HelloRequest) (*pb.HelloReply, error) {
 	switch strings.TrimSpace(behaviour) {
-	case "wrong_workers", "no_start_line":
+	case "wrong_workers", "no_start_line", "stream_wrong_count", "stream_no_echo", "stream_never_ends":
 		return &pb.HelloReply{Response: in.GetRequest()}, nil
 	case "changes_payload":
 		out := proto.Clone(in.GetRequest()).(*pb.Hello)
@@ -45,6 +47,41 @@ func (s *server) SayHello(_ context.Context, in *pb.HelloRequest) (*pb.HelloRepl
 	default:
 		return nil, status.Error(codes.Internal, "broken on purpose")
 	}
+}
+
+type streaming struct {
+	pb.UnimplementedStreamingGreeterServer
+}
+
+// PingPong breaks the rule its behaviour names: one echo too many after
+// the half-close, no echo at all (the stream ends OK at once), or every
+// echo and then no end.
+func (streaming) PingPong(stream pb.StreamingGreeter_PingPongServer) error {
+	if strings.TrimSpace(behaviour) == "stream_no_echo" {
+		return nil
+	}
+	var last *pb.HelloRequest
+	for {
+		in, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		last = in
+		if err := stream.Send(&pb.HelloReply{Response: in.GetRequest()}); err != nil {
+			return err
+		}
+	}
+	switch strings.TrimSpace(behaviour) {
+	case "stream_wrong_count":
+		return stream.Send(&pb.HelloReply{Response: last.GetRequest()})
+	case "stream_never_ends":
+		<-stream.Context().Done()
+		return stream.Context().Err()
+	}
+	return nil
 }
 
 func main() {
@@ -62,6 +99,7 @@ func main() {
 	}
 	s := grpc.NewServer()
 	pb.RegisterGreeterServer(s, &server{})
+	pb.RegisterStreamingGreeterServer(s, streaming{})
 	log.Printf("broken server (%s) listening", strings.TrimSpace(behaviour))
 	log.Fatal(s.Serve(lis))
 }

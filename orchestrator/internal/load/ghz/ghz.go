@@ -27,7 +27,7 @@ const name = "ghz"
 
 func init() {
 	load.Register(load.Loadgen{ToolName: name, Text: "ghz v0.120.0, as grpc_bench runs it (comparable with its published numbers)",
-		Drives: []scenario.Kind{scenario.Unary}, RunLoad: Run})
+		Drives: []scenario.Kind{scenario.Unary, scenario.ClientStreaming, scenario.ServerStreaming, scenario.BidiStreaming}, RunLoad: Run})
 }
 
 // ghzDetailCap is how many calls ghz keeps the latency of; its percentiles
@@ -39,24 +39,35 @@ const ghzDetailCap = 1_000_000
 // panics on a later Ctrl-C, so the Requester is driven directly; in-flight
 // calls at the end are ignored rather than counted as Canceled; template
 // processing is off, since it costs more than the call.
+//
+// A streaming call goes through ghz's own streaming support: a client or
+// bidi stream sends the scenario's Sends messages (ghz's stream call
+// count), a bidi one without waiting for each echo, as ghz does; a server
+// stream reads its replies to the end. ghz counts calls, so each OK call
+// counts as its messages (perCall), and its latencies are whole calls'.
 func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
-	warm, _, err := ghzRun(ctx, spec, spec.Warmup)
+	sc, err := scenario.Load(ctx, spec.ScenarioDir)
+	if err != nil {
+		return load.Result{}, err
+	}
+	l := ghzLoad{spec: spec, sc: sc}
+	warm, _, err := l.run(ctx, spec.Warmup)
 	if err != nil {
 		return load.Result{}, fmt.Errorf("warm-up: %w", err)
 	}
-	rep, stopped, err := ghzRun(ctx, spec, spec.Duration)
+	rep, stopped, err := l.run(ctx, spec.Duration)
 	if err != nil {
 		return load.Result{}, fmt.Errorf("measurement: %w", err)
 	}
 	if spec.Tail > 0 {
-		if _, _, err := ghzRun(ctx, spec, spec.Tail); err != nil {
+		if _, _, err := l.run(ctx, spec.Tail); err != nil {
 			return load.Result{}, fmt.Errorf("load after the window: %w", err)
 		}
 	}
 	// ghz's Total runs from its first call to the end of its shutdown; the
 	// window is from the first call to the stop, when calls ceased to count.
-	res := fromGHZReport(rep, rep.Date.Add(-rep.Total), stopped)
-	res.WarmupRequests = warm.Count
+	res := fromGHZReport(rep, rep.Date.Add(-rep.Total), stopped, perCall(sc))
+	res.WarmupRequests = warm.Count * perCall(sc)
 	if spec.QPS > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf(
 			"ghz at %d req/s is closed-loop-paced: it spaces calls evenly (%s arrivals do not apply), but its workers wait for answers and latency runs from the actual send, so a server's stalls delay calls instead of showing in the latencies (coordinated omission); h2 loads open-loop",
@@ -65,12 +76,33 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	return res, nil
 }
 
-// ghzRun runs ghz for d and returns its report and when it was told to stop.
-func ghzRun(ctx context.Context, spec load.Spec, d time.Duration) (*runner.Report, time.Time, error) {
+// perCall is how many messages of the load one OK call is: the echoes a
+// bidi stream or the replies a server stream gets, the requests a client
+// stream sends; 1 for unary.
+func perCall(sc *scenario.Scenario) uint64 {
+	if sc.Kind == scenario.ClientStreaming {
+		return uint64(sc.Sends)
+	}
+	return uint64(sc.Replies)
+}
+
+// ghzLoad is one load run's spec and scenario.
+type ghzLoad struct {
+	spec load.Spec
+	sc   *scenario.Scenario
+}
+
+// run runs ghz for d and returns its report and when it was told to stop.
+func (l ghzLoad) run(ctx context.Context, d time.Duration) (*runner.Report, time.Time, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, time.Time{}, err
 	}
-	cfg, err := runner.NewConfig(scenario.Service+"."+scenario.Method, spec.Target,
+	spec := l.spec
+	var streams []runner.Option
+	if l.sc.Method.IsStreamingClient() {
+		streams = append(streams, runner.WithStreamCallCount(uint(l.sc.Sends)))
+	}
+	cfg, err := runner.NewConfig(l.sc.ServiceMethod(), spec.Target, append(streams,
 		runner.WithProtoFile(filepath.Join(spec.ScenarioDir, scenario.ProtoFile), []string{spec.ScenarioDir}),
 		runner.WithDataFromFile(filepath.Join(spec.ScenarioDir, scenario.PayloadFile)),
 		runner.WithInsecure(true),
@@ -81,8 +113,8 @@ func ghzRun(ctx context.Context, spec load.Spec, d time.Duration) (*runner.Repor
 		runner.WithDurationStopAction("ignore"),
 		runner.WithDisableTemplateFuncs(true),
 		runner.WithDisableTemplateData(true),
-		runner.WithDefaultCallOptions(countAnswers(spec.Answered)),
-	)
+		runner.WithDefaultCallOptions(countAnswers(spec.Answered, perCall(l.sc))),
+	)...)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("ghz config: %w", err)
 	}
@@ -115,19 +147,22 @@ func ghzRun(ctx context.Context, spec load.Spec, d time.Duration) (*runner.Repor
 	return rep, stopped, nil
 }
 
-// countAnswers counts the calls that end without error, for a live rate.
-func countAnswers(n *atomic.Uint64) []grpc.CallOption {
+// countAnswers counts the messages of the calls that end without error,
+// for a live rate.
+func countAnswers(n *atomic.Uint64, perCall uint64) []grpc.CallOption {
 	if n == nil {
 		return nil
 	}
 	return []grpc.CallOption{grpc.OnFinish(func(err error) {
 		if err == nil {
-			n.Add(1)
+			n.Add(perCall)
 		}
 	})}
 }
 
-func fromGHZReport(rep *runner.Report, start, end time.Time) load.Result {
+// fromGHZReport reads ghz's report, each OK call counted as perCall
+// messages.
+func fromGHZReport(rep *runner.Report, start, end time.Time, perCall uint64) load.Result {
 	res := load.Result{
 		Tool:     name,
 		Start:    start,
@@ -138,6 +173,10 @@ func fromGHZReport(rep *runner.Report, start, end time.Time) load.Result {
 	}
 	for status, n := range rep.StatusCodeDist {
 		res.Statuses[status] = uint64(n)
+	}
+	if ok := res.Statuses["OK"]; perCall > 1 && ok > 0 {
+		res.Statuses["OK"] = ok * perCall
+		res.Requests += ok * (perCall - 1)
 	}
 	for msg, n := range rep.ErrorDist {
 		res.Errors[msg] = uint64(n)
@@ -173,6 +212,11 @@ func fromGHZReport(rep *runner.Report, start, end time.Time) load.Result {
 		case 99:
 			res.Latency.P99 = p.Latency
 		}
+	}
+	if perCall > 1 {
+		res.Notes = append(res.Notes, fmt.Sprintf(
+			"ghz times whole calls: each OK call counts as its %d messages, and its latencies are of calls of %d messages, not of one message",
+			perCall, perCall))
 	}
 	if rep.Count > ghzDetailCap {
 		res.Notes = append(res.Notes, fmt.Sprintf(

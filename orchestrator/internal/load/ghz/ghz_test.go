@@ -3,8 +3,11 @@ package ghz
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load/loadtest"
@@ -35,4 +38,58 @@ func TestRateIsLabelledClosedLoopPaced(t *testing.T) {
 			t.Errorf("at %d req/s: notes %q", qps, res.Notes)
 		}
 	}
+}
+
+// TestStreams: ghz drives every streaming kind, each OK call counted as
+// its messages, never more than the server answered or took.
+func TestStreams(t *testing.T) {
+	for _, name := range []string{"stream_pingpong", "stream_server", "stream_client"} {
+		t.Run(name, func(t *testing.T) {
+			var messages atomic.Int64
+			dir := loadtest.ScenarioDir(name)
+			addr, sc := loadtest.StartStreamServer(t, dir, func(sc *scenario.Scenario, st grpc.ServerStream) error {
+				return loadtest.Streams(sc, countingStream{st, sc, &messages})
+			})
+			res, err := Run(context.Background(), load.Spec{Target: addr, ScenarioDir: dir, Kind: sc.Kind,
+				Connections: 2, Concurrency: 8, Warmup: 500 * time.Millisecond, Duration: 500 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%+v", res)
+			per := uint64(sc.Replies)
+			if sc.Kind == scenario.ClientStreaming {
+				per = uint64(sc.Sends)
+			}
+			if res.OK == 0 || res.OK%per != 0 || res.Requests != res.OK || len(res.Notes) == 0 {
+				t.Errorf("OK %d of %d, notes %q: want OK calls of %d messages each, all OK, and a note on latency", res.OK, res.Requests, res.Notes, per)
+			}
+			if got := int64(res.OK + res.WarmupRequests); got > messages.Load() {
+				t.Errorf("%d messages counted, more than the server's %d", got, messages.Load())
+			}
+		})
+	}
+}
+
+// countingStream counts the messages of the load the server saw: the
+// requests of a client stream, the replies of the others.
+type countingStream struct {
+	grpc.ServerStream
+	sc *scenario.Scenario
+	n  *atomic.Int64
+}
+
+func (s countingStream) RecvMsg(m any) error {
+	err := s.ServerStream.RecvMsg(m)
+	if err == nil && s.sc.Kind == scenario.ClientStreaming {
+		s.n.Add(1)
+	}
+	return err
+}
+
+func (s countingStream) SendMsg(m any) error {
+	err := s.ServerStream.SendMsg(m)
+	if err == nil && s.sc.Kind != scenario.ClientStreaming {
+		s.n.Add(1)
+	}
+	return err
 }

@@ -36,21 +36,33 @@ type stream struct {
 	id     uint32
 	active bool
 	// start is when the call was sent, or, in an open loop, when it was
-	// meant to be sent: latency is counted from there.
+	// meant to be sent: latency is counted from there. On a stream of
+	// answers it then moves to each answer (a server stream) or to each
+	// request sent (a bidi stream), so that each message has its latency.
 	start time.Time
 	// sentAt is, in an open loop, when the call was sent: its service
 	// latency is counted from there.
 	sentAt time.Time
-	// send side, under conn.mu
-	sent       int
-	sendWindow int64
+	// send side, under conn.mu: sent bytes of the call's body, of the
+	// limit it may send so far (a bidi stream's grows by one message per
+	// answer)
+	sent, limit int
+	sendWindow  int64
 	// receive side, reader goroutine only
 	httpStatus  int
 	grpcStatus  int
 	grpcContent bool
-	matched     int
-	mismatch    bool
-	body        []byte // kept only once the answer differs from the expected bytes
+	// matched counts the bytes of the answer being read that equal the
+	// expected one's; once one differs, the answer's bytes are kept in
+	// body until it is whole, and judged by meaning.
+	matched  int
+	mismatch bool
+	body     []byte
+	// answers counts the answers that were echoes; wrong is set by one that
+	// was not, or by bytes past the answers a call gets; skip, by a length
+	// prefix past maxAnswer, ignores the rest.
+	answers     int
+	wrong, skip bool
 	unacked     int
 }
 

@@ -18,6 +18,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 )
 
 // scriptSlots is how many calls a scripted connection keeps in flight
@@ -189,10 +191,15 @@ func runScript(t testing.TB, c *call, script []byte, setup scriptSetup) scriptRe
 	for _, n := range statuses {
 		sum += n
 	}
-	if sum != rec.requests || rec.requests > uint64(opened) {
+	// A stream counts its messages, and once more when it ends in error.
+	perCall := uint64(1)
+	if c.kind != scenario.Unary {
+		perCall = uint64(max(c.replies, len(c.body)/c.message)) + 1
+	}
+	if sum != rec.requests || rec.requests > uint64(opened)*perCall {
 		t.Fatalf("%d requests, %d by status, %d calls opened; script %x", rec.requests, sum, opened, script)
 	}
-	if rec.requests+uint64(inflight) > uint64(opened) {
+	if c.kind == scenario.Unary && rec.requests+uint64(inflight) > uint64(opened) {
 		t.Fatalf("%d finished and %d in flight out of %d opened; script %x", rec.requests, inflight, opened, script)
 	}
 	return scriptResult{err: err, statuses: statuses, opened: opened}
@@ -375,6 +382,52 @@ func scriptCases(t testing.TB, c *call) []scriptCase {
 	return cases
 }
 
+// streamScriptCases are server byte streams for the calls of the streaming
+// scenarios: answers counted one by one, in any framing, and the streams
+// that break their kind's rule.
+func streamScriptCases(t testing.TB, c *call) []scriptCase {
+	exp, n := c.expect, c.replies
+	_, others := answers(t, c)
+	var cases []scriptCase
+	add := func(name string, s *script, want map[string]uint64) {
+		cases = append(cases, scriptCase{name: name, script: s.bytes(), want: want})
+	}
+	all := bytes.Repeat(exp, n)
+	ok := map[string]uint64{"OK": uint64(n)}
+	if c.kind == scenario.ClientStreaming {
+		ok = map[string]uint64{"OK": uint64(len(c.body) / c.message)} // the messages sent
+	}
+	add("every answer in one DATA", newScript().answer(1, all), ok)
+	s := newScript().headers(1, false, responseHeaders...)
+	for rest := all; len(rest) > 0; rest = rest[min(7, len(rest)):] {
+		s.fr.WriteData(1, false, rest[:min(7, len(rest))]) // answers split across frames
+	}
+	add("answers in pieces of 7 bytes", s.headers(1, true, "grpc-status", "0"), ok)
+	if n > 1 {
+		add("an answer short", newScript().answer(1, all[len(exp):]), map[string]uint64{"OK": uint64(n - 1), StatusMismatch: 1})
+		add("a wrong answer among them", newScript().answer(1, append(bytes.Clone(all[len(exp):]), others["name changed"]...)),
+			map[string]uint64{"OK": uint64(n - 1), StatusMismatch: 1})
+		s = newScript().headers(1, false, responseHeaders...)
+		s.fr.WriteData(1, false, all[:2*len(exp)+3])
+		s.fr.WriteRSTStream(1, http2.ErrCodeCancel)
+		add("reset mid-stream", s, map[string]uint64{"OK": 2, "Canceled": 1})
+	}
+	// A stream of answers has counted them as they came; a client stream
+	// counts nothing but its failure.
+	failed := func(status string) map[string]uint64 {
+		if c.kind == scenario.ClientStreaming {
+			return map[string]uint64{status: 1}
+		}
+		return map[string]uint64{"OK": uint64(n), status: 1}
+	}
+	add("an answer more", newScript().answer(1, append(bytes.Clone(all), exp...)), failed(StatusMismatch))
+	s = newScript().headers(1, false, responseHeaders...)
+	s.fr.WriteData(1, false, all)
+	add("answers, then an error status", s.headers(1, true, "grpc-status", "13"), failed("Internal"))
+	add("a length past any answer", newScript().answer(1, []byte{0, 0xff, 0xff, 0xff, 0xff}), map[string]uint64{StatusMismatch: 1})
+	return cases
+}
+
 // TestScriptedServer checks what the reader makes of known server byte
 // streams: the fuzz seeds, with their expected outcome.
 func TestScriptedServer(t *testing.T) {
@@ -396,6 +449,32 @@ func TestScriptedServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestScriptedStreams is TestScriptedServer for the calls of the streaming
+// scenarios.
+func TestScriptedStreams(t *testing.T) {
+	for _, name := range []string{"stream_pingpong", "stream_server", "stream_client"} {
+		c := streamCall(t, name)
+		for _, tc := range streamScriptCases(t, c) {
+			t.Run(name+"/"+tc.name, func(t *testing.T) {
+				if got := runScript(t, c, tc.script, tc.setup); !maps.Equal(got.statuses, tc.want) {
+					t.Errorf("statuses %v, want %v", got.statuses, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// FuzzStreamFrames is FuzzServerFrames for a server stream's call.
+func FuzzStreamFrames(f *testing.F) {
+	c := streamCall(f, "stream_server")
+	for _, tc := range streamScriptCases(f, c) {
+		f.Add(tc.script)
+	}
+	f.Fuzz(func(t *testing.T, script []byte) {
+		runScript(t, c, script, scriptSetup{})
+	})
 }
 
 // FuzzServerFrames feeds arbitrary bytes as the server's side of a

@@ -27,8 +27,9 @@ const (
 // reconnectPause spaces the attempts to reopen a failed connection.
 const reconnectPause = 100 * time.Millisecond
 
-// Run is the load tool of this project: gRPC unary calls written straight
-// onto HTTP/2 frames. Each request is encoded once and its frames reused;
+// Run is the load tool of this project: gRPC calls written straight onto
+// HTTP/2 frames, streams kept open for their messages. Each request is
+// encoded once and its frames reused;
 // each connection batches its writes and has one reader; nothing is
 // allocated per call on the usual path. Warm-up and measurement run on the
 // same connections, and every call of the measurement window is in the
@@ -205,36 +206,43 @@ func newCallCounter(measureStart, end time.Time, counting, openLoop bool) *callC
 
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histSigFigs) }
 
-// record puts a latency into a histogram, clamped into its range.
-func record(h *hdrhistogram.Histogram, latency time.Duration) {
-	_ = h.RecordValue(min(max(latency.Microseconds(), histMin), histMax)) // within the histogram's range: cannot fail
+// record puts n of a latency into a histogram, clamped into its range.
+func record(h *hdrhistogram.Histogram, latency time.Duration, n uint64) {
+	_ = h.RecordValues(min(max(latency.Microseconds(), histMin), histMax), int64(n)) // within the histogram's range: cannot fail
 }
 
-// add counts a finished call: in the warm-up, in the window, or after it
-// (not counted). Latencies of OK calls go into the histogram; service is
-// the latency from the actual start, which only an open loop records.
+// add counts a finished call, or a message of a stream: in the warm-up, in
+// the window, or after it (not counted). Latencies of OK ones go into the
+// histogram; service is the latency from the actual start, which only an
+// open loop records.
 func (r *callCounter) add(status string, latency, service time.Duration, now time.Time) {
+	r.addN(status, latency, service, now, 1)
+}
+
+// addN is add for n messages of one latency: a client stream's, which one
+// answer ends.
+func (r *callCounter) addN(status string, latency, service time.Duration, now time.Time, n uint64) {
 	ok := status == codeName(codes.OK)
 	if ok && r.counting {
-		r.live.Add(1)
+		r.live.Add(n)
 	}
 	switch {
 	case now.Before(r.measureStart):
-		r.warm++
+		r.warm += n
 		return
 	case !now.Before(r.end):
 		return
 	}
-	r.requests++
+	r.requests += n
 	if !ok {
-		r.statuses[status]++
+		r.statuses[status] += n
 		return
 	}
-	r.sum += latency
-	record(r.hist, latency)
+	r.sum += latency * time.Duration(n)
+	record(r.hist, latency, n)
 	if r.service != nil {
-		r.serviceSum += service
-		record(r.service, service)
+		r.serviceSum += service * time.Duration(n)
+		record(r.service, service, n)
 	}
 }
 

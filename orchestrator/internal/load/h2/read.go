@@ -5,6 +5,7 @@ package h2
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,6 +16,8 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc/codes"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 )
 
 // errDrained ends a connection that took no new calls (GOAWAY, stream ids
@@ -115,7 +118,10 @@ func (c *conn) lookup(id uint32) *stream {
 	return nil
 }
 
-// finish ends a call with a status and records it.
+// finish ends a call with a status and records it: a unary call as one
+// message, a client stream as the messages it sent. A stream of answers
+// counted each as it came (answer); what ends it is counted only when it
+// is not OK.
 func (c *conn) finish(s *stream, status string) {
 	now := time.Now()
 	c.mu.Lock()
@@ -126,7 +132,13 @@ func (c *conn) finish(s *stream, status string) {
 		c.shut()
 	}
 	c.mu.Unlock()
-	c.rec.add(status, now.Sub(start), now.Sub(sentAt), now)
+	ok := status == codeName(codes.OK)
+	switch {
+	case c.call.kind == scenario.ClientStreaming && ok:
+		c.rec.addN(status, now.Sub(start), now.Sub(sentAt), now, uint64(len(c.call.body)/c.call.message))
+	case c.call.kind == scenario.Unary || !ok:
+		c.rec.add(status, now.Sub(start), now.Sub(sentAt), now)
+	}
 }
 
 func (c *conn) onHeaders(id uint32, fragment []byte, ended bool) error {
@@ -196,19 +208,88 @@ func (c *conn) onData(f *http2.DataFrame) {
 	}
 }
 
-// compare checks the answer's bytes against the expected echo as they
-// arrive, keeping them only once they differ.
+// maxAnswer bounds the answer a stream keeps to judge by meaning: a length
+// prefix past it makes the answer wrong at once.
+const maxAnswer = recvStreamWindow
+
+// compare checks the answers' bytes against the expected echo as they
+// arrive, one answer after the other, keeping an answer's bytes only once
+// they differ; each whole answer is counted (answer).
 func (c *conn) compare(s *stream, data []byte) {
 	exp := c.call.expect
-	if !s.mismatch {
-		if s.matched+len(data) <= len(exp) && string(exp[s.matched:s.matched+len(data)]) == string(data) {
-			s.matched += len(data)
+	for len(data) > 0 && !s.skip {
+		if !s.mismatch {
+			n := min(len(data), len(exp)-s.matched)
+			if string(exp[s.matched:s.matched+n]) == string(data[:n]) {
+				s.matched += n
+				data = data[n:]
+				if s.matched == len(exp) {
+					s.matched = 0
+					c.answer(s, true)
+				}
+				continue
+			}
+			s.mismatch = true
+			s.body = append(s.body[:0], exp[:s.matched]...)
+		}
+		// The answer's length prefix says where it ends.
+		need := grpcPrefixLen
+		if len(s.body) >= grpcPrefixLen {
+			need += int(binary.BigEndian.Uint32(s.body[1:grpcPrefixLen]))
+		}
+		if need > maxAnswer {
+			s.wrong, s.skip = true, true
 			return
 		}
-		s.mismatch = true
-		s.body = append(s.body[:0], exp[:s.matched]...)
+		n := min(len(data), need-len(s.body))
+		s.body = append(s.body, data[:n]...)
+		data = data[n:]
+		if len(s.body) == grpcPrefixLen {
+			need += int(binary.BigEndian.Uint32(s.body[1:grpcPrefixLen]))
+		}
+		if len(s.body) == need {
+			c.answer(s, c.isEcho(s.body))
+			s.mismatch, s.matched, s.body = false, 0, s.body[:0]
+		}
 	}
-	s.body = append(s.body, data...)
+}
+
+// answer counts one whole answer of a stream. On a stream of answers, each
+// is a message of the load, recorded as it comes with its latency; a bidi
+// stream then sends its next request, even after a wrong answer, so that
+// the call ends (with its status) rather than waits.
+func (c *conn) answer(s *stream, echo bool) {
+	wrong := !echo || s.answers == c.call.replies
+	if wrong {
+		s.wrong = true
+	} else {
+		s.answers++
+	}
+	lockstep := c.call.lockstep()
+	if !lockstep && (wrong || c.call.replies == 1) {
+		return // a unary call or a client stream is recorded when it ends
+	}
+	now := time.Now()
+	c.mu.Lock()
+	start := s.start
+	// The service latency runs from the actual send; only a stream's first
+	// message, in an open loop, was meant to start earlier.
+	sent := start
+	if s.sentAt.After(sent) {
+		sent = s.sentAt
+	}
+	if lockstep {
+		if s.sent == s.limit && s.limit < len(c.call.body) {
+			c.pending = append(c.pending, s)
+		}
+		s.limit = min(s.limit+c.call.message, len(c.call.body))
+	} else {
+		s.start = now
+	}
+	c.mu.Unlock()
+	if !wrong {
+		c.rec.add(codeName(codes.OK), now.Sub(start), now.Sub(sent), now)
+	}
 }
 
 // maxEchoes bounds the encodings remembered per connection; a server whose
@@ -247,11 +328,9 @@ func (c *conn) outcome(s *stream) string {
 		return codeName(codes.Internal) // no grpc-status trailer
 	case s.grpcStatus != int(codes.OK):
 		return statusName(s.grpcStatus)
-	case !s.mismatch && s.matched == len(c.call.expect):
-		return codeName(codes.OK)
-	case s.mismatch && c.isEcho(s.body):
+	case !s.wrong && !s.mismatch && s.matched == 0 && s.answers == c.call.replies:
 		return codeName(codes.OK)
 	default:
-		return StatusMismatch
+		return StatusMismatch // a wrong answer, too few, or one cut short
 	}
 }

@@ -116,7 +116,7 @@ func openConn(t *testing.T, slots int, plan *schedule) *conn {
 	cn := newConn(client, c, slots, newCallCounter(plan.measureStart, plan.end, false, true), plan)
 	cn.settled = true
 	cn.block = c.plainBlock
-	cn.template = requestTemplate(cn.block, c.body)
+	cn.template = requestTemplate(cn.block, c.body, c.firstSend())
 	return cn
 }
 

@@ -36,14 +36,19 @@ const (
 	windowUpdateLen = 4
 )
 
-// requestTemplate is the HEADERS and DATA frames of one call with stream id
-// 0, patched per call.
-func requestTemplate(block, body []byte) []byte {
-	t := make([]byte, 0, 2*frameHeaderLen+len(block)+len(body))
+// requestTemplate is the HEADERS and DATA frames of the start of one call
+// with stream id 0, patched per call: the first data of the body, which
+// half-closes the stream when it is the whole body.
+func requestTemplate(block, body []byte, first int) []byte {
+	t := make([]byte, 0, 2*frameHeaderLen+len(block)+first)
 	t = appendFrameHeader(t, len(block), http2.FrameHeaders, http2.FlagHeadersEndHeaders, 0)
 	t = append(t, block...)
-	t = appendFrameHeader(t, len(body), http2.FrameData, http2.FlagDataEndStream, 0)
-	return append(t, body...)
+	var flags http2.Flags
+	if first == len(body) {
+		flags = http2.FlagDataEndStream
+	}
+	t = appendFrameHeader(t, first, http2.FrameData, flags, 0)
+	return append(t, body[:first]...)
 }
 
 func appendFrameHeader(b []byte, length int, t http2.FrameType, flags http2.Flags, id uint32) []byte {
@@ -195,8 +200,8 @@ func (c *conn) fill(now time.Time) {
 	need := 2*frameHeaderLen + len(c.call.firstBlock) + len(c.call.plainBlock) + min(len(c.call.body), c.maxFrame)
 	for c.canSendPending() && cap(c.out)-len(c.out) > need {
 		s := c.pending[0]
-		c.sendData(s)
-		if s.sent == len(c.call.body) {
+		c.sendData(s, now)
+		if s.sent == s.limit {
 			c.pending = c.pending[1:]
 		} else if s.sendWindow <= 0 {
 			break // wait for this stream's WINDOW_UPDATE; keep the order
@@ -208,7 +213,7 @@ func (c *conn) fill(now time.Time) {
 		if s == nil {
 			break
 		}
-		body := len(c.call.body)
+		body := s.limit
 		if c.first == nil && int64(body) <= s.sendWindow && int64(body) <= c.connWindow && body <= c.maxFrame {
 			at := len(c.out)
 			c.out = append(c.out, c.template...)
@@ -226,8 +231,8 @@ func (c *conn) fill(now time.Time) {
 		}
 		c.out = append(appendFrameHeader(c.out, len(block), http2.FrameHeaders, http2.FlagHeadersEndHeaders, s.id), block...)
 		c.pending = append(c.pending, s)
-		c.sendData(c.pending[0])
-		if c.pending[0].sent == body {
+		c.sendData(c.pending[0], now)
+		if c.pending[0].sent == c.pending[0].limit {
 			c.pending = c.pending[1:]
 		}
 	}
@@ -241,11 +246,13 @@ func appendWindowUpdate(b []byte, id, inc uint32) []byte {
 	return binary.BigEndian.AppendUint32(appendFrameHeader(b, windowUpdateLen, http2.FrameWindowUpdate, 0, id), inc)
 }
 
-// sendData appends as much of the stream's request body as the windows and
-// the frame size allow. Called with mu held by the holder of the write turn.
-func (c *conn) sendData(s *stream) {
+// sendData appends as much of the stream's request body as its limit, the
+// windows and the frame size allow; the body's last byte half-closes the
+// stream. A bidi request's latency runs from when its last byte is sent.
+// Called with mu held by the holder of the write turn.
+func (c *conn) sendData(s *stream, now time.Time) {
 	body := c.call.body
-	n := min(len(body)-s.sent, c.maxFrame, int(min(s.sendWindow, c.connWindow)))
+	n := min(s.limit-s.sent, c.maxFrame, int(min(s.sendWindow, c.connWindow)))
 	if n <= 0 {
 		return
 	}
@@ -257,6 +264,9 @@ func (c *conn) sendData(s *stream) {
 	s.sent += n
 	s.sendWindow -= int64(n)
 	c.connWindow -= int64(n)
+	if s.sent == s.limit && s.sent > c.call.message && c.call.lockstep() {
+		s.start = now
+	}
 }
 
 // open starts a call on a free stream id. Called with mu held.
@@ -274,7 +284,7 @@ func (c *conn) open(now time.Time) *stream {
 	}
 	c.nextID = id + 2
 	s := c.slot(id)
-	*s = stream{id: id, active: true, start: now, sendWindow: c.initialWindow, httpStatus: -1, grpcStatus: -1, body: s.body[:0]}
+	*s = stream{id: id, active: true, start: now, limit: c.call.firstSend(), sendWindow: c.initialWindow, httpStatus: -1, grpcStatus: -1, body: s.body[:0]}
 	if c.plan.rate > 0 {
 		s.sentAt = now
 		s.start = c.plan.take(now, c.heldByCap)

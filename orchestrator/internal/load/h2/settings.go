@@ -56,7 +56,7 @@ func (c *conn) onSettings(f *http2.SettingsFrame) error {
 		if c.peerTableSize < c.call.tableSize {
 			c.block, c.first = c.call.plainBlock, nil
 		}
-		c.template = requestTemplate(c.block, c.call.body)
+		c.template = requestTemplate(c.block, c.call.body, c.call.firstSend())
 		if derr := c.nc.SetReadDeadline(time.Time{}); derr != nil && err == nil {
 			err = derr
 		}

@@ -27,15 +27,37 @@ type call struct {
 	// literals that leave its table alone.
 	firstBlock, indexedBlock, plainBlock []byte
 	tableSize                            uint32
-	// body is the gRPC message: flag, length, protobuf request.
+	// kind is the scenario's call kind.
+	kind scenario.Kind
+	// body is every message a call sends, each in gRPC's framing (flag,
+	// length, protobuf request), one after the other: one for unary and
+	// server-streaming calls, the scenario's Sends for client and bidi
+	// streams. The last DATA frame of it half-closes the stream.
 	body []byte
-	// expect is the body of a correct answer: the request's inner message
-	// echoed as HelloReply.response. HelloRequest.request and
-	// HelloReply.response are both field 1 of the same type, so the bytes are
-	// the request's bytes, as long as the server encodes fields in the usual
-	// order; isEcho checks the meaning when the bytes differ.
+	// message is the length of one framed request: a bidi call sends its
+	// body one message at a time, each after the previous one's echo.
+	message int
+	// replies is how many answers a call gets, each an echo.
+	replies int
+	// expect is one correct answer: the request's inner message echoed as
+	// HelloReply.response. HelloRequest.request and HelloReply.response are
+	// both field 1 of the same type, so the bytes are the request's bytes,
+	// as long as the server encodes fields in the usual order; isEcho
+	// checks the meaning when the bytes differ.
 	expect []byte
 	isEcho func(body []byte) bool
+}
+
+// lockstep says whether the call sends its messages one at a time, each
+// after the previous one's answer (a ping-pong on a bidi stream).
+func (c *call) lockstep() bool { return c.kind == scenario.BidiStreaming }
+
+// firstSend is how much of the body a call may send when it starts.
+func (c *call) firstSend() int {
+	if c.lockstep() {
+		return c.message
+	}
+	return len(c.body)
 }
 
 func newCall(ctx context.Context, target, scenarioDir string) (*call, error) {
@@ -47,9 +69,18 @@ func newCall(ctx context.Context, target, scenarioDir string) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &call{body: load.GRPCFrame(req), expect: load.GRPCFrame(req)}
+	// The echo of a RepliesRequest is its hello alone, as a HelloReply.
+	reply := sc.NewResponse()
+	field := sc.Method.Output().Fields().ByNumber(1)
+	reply.Set(field, sc.Request.Get(sc.Method.Input().Fields().ByNumber(1)))
+	expect, err := proto.MarshalOptions{Deterministic: true}.Marshal(reply)
+	if err != nil {
+		return nil, err
+	}
+	one := load.GRPCFrame(req)
+	c := &call{kind: sc.Kind, body: bytes.Repeat(one, sc.Sends), message: len(one), replies: sc.Replies, expect: load.GRPCFrame(expect)}
 	fields := []hpack.HeaderField{
-		{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: "http"}, {Name: ":path", Value: scenario.FullMethod},
+		{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: "http"}, {Name: ":path", Value: sc.FullMethod()},
 		{Name: ":authority", Value: target}, {Name: "content-type", Value: grpcContentType},
 		{Name: "te", Value: "trailers"}, {Name: "user-agent", Value: "grpcbench"},
 	}
@@ -71,7 +102,6 @@ func newCall(ctx context.Context, target, scenarioDir string) (*call, error) {
 	}
 
 	inner := sc.Request.Get(sc.Method.Input().Fields().ByNumber(1)).Message().Interface()
-	field := sc.Method.Output().Fields().ByNumber(1)
 	c.isEcho = func(body []byte) bool {
 		msg, ok := grpcMessage(body)
 		if !ok {

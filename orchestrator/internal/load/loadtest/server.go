@@ -5,6 +5,8 @@ package loadtest
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net"
 	"path/filepath"
 	"runtime"
@@ -43,7 +45,7 @@ func StartServer(t *testing.T, scenarioName string, h Handler, opts ...grpc.Serv
 	if err != nil {
 		t.Fatal(err)
 	}
-	serveOn(t, lis, ScenarioDir(scenarioName), h, opts...)
+	serveOn(t, lis, ScenarioDir(scenarioName), unary(h), opts...)
 	return lis.Addr().String()
 }
 
@@ -54,7 +56,7 @@ func StartServerDir(t *testing.T, dir string, h Handler, opts ...grpc.ServerOpti
 	if err != nil {
 		t.Fatal(err)
 	}
-	serveOn(t, lis, dir, h, opts...)
+	serveOn(t, lis, dir, unary(h), opts...)
 	return lis.Addr().String()
 }
 
@@ -67,7 +69,7 @@ func StartCountingServer(t *testing.T, scenarioName string, h Handler, opts ...g
 		t.Fatal(err)
 	}
 	lis := &CountingListener{Listener: inner}
-	serveOn(t, lis, ScenarioDir(scenarioName), h, opts...)
+	serveOn(t, lis, ScenarioDir(scenarioName), unary(h), opts...)
 	return inner.Addr().String(), lis
 }
 
@@ -88,9 +90,103 @@ func (l *CountingListener) Accept() (net.Conn, error) {
 // Accepted is the number of connections accepted so far.
 func (l *CountingListener) Accepted() int64 { return l.accepted.Load() }
 
-// serveOn serves the Greeter of the scenario in dir on lis until the test
-// ends.
-func serveOn(t *testing.T, lis net.Listener, dir string, h Handler, opts ...grpc.ServerOption) {
+// register adds a scenario's service to a server.
+type register func(srv *grpc.Server, sc *scenario.Scenario)
+
+// unary registers the Greeter, answering SayHello with h.
+func unary(h Handler) register {
+	return func(srv *grpc.Server, sc *scenario.Scenario) {
+		srv.RegisterService(&grpc.ServiceDesc{
+			ServiceName: scenario.Service,
+			HandlerType: (*any)(nil),
+			Methods: []grpc.MethodDesc{{
+				MethodName: scenario.Method,
+				Handler: func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+					req := dynamicpb.NewMessage(sc.Method.Input())
+					if err := dec(req); err != nil {
+						return nil, err
+					}
+					return h(sc, req)
+				},
+			}},
+		}, struct{}{})
+	}
+}
+
+// StreamHandler serves one call of a streaming scenario's method; Streams
+// is the well-behaved one.
+type StreamHandler func(sc *scenario.Scenario, st grpc.ServerStream) error
+
+// Streams serves a call of any streaming method as
+// docs/adding-a-server.md#streaming says: each request echoed as it comes
+// (bidi), `replies` echoes of the one request (server stream), or the last
+// request echoed after the half-close (client stream).
+func Streams(sc *scenario.Scenario, st grpc.ServerStream) error {
+	in, out := sc.Method.Input().Fields().ByNumber(1), sc.Method.Output().Fields().ByNumber(1)
+	reply := func(req *dynamicpb.Message) *dynamicpb.Message {
+		r := sc.NewResponse()
+		r.Set(out, req.Get(in))
+		return r
+	}
+	last := dynamicpb.NewMessage(sc.Method.Input())
+	for {
+		req := dynamicpb.NewMessage(sc.Method.Input())
+		err := st.RecvMsg(req)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		last = req
+		switch sc.Kind {
+		case scenario.BidiStreaming:
+			if err := st.SendMsg(reply(req)); err != nil {
+				return err
+			}
+		case scenario.ServerStreaming:
+			for range sc.Replies {
+				if err := st.SendMsg(reply(req)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	if sc.Kind == scenario.ClientStreaming {
+		return st.SendMsg(reply(last))
+	}
+	return nil
+}
+
+// StartStreamServer serves the method of the streaming scenario in dir
+// with h on a loopback port and returns its address and the scenario.
+func StartStreamServer(t testing.TB, dir string, h StreamHandler, opts ...grpc.ServerOption) (string, *scenario.Scenario) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var served *scenario.Scenario
+	serveOn(t, lis, dir, func(srv *grpc.Server, sc *scenario.Scenario) {
+		served = sc
+		srv.RegisterService(&grpc.ServiceDesc{
+			ServiceName: string(sc.Method.Parent().FullName()),
+			HandlerType: (*any)(nil),
+			Streams: []grpc.StreamDesc{{
+				StreamName:    string(sc.Method.Name()),
+				Handler:       func(_ any, st grpc.ServerStream) error { return h(sc, st) },
+				ClientStreams: sc.Method.IsStreamingClient(),
+				ServerStreams: sc.Method.IsStreamingServer(),
+			}},
+		}, struct{}{})
+	}, opts...)
+	return lis.Addr().String(), served
+}
+
+// serveOn serves the scenario in dir on lis, as reg registers it, until
+// the test ends.
+func serveOn(t testing.TB, lis net.Listener, dir string, reg register, opts ...grpc.ServerOption) {
 	t.Helper()
 	sc, err := scenario.Load(context.Background(), dir)
 	if err != nil {
@@ -98,20 +194,7 @@ func serveOn(t *testing.T, lis net.Listener, dir string, h Handler, opts ...grpc
 		t.Fatal(err)
 	}
 	srv := grpc.NewServer(opts...)
-	srv.RegisterService(&grpc.ServiceDesc{
-		ServiceName: scenario.Service,
-		HandlerType: (*any)(nil),
-		Methods: []grpc.MethodDesc{{
-			MethodName: scenario.Method,
-			Handler: func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
-				req := dynamicpb.NewMessage(sc.Method.Input())
-				if err := dec(req); err != nil {
-					return nil, err
-				}
-				return h(sc, req)
-			},
-		}},
-	}, struct{}{})
+	reg(srv, sc)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)

@@ -1,0 +1,174 @@
+package h2
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load/loadtest"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+)
+
+var streamScenarios = []string{"stream_pingpong", "stream_server", "stream_client"}
+
+// countingStreams is loadtest.Streams that counts the messages the server
+// received and sent.
+func countingStreams(received, sent *atomic.Int64) loadtest.StreamHandler {
+	return func(sc *scenario.Scenario, st grpc.ServerStream) error {
+		return loadtest.Streams(sc, countingStream{st, received, sent})
+	}
+}
+
+type countingStream struct {
+	grpc.ServerStream
+	received, sent *atomic.Int64
+}
+
+func (s countingStream) RecvMsg(m any) error {
+	err := s.ServerStream.RecvMsg(m)
+	if err == nil {
+		s.received.Add(1)
+	}
+	return err
+}
+
+func (s countingStream) SendMsg(m any) error {
+	err := s.ServerStream.SendMsg(m)
+	if err == nil {
+		s.sent.Add(1)
+	}
+	return err
+}
+
+// TestH2StreamsAgainstGRPCGo: every streaming kind against grpc-go, every
+// message of the window OK, the count in messages (never more than the
+// server saw), each with its latency.
+func TestH2StreamsAgainstGRPCGo(t *testing.T) {
+	for _, name := range streamScenarios {
+		t.Run(name, func(t *testing.T) {
+			var received, sent atomic.Int64
+			dir := loadtest.ScenarioDir(name)
+			addr, sc := loadtest.StartStreamServer(t, dir, countingStreams(&received, &sent))
+			res := mustRun(t, load.Spec{Target: addr, ScenarioDir: dir, Kind: sc.Kind,
+				Connections: 2, Concurrency: 16, Warmup: 100 * time.Millisecond, Duration: 500 * time.Millisecond})
+			checkAllOK(t, res)
+			// A unit of the load is a message the server answered (bidi and
+			// server streams) or took (client streams).
+			counted := sent.Load()
+			if sc.Kind == scenario.ClientStreaming {
+				counted = received.Load()
+			}
+			if got := int64(res.OK + res.WarmupRequests); got > counted {
+				t.Errorf("%d messages counted, more than the server's %d", got, counted)
+			}
+			if sc.Kind == scenario.ClientStreaming && res.OK%uint64(sc.Sends) != 0 {
+				t.Errorf("%d messages counted, not a whole number of calls of %d", res.OK, sc.Sends)
+			}
+			if sc.Kind == scenario.BidiStreaming && received.Load() > sent.Load()+16 {
+				t.Errorf("the server got %d requests and sent %d echoes: more than one request in flight a stream", received.Load(), sent.Load())
+			}
+		})
+	}
+}
+
+// streamScenario writes a streaming scenario of requests of one string of
+// n bytes, m messages a call.
+func streamScenario(t *testing.T, method string, n, m int) string {
+	t.Helper()
+	dir := largeScenario(t, n)
+	proto, err := os.ReadFile(filepath.Join(loadtest.ScenarioDir("stream_server"), scenario.ProtoFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := fmt.Sprintf(`{"method": "helloworld.StreamingGreeter/%s", "messages": %d}`, method, m)
+	payload := fmt.Sprintf(`{"request":{"name":"%0*d"}}`, n, 0)
+	if method == "ServerStream" {
+		call = `{"method": "helloworld.StreamingGreeter/ServerStream"}`
+		payload = fmt.Sprintf(`{"request":{"name":"%0*d"},"replies":%d}`, n, 0, m)
+	}
+	for file, content := range map[string]string{scenario.ProtoFile: string(proto), scenario.CallFile: call, scenario.PayloadFile: payload} {
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestH2StreamFlowControl: streams whose messages outgrow the windows. A
+// client stream of 40 × 10 kB outgrows grpc-go's first 64 kB stream window,
+// so it waits for WINDOW_UPDATEs; a server stream of 2000 × 10 kB outgrows
+// half of h2's own stream window, so h2 must send WINDOW_UPDATEs for it
+// to go on; a ping-pong of 40 × 20 kB messages spans frames.
+func TestH2StreamFlowControl(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		n, m   int
+	}{{"ClientStream", 10_000, 40}, {"ServerStream", 10_000, 2000}, {"PingPong", 20_000, 40}} {
+		t.Run(tc.method, func(t *testing.T) {
+			dir := streamScenario(t, tc.method, tc.n, tc.m)
+			addr, sc := loadtest.StartStreamServer(t, dir, loadtest.Streams)
+			res := mustRun(t, load.Spec{Target: addr, ScenarioDir: dir, Kind: sc.Kind,
+				Connections: 1, Concurrency: 8, Duration: 2 * time.Second})
+			checkAllOK(t, res)
+		})
+	}
+}
+
+// TestH2StreamRules: a server that breaks its kind's rule has its calls
+// counted as not OK.
+func TestH2StreamRules(t *testing.T) {
+	oneShort := func(sc *scenario.Scenario, st grpc.ServerStream) error {
+		short := *sc
+		short.Replies--
+		return loadtest.Streams(&short, st)
+	}
+	oneMore := func(sc *scenario.Scenario, st grpc.ServerStream) error {
+		more := *sc
+		more.Replies++
+		return loadtest.Streams(&more, st)
+	}
+	changed := func(sc *scenario.Scenario, st grpc.ServerStream) error {
+		return loadtest.Streams(sc, changingStream{st, sc})
+	}
+	for _, tc := range []struct {
+		name, scenario string
+		h              loadtest.StreamHandler
+	}{
+		{"a reply short", "stream_server", oneShort},
+		{"a reply more", "stream_server", oneMore},
+		{"changed echo", "stream_server", changed},
+		{"changed echo (bidi)", "stream_pingpong", changed},
+		{"changed echo (client)", "stream_client", changed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := loadtest.ScenarioDir(tc.scenario)
+			addr, sc := loadtest.StartStreamServer(t, dir, tc.h)
+			res := mustRun(t, load.Spec{Target: addr, ScenarioDir: dir, Kind: sc.Kind,
+				Connections: 1, Concurrency: 4, Duration: 300 * time.Millisecond})
+			if res.Statuses[StatusMismatch] == 0 {
+				t.Errorf("statuses %v: no %s", res.Statuses, StatusMismatch)
+			}
+		})
+	}
+}
+
+// changingStream changes the name of every hello it sends.
+type changingStream struct {
+	grpc.ServerStream
+	sc *scenario.Scenario
+}
+
+func (s changingStream) SendMsg(m any) error {
+	reply := m.(*dynamicpb.Message)
+	hello := reply.Mutable(s.sc.Method.Output().Fields().ByNumber(1)).Message()
+	name := hello.Descriptor().Fields().ByName("name")
+	hello.Set(name, dynamicpb.NewMessage(hello.Descriptor()).Get(name)) // cleared
+	return s.ServerStream.SendMsg(reply)
+}
