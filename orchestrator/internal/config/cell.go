@@ -19,10 +19,15 @@ type Cell struct {
 	Profile     string `json:"profile,omitempty"`
 	Connections int    `json:"connections"`
 	Concurrency int    `json:"concurrency"`
+	// TLS says the load went over TLS (GRPC_TLS=on); a record without it
+	// ran plaintext.
+	TLS bool `json:"tls,omitempty"`
 }
 
 // Cells is the product of the list-valued settings: scenarios outermost,
-// then server CPUs, then load profiles, each in the order given. The client
+// then server CPUs, then load profiles, then TLS modes (innermost, so that
+// a cell's plaintext and TLS sections stand side by side), each in the
+// order given. The client
 // engine's CPU count resolves GRPC_CLIENT_CPUS=auto.
 func (c Config) Cells(f Facts) []Cell {
 	profiles := c.LoadProfiles
@@ -33,9 +38,11 @@ func (c Config) Cells(f Facts) []Cell {
 	for _, sc := range c.Scenarios {
 		for _, cpus := range c.ServerCPUs {
 			for _, p := range profiles {
-				cell := Cell{Scenario: sc, ServerCPUs: cpus, ClientCPUs: c.clientCPUs(f, cpus),
-					Connections: c.Connections, Concurrency: c.Concurrency}
-				cells = append(cells, cell.WithProfile(p))
+				for _, mode := range c.TLS {
+					cell := Cell{Scenario: sc, ServerCPUs: cpus, ClientCPUs: c.clientCPUs(f, cpus),
+						Connections: c.Connections, Concurrency: c.Concurrency, TLS: mode == TLSOn}
+					cells = append(cells, cell.WithProfile(p))
+				}
 			}
 		}
 	}
@@ -74,7 +81,19 @@ func (cell Cell) Name() string {
 	if cell.Profile != "" {
 		shape = cell.Profile + " (" + shape + ")"
 	}
-	return fmt.Sprintf("%s, server %s CPU, client %s CPU, shape %s", cell.Scenario, cell.ServerCPUs, cell.ClientCPUs, shape)
+	name := fmt.Sprintf("%s, server %s CPU, client %s CPU, shape %s", cell.Scenario, cell.ServerCPUs, cell.ClientCPUs, shape)
+	if cell.TLS {
+		name += ", TLS"
+	}
+	return name
+}
+
+// TLSMode is the cell's GRPC_TLS value.
+func (cell Cell) TLSMode() string {
+	if cell.TLS {
+		return TLSOn
+	}
+	return TLSOff
 }
 
 // Settings lists every variable as the cell ran it: the list-valued ones
@@ -89,6 +108,7 @@ func (c Config) Settings(cell Cell) []Setting {
 	c.given["GRPC_REQUEST_SCENARIO"] = cell.Scenario
 	c.given["GRPC_SERVER_CPUS"] = cell.ServerCPUs.String()
 	c.given["GRPC_LOAD_PROFILE"] = cell.Profile
+	c.given["GRPC_TLS"] = cell.TLSMode()
 	c.given["GRPC_CLIENT_CONNECTIONS"] = strconv.Itoa(cell.Connections)
 	c.given["GRPC_CLIENT_CONCURRENCY"] = strconv.Itoa(cell.Concurrency)
 	client := cell.ClientCPUs.String()

@@ -50,6 +50,7 @@ type Config struct {
 	BuildRAM         Bytes         `env:"GRPC_BUILD_RAM" envDefault:"6g" help:"memory limit of each step of an image build (the container of a RUN), swap included: a size such as 6g, from 512m to the engine host's memory"`
 	BuildCPUs        ClientCPUs    `env:"GRPC_BUILD_CPUS" envDefault:"auto" help:"CPU limit of each step of an image build in cores: auto (every core of the engine but one, at least 1) or a positive number such as 2, at most the engine's CPU count"`
 	BuildStall       time.Duration `env:"GRPC_BUILD_STALL" envDefault:"30m" help:"how long an image build, pull or copy between engines may go without output, or a fetch of pinned sources over HTTP without data, before it is taken to hang and that server's build fails: a duration from 1m to 6h"`
+	TLS              Names         `env:"GRPC_TLS" envDefault:"off" help:"whether the load goes over TLS: off (plaintext HTTP/2, h2c) or on (TLS with ALPN h2, each server given a certificate of a throwaway CA made for the run, which every client verifies); a comma-separated list (off,on) runs each"`
 
 	// given holds the variables as the user wrote them, so that reports and
 	// messages repeat 2048m rather than 2g, and 60s rather than 1m0s.

@@ -129,6 +129,7 @@ func TestParseDefaults(t *testing.T) {
 		BuildRAM:     6 << 30,
 		BuildCPUs:    config.ClientCPUs{Auto: true},
 		BuildStall:   30 * time.Minute,
+		TLS:          config.Names{"off"},
 	}
 	if len(cfg.Benchmarks) != 0 {
 		t.Errorf("Benchmarks = %q, want none (all servers)", cfg.Benchmarks)
@@ -626,6 +627,7 @@ func TestSettings(t *testing.T) {
 		{"GRPC_BUILD_RAM", "6g"},
 		{"GRPC_BUILD_CPUS", "auto"},
 		{"GRPC_BUILD_STALL", "30m"},
+		{"GRPC_TLS", "off"},
 	}
 	got := cfg.All()
 	if len(got) != len(want) {
@@ -1090,5 +1092,55 @@ func TestServerPublish(t *testing.T) {
 		if ip, port, err := cfg.ServerPublish(); ip != tc.ip || port != tc.port || err != nil {
 			t.Errorf("ServerPublish of %q = %q, %d, %v; want %q, %d", tc.address, ip, port, err, tc.ip, tc.port)
 		}
+	}
+}
+
+// TestTLSIsAMatrixDimension: GRPC_TLS=off,on runs each cell plaintext and
+// over TLS, side by side, each footer with its own mode; the default is
+// plaintext alone.
+func TestTLSIsAMatrixDimension(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{"GRPC_SERVER_CPUS": "1,2", "GRPC_TLS": "off,on"}, testTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(on(oneServer, 4)); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	cells := cfg.Cells(config.Facts{HostCPUs: 4})
+	for _, c := range cells {
+		got = append(got, fmt.Sprintf("%s/%s", c.ServerCPUs, c.TLSMode()))
+	}
+	if want := []string{"1/off", "1/on", "2/off", "2/on"}; !slices.Equal(got, want) {
+		t.Errorf("cells = %v, want %v", got, want)
+	}
+	if !strings.HasSuffix(cells[1].Name(), ", TLS") || strings.Contains(cells[0].Name(), "TLS") {
+		t.Errorf("names %q, %q: only the TLS cell says TLS", cells[0].Name(), cells[1].Name())
+	}
+	for i, want := range []string{"off", "on"} {
+		for _, s := range cfg.Settings(cells[i]) {
+			if s.Name == "GRPC_TLS" && s.Value != want {
+				t.Errorf("footer of cell %d: GRPC_TLS=%q, want %q", i, s.Value, want)
+			}
+		}
+	}
+	plain, err := config.Parse(nil, testTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cells := plain.Cells(config.Facts{HostCPUs: 4}); len(cells) != 1 || cells[0].TLS {
+		t.Errorf("default cells %+v, want one plaintext cell", cells)
+	}
+}
+
+// TestBadTLSModesAreRefused: an unknown mode, a mode twice and a list of
+// separators only are refused, naming the setting.
+func TestBadTLSModesAreRefused(t *testing.T) {
+	for _, value := range []string{"yes", "on,on", " , "} {
+		cfg, err := config.Parse(map[string]string{"GRPC_TLS": value}, testTools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRefused(t, cfg.Validate(on(oneServer, 2)), "GRPC_TLS", value)
 	}
 }

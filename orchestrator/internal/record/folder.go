@@ -142,6 +142,9 @@ func CellDir(run Run, c Cell) string {
 	if c.Profile != "" {
 		name += "_" + c.Profile
 	}
+	if c.TLS {
+		name += "_tls"
+	}
 	return name
 }
 

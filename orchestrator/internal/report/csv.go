@@ -26,6 +26,7 @@ import (
 //	                     came from connections and concurrency
 //	connections          HTTP/2 connections of the load client
 //	concurrency          calls in flight over all connections
+//	tls                  on when the load went over TLS (GRPC_TLS), else off
 //	server               the server's name (a folder of servers/)
 //	engines              load tools the figures come from, joined by "+"
 //	rounds               rounds the server was run in
@@ -64,7 +65,7 @@ import (
 //	                     version, when the library is a framework over
 //	                     another project's ("grpc-java 1.75.0")
 var CSVColumns = []string{
-	"run", "scenario", "server_cpus", "client_cpus", "profile", "connections", "concurrency",
+	"run", "scenario", "server_cpus", "client_cpus", "profile", "connections", "concurrency", "tls",
 	"server", "engines", "rounds",
 	"rps_median", "rps_lo", "rps_hi", "rps_interval", "rps_cv",
 	"p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms",
@@ -94,7 +95,7 @@ func WriteCSV(w io.Writer, run record.Run) error {
 	}
 	for _, c := range run.Cells {
 		cell := []string{run.ID, c.Scenario, c.ServerCPUs.String(), c.ClientCPUs.String(), c.Profile,
-			strconv.Itoa(c.Connections), strconv.Itoa(c.Concurrency)}
+			strconv.Itoa(c.Connections), strconv.Itoa(c.Concurrency), c.TLSMode()}
 		capacity := map[string]float64{}
 		for _, r := range CapacityRanking(c) {
 			capacity[r.Name] = r.RPS.Median
