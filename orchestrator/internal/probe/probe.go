@@ -12,7 +12,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
@@ -25,15 +24,18 @@ const retryEvery = 200 * time.Millisecond
 // but never answers is retried rather than waited on.
 const callTimeout = 2 * time.Second
 
-// Ready calls SayHello on target with the scenario's request until the
-// server answers it at the gRPC level, or timeout passes: OK, or any status
-// but Unavailable and DeadlineExceeded (what a server that is still starting
-// gives). Whether the answer is right is the conformance gate's question.
-// It returns the number of attempts made and, on failure, the last error.
-func Ready(ctx context.Context, target string, sc *scenario.Scenario, timeout time.Duration) (int, error) {
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+// Ready calls SayHello on the server with the scenario's request until it
+// answers at the gRPC level, or timeout passes: OK, or any status but
+// Unavailable and DeadlineExceeded (what a server that is still starting
+// gives). Over TLS, a server that answers a connection with something a
+// verified TLS handshake does not accept (plaintext, a wrong certificate)
+// is up too. Whether the answer is right is the conformance gate's
+// question. It returns the number of attempts made and, on failure, the
+// last error.
+func Ready(ctx context.Context, s Server, sc *scenario.Scenario, timeout time.Duration) (int, error) {
+	conn, err := s.dial()
 	if err != nil {
-		return 0, fmt.Errorf("client for %s: %w", target, err)
+		return 0, err
 	}
 	defer conn.Close()
 
@@ -44,6 +46,9 @@ func Ready(ctx context.Context, target string, sc *scenario.Scenario, timeout ti
 		err = conn.Invoke(callCtx, scenario.FullMethod, sc.Request, sc.NewResponse(), grpc.WaitForReady(true))
 		cancelCall()
 		if code := status.Code(err); ctx.Err() == nil && code != codes.Unavailable && code != codes.DeadlineExceeded {
+			return attempt, nil
+		}
+		if ctx.Err() == nil && s.answersWithoutTLS(ctx) {
 			return attempt, nil
 		}
 		select {

@@ -17,6 +17,7 @@ import (
 	"github.com/bojand/ghz/runner"
 	"google.golang.org/grpc"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/certs"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 )
@@ -67,7 +68,11 @@ func ghzRun(ctx context.Context, spec load.Spec, d time.Duration) (*runner.Repor
 	cfg, err := runner.NewConfig(scenario.Service+"."+scenario.Method, spec.Target,
 		runner.WithProtoFile(filepath.Join(spec.ScenarioDir, scenario.ProtoFile), []string{spec.ScenarioDir}),
 		runner.WithDataFromFile(filepath.Join(spec.ScenarioDir, scenario.PayloadFile)),
-		runner.WithInsecure(true),
+		runner.WithInsecure(spec.CAFile == ""),
+		// Over TLS: the run's CA the only root, and its server name; grpc-go's
+		// credentials under ghz offer h2 and refuse a server that picks none.
+		runner.WithRootCertificate(spec.CAFile),
+		runner.WithServerNameOverride(tlsName(spec)),
 		runner.WithConnections(uint(spec.Connections)),
 		runner.WithConcurrency(uint(spec.Concurrency)),
 		runner.WithRPS(uint(spec.QPS)), // a total rate in ghz v0.120.0, as ours is
@@ -107,6 +112,14 @@ func ghzRun(ctx context.Context, spec load.Spec, d time.Duration) (*runner.Repor
 		return nil, time.Time{}, ctx.Err()
 	}
 	return rep, stopped, nil
+}
+
+// tlsName is the name a TLS connection verifies, none in plaintext.
+func tlsName(spec load.Spec) string {
+	if spec.CAFile == "" {
+		return ""
+	}
+	return certs.ServerName
 }
 
 // countAnswers counts the calls that end without error, for a live rate.

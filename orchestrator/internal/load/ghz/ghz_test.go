@@ -14,3 +14,6 @@ func TestTailLoadsPastTheWindow(t *testing.T) {
 		t.Errorf("%d OK calls in the window, %d calls after it; want some, and more than the 8 in flight", res.OK, after)
 	}
 }
+
+// TestGHZOverTLS: ghz verifies the chain against the run's CA.
+func TestGHZOverTLS(t *testing.T) { loadtest.LoadsOverTLS(t, Run) }

@@ -3,9 +3,12 @@ package h2
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 
 	"golang.org/x/net/http2"
@@ -13,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/certs"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 )
@@ -36,20 +40,15 @@ type call struct {
 	// order; isEcho checks the meaning when the bytes differ.
 	expect []byte
 	isEcho func(body []byte) bool
+	// tls, when set, is the connections' TLS configuration (secure).
+	tls *tls.Config
 }
 
-func newCall(ctx context.Context, target, scenarioDir string) (*call, error) {
-	sc, err := scenario.Load(ctx, scenarioDir)
-	if err != nil {
-		return nil, err
-	}
-	req, err := sc.RequestBytes()
-	if err != nil {
-		return nil, err
-	}
-	c := &call{body: load.GRPCFrame(req), expect: load.GRPCFrame(req)}
+// encodeHeaders encodes the request headers' blocks for the target, under
+// the scheme the connections use.
+func (c *call) encodeHeaders(target, scheme string) {
 	fields := []hpack.HeaderField{
-		{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: "http"}, {Name: ":path", Value: scenario.FullMethod},
+		{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: scheme}, {Name: ":path", Value: scenario.FullMethod},
 		{Name: ":authority", Value: target}, {Name: "content-type", Value: grpcContentType},
 		{Name: "te", Value: "trailers"}, {Name: "user-agent", Value: "grpcbench"},
 	}
@@ -66,9 +65,37 @@ func newCall(ctx context.Context, target, scenarioDir string) (*call, error) {
 	c.plainBlock = block(true)
 	c.firstBlock = block(false)
 	c.indexedBlock = block(false)
+	c.tableSize = 0
 	for _, f := range fields {
 		c.tableSize += f.Size()
 	}
+}
+
+// secure has the call's connections go over TLS, verified against the CA
+// certificate in caFile, with the https scheme.
+func (c *call) secure(target, caFile string) error {
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		return fmt.Errorf("read the CA certificate: %w", err)
+	}
+	if c.tls, err = certs.ClientConfig(ca); err != nil {
+		return fmt.Errorf("%s: %w", caFile, err)
+	}
+	c.encodeHeaders(target, "https")
+	return nil
+}
+
+func newCall(ctx context.Context, target, scenarioDir string) (*call, error) {
+	sc, err := scenario.Load(ctx, scenarioDir)
+	if err != nil {
+		return nil, err
+	}
+	req, err := sc.RequestBytes()
+	if err != nil {
+		return nil, err
+	}
+	c := &call{body: load.GRPCFrame(req), expect: load.GRPCFrame(req)}
+	c.encodeHeaders(target, "http")
 
 	inner := sc.Request.Get(sc.Method.Input().Fields().ByNumber(1)).Message().Interface()
 	field := sc.Method.Output().Fields().ByNumber(1)
