@@ -38,6 +38,7 @@ func WriteBench(w io.Writer, run record.Run) error {
 		}
 		writeCell(&b, run, c)
 	}
+	writeTLSCosts(&b, run)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
