@@ -26,7 +26,6 @@ import (
 //	                     came from connections and concurrency
 //	connections          HTTP/2 connections of the load client
 //	concurrency          calls in flight over all connections
-//	tls                  on when the load went over TLS (GRPC_TLS), else off
 //	server               the server's name (a folder of servers/)
 //	engines              load tools the figures come from, joined by "+"
 //	rounds               rounds the server was run in
@@ -64,15 +63,17 @@ import (
 //	grpc                 the gRPC implementation under that library and its
 //	                     version, when the library is a framework over
 //	                     another project's ("grpc-java 1.75.0")
+//	tls                  the cell's GRPC_TLS: on when the load went over
+//	                     TLS, else off
 var CSVColumns = []string{
-	"run", "scenario", "server_cpus", "client_cpus", "profile", "connections", "concurrency", "tls",
+	"run", "scenario", "server_cpus", "client_cpus", "profile", "connections", "concurrency",
 	"server", "engines", "rounds",
 	"rps_median", "rps_lo", "rps_hi", "rps_interval", "rps_cv",
 	"p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms",
 	"server_cpu_percent", "client_cpu_percent", "rps_per_server_core", "memory_mib",
 	"server_throttled", "client_throttled", "client_bound", "failed_share",
 	"ranked", "failure", "capacity_rps_median", "busy_host_rounds", "group",
-	"stack", "library", "version", "grpc",
+	"stack", "library", "version", "grpc", "tls",
 }
 
 // Columns of the server's own stats, left empty when no round had them.
@@ -95,7 +96,7 @@ func WriteCSV(w io.Writer, run record.Run) error {
 	}
 	for _, c := range run.Cells {
 		cell := []string{run.ID, c.Scenario, c.ServerCPUs.String(), c.ClientCPUs.String(), c.Profile,
-			strconv.Itoa(c.Connections), strconv.Itoa(c.Concurrency), c.TLSMode()}
+			strconv.Itoa(c.Connections), strconv.Itoa(c.Concurrency)}
 		capacity := map[string]float64{}
 		for _, r := range CapacityRanking(c) {
 			capacity[r.Name] = r.RPS.Median
@@ -114,7 +115,7 @@ func WriteCSV(w io.Writer, run record.Run) error {
 				num(r.ServerCPU, 2), num(r.ClientCPU, 2), num(r.PerServerCore, 1), num(float64(r.MemoryBytes)/(1<<20), 2),
 				num(r.ServerThrottled, 4), num(r.ClientThrottled, 4), strconv.FormatBool(r.ClientBound), num(r.ErrorShare(), 4),
 				"true", "", "", strconv.Itoa(r.BusyHostRounds), r.Group)
-			rec = append(rec, builtFields(s)...)
+			rec = append(append(rec, builtFields(s)...), c.TLSMode())
 			if r.ServerStats == 0 {
 				// No reading of the server: not a measured zero.
 				for _, col := range []int{colServerCPU, colPerCore, colMemory, colServerThrottled} {
@@ -134,7 +135,7 @@ func WriteCSV(w io.Writer, run record.Run) error {
 			}
 			rec := append(cell[:len(cell):len(cell)], s.Name, "", strconv.Itoa(len(s.Rounds)))
 			rec = append(rec, make([]string, colStack-len(rec))...)
-			rec = append(rec, builtFields(s)...)
+			rec = append(append(rec, builtFields(s)...), c.TLSMode())
 			rec[colRanked] = "false"
 			rec[colFailure] = csvText(FailureText(s))
 			if err := cw.Write(rec); err != nil {
