@@ -201,7 +201,7 @@ func tlsTables(run record.Run) []tlsTable {
 }
 
 // tlsCaption says how the TLS cost tables were computed.
-var tlsCaption = fmt.Sprintf("µs/call is the server's CPU time per OK call (1e6 over req/s per core); tests as the rankings': %s, or %s when the cells share fewer than %d rounds, at %.0f%%",
+var tlsCaption = fmt.Sprintf("µs/call is the server's CPU time per OK call (1e6 over req/s per core); on/off is the geometric mean of the per-round ratios where the rounds pair, else the ratio of the medians; tests as the rankings': %s, or %s when the cells share fewer than %d rounds, at %.0f%%",
 	stats.PairedT, stats.MannWhitney, stats.MinRounds, 100*stats.Alpha)
 
 // tlsRowFormat lays out the TLS cost tables of bench.txt.
