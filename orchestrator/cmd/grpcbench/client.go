@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/certs"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
@@ -22,6 +23,23 @@ import (
 type clientFlags struct {
 	Target   string `help:"Server address; the client shares its network namespace." default:"127.0.0.1:50051"`
 	Scenario string `help:"Folder with helloworld.proto and payload.json." default:"/input/scenario" type:"existingdir"`
+	TLSCA    string `name:"tls-ca" help:"The run's CA certificate (PEM): connect over TLS, verifying the server's chain against it, with ALPN h2." type:"existingfile"`
+}
+
+// server is where the flags say the server is, and how to reach it.
+func (f clientFlags) server() (probe.Server, error) {
+	s := probe.Server{Target: f.Target}
+	if f.TLSCA == "" {
+		return s, nil
+	}
+	ca, err := os.ReadFile(f.TLSCA)
+	if err != nil {
+		return s, err
+	}
+	if s.TLS, err = certs.ClientConfig(ca); err != nil {
+		return s, fmt.Errorf("--tls-ca %s: %w", f.TLSCA, err)
+	}
+	return s, nil
 }
 
 type loadgenCmd struct {
@@ -69,8 +87,12 @@ func (c *probeCmd) Run(ctx context.Context, std streams) error {
 	if err != nil {
 		return err
 	}
+	srv, err := c.server()
+	if err != nil {
+		return err
+	}
 	start := time.Now()
-	attempts, err := probe.Ready(ctx, c.Target, sc, c.Timeout)
+	attempts, err := probe.Ready(ctx, srv, sc, c.Timeout)
 	if err != nil {
 		return err
 	}
@@ -106,7 +128,11 @@ func (c *conformCmd) Run(ctx context.Context, std streams) error {
 	if err != nil {
 		return err
 	}
-	v, err := probe.Conform(ctx, c.Target, sc)
+	srv, err := c.server()
+	if err != nil {
+		return err
+	}
+	v, err := probe.Conform(ctx, srv, sc)
 	if err != nil {
 		return err
 	}

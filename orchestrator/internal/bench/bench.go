@@ -349,7 +349,7 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if b.Builder.Catalog.Unsupported(base, sc) != "" {
+			if b.Builder.Catalog.Unsupported(base, sc, false) != "" {
 				continue
 			}
 			folder, err := b.Folder.Sub(base)
@@ -385,7 +385,7 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 			if m.GRPC != nil {
 				srv.GRPC = m.GRPC.Name + " " + m.GRPC.Version
 			}
-			srv.Unsupported = b.Builder.Catalog.Unsupported(name, cell.Scenario)
+			srv.Unsupported = b.Builder.Catalog.Unsupported(name, cell.Scenario, cell.TLS)
 			if err := failed[k]; err != nil {
 				f := suite.FailureOf(err)
 				srv.Failure = &f

@@ -195,7 +195,13 @@ func TestServerWithoutManifestIsRefused(t *testing.T) {
 	if cat, err = Open(root); err != nil {
 		t.Fatal(err)
 	}
-	if got := cat.Unsupported("x", "s"); got != "no streams" {
-		t.Errorf("Unsupported(x, s) = %q, want the manifest's reason", got)
+	for _, tc := range []struct {
+		scenario string
+		tls      bool
+		want     string
+	}{{"s", false, "no streams"}, {"s", true, "no streams"}, {"u", false, ""}, {"u", true, "TLS: no TLS"}} {
+		if got := cat.Unsupported("x", tc.scenario, tc.tls); got != tc.want {
+			t.Errorf("Unsupported(x, %s, tls %t) = %q, want %q", tc.scenario, tc.tls, got, tc.want)
+		}
 	}
 }

@@ -35,9 +35,14 @@ type Manifest struct {
 // rather than a scenario.
 const UnsupportedTLS = "tls"
 
-// Unsupported says why a server does not serve a scenario, "" when it does.
-func (c Catalog) Unsupported(server, scenario string) string {
-	return c.Manifest(server).Unsupported[scenario]
+// Unsupported says why a server does not serve a scenario, or does not
+// serve it over TLS when tls is set; "" when it does.
+func (c Catalog) Unsupported(server, scenario string, tls bool) string {
+	why := c.Manifest(server).Unsupported
+	if tls && why[scenario] == "" && why[UnsupportedTLS] != "" {
+		return "TLS: " + why[UnsupportedTLS]
+	}
+	return why[scenario]
 }
 
 // checkUnsupported refuses an unsupported entry that names no scenario of

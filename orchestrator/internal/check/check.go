@@ -26,9 +26,11 @@ type Outcome struct {
 	Server   string      `json:"server"`
 	Scenario string      `json:"scenario"`
 	CPUs     config.CPUs `json:"server_cpus"`
-	Passed   bool        `json:"passed"`
-	Phase    string      `json:"phase,omitempty"`
-	Reason   string      `json:"reason,omitempty"`
+	// TLS says the gate reached the server over TLS (GRPC_TLS=on).
+	TLS    bool   `json:"tls,omitempty"`
+	Passed bool   `json:"passed"`
+	Phase  string `json:"phase,omitempty"`
+	Reason string `json:"reason,omitempty"`
 	// Unsupported says why the server's stack does not serve the scenario
 	// (its server.json): such a cell is neither built nor run, and not a
 	// failure.
@@ -43,9 +45,9 @@ type Check struct {
 	Hosts                  suite.Hosts
 	Builder, ClientBuilder images.Builder
 	Config                 config.Config
-	// Cells give the servers their CPUs and cores, one cell per CPU count
-	// (ByServerCPUs); their scenarios are replaced by each of the
-	// scenarios checked.
+	// Cells give the servers their CPUs, cores and TLS mode, one cell per
+	// CPU count and mode (ByServerCPUs); their scenarios are replaced by
+	// each of the scenarios checked.
 	Cells  []record.Cell
 	Folder record.Folder
 	Out    progress.Reporter
@@ -54,12 +56,12 @@ type Check struct {
 	suite *suite.Suite
 }
 
-// ByServerCPUs keeps the first cell of each server CPU count, in order:
-// the gate's outcome depends on the count, not on the load.
+// ByServerCPUs keeps the first cell of each server CPU count and TLS
+// mode, in order: the gate's outcome depends on those, not on the load.
 func ByServerCPUs(cells []record.Cell) []record.Cell {
 	var kept []record.Cell
 	for _, cell := range cells {
-		if !slices.ContainsFunc(kept, func(k record.Cell) bool { return k.ServerCPUs == cell.ServerCPUs }) {
+		if !slices.ContainsFunc(kept, func(k record.Cell) bool { return k.ServerCPUs == cell.ServerCPUs && k.TLS == cell.TLS }) {
 			kept = append(kept, cell)
 		}
 	}
@@ -67,9 +69,9 @@ func ByServerCPUs(cells []record.Cell) []record.Cell {
 }
 
 // Servers builds every server for every scenario and passes it through the
-// conformance gate under each cell's CPUs. Logs go to
+// conformance gate under each cell's CPUs and TLS mode. Logs go to
 // <run>/<scenario>/<server>/, under cpus-<n>/ when there are several
-// counts.
+// counts, and under tls/ for the TLS cells.
 func (c *Check) Servers(ctx context.Context, servers []string, scenarios []*scenario.Scenario) ([]Outcome, error) {
 	client, err := images.BuildClient(ctx, c.ClientBuilder, c.Folder, c.Out)
 	if err != nil {
@@ -91,8 +93,8 @@ func (c *Check) Servers(ctx context.Context, servers []string, scenarios []*scen
 }
 
 func (c *Check) check(ctx context.Context, cell record.Cell, name string, sc *scenario.Scenario) Outcome {
-	row := Outcome{Server: name, Scenario: sc.Name, CPUs: cell.ServerCPUs}
-	if row.Unsupported = c.Builder.Catalog.Unsupported(name, sc.Name); row.Unsupported != "" {
+	row := Outcome{Server: name, Scenario: sc.Name, CPUs: cell.ServerCPUs, TLS: cell.TLS}
+	if row.Unsupported = c.Builder.Catalog.Unsupported(name, sc.Name, cell.TLS); row.Unsupported != "" {
 		c.Out.Printf("%s / %s: %s", label(row, len(c.Cells) > 1), sc.Name, verdictText(row))
 		return row
 	}
@@ -102,24 +104,36 @@ func (c *Check) check(ctx context.Context, cell record.Cell, name string, sc *sc
 		f := suite.FailureOf(err)
 		row.Phase, row.Reason = f.Phase, f.Reason
 	}
-	c.Out.Printf("%s / %s: %s", label(row, len(c.Cells) > 1), sc.Name, verdictText(row))
+	c.Out.Printf("%s / %s: %s", label(row, c.severalCPUs()), sc.Name, verdictText(row))
 	return row
 }
 
+// severalCPUs says more than one server CPU count is checked.
+func (c *Check) severalCPUs() bool {
+	return slices.ContainsFunc(c.Cells, func(k record.Cell) bool { return k.ServerCPUs != c.Cells[0].ServerCPUs })
+}
+
 // label names a row's server, with its CPUs when several counts are
-// checked.
+// checked, and TLS when the gate reached it over TLS.
 func label(r Outcome, severalCPUs bool) string {
+	name := r.Server
 	if severalCPUs {
-		return fmt.Sprintf("%s (%s CPU)", r.Server, r.CPUs)
+		name = fmt.Sprintf("%s (%s CPU)", r.Server, r.CPUs)
 	}
-	return r.Server
+	if r.TLS {
+		name += " TLS"
+	}
+	return name
 }
 
 // bringUp builds, starts and gates the server; it returns the gate's
 // warnings.
 func (c *Check) bringUp(ctx context.Context, cell record.Cell, name string, sc *scenario.Scenario) ([]string, error) {
 	path := []string{sc.Name, name}
-	if len(c.Cells) > 1 {
+	if cell.TLS {
+		path = append([]string{"tls"}, path...)
+	}
+	if c.severalCPUs() {
 		path = append([]string{"cpus-" + cell.ServerCPUs.String()}, path...)
 	}
 	folder, err := c.Folder.Sub(path...)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -262,5 +263,53 @@ func TestUnsupportedIsNeitherBuiltNorFailed(t *testing.T) {
 	if !strings.Contains(table.String(), "! nostreams / stream_pingpong: not supported: no bidi streams") ||
 		!strings.Contains(out.String(), "nostreams / stream_pingpong: not supported") {
 		t.Errorf("table:\n%s\nprogress:\n%s\nwant the cell listed as not supported, with the reason", table.String(), out)
+	}
+}
+
+// TestEachTLSMode: under GRPC_TLS=off,on every server is checked in
+// plaintext and over TLS, the TLS row named so, its logs under tls/, and
+// only its server given the certificate.
+func TestEachTLSMode(t *testing.T) {
+	h := fake.New("fake://check", backend.Facts{CPUs: 4})
+	h.Script = gate
+	c, _ := newCheck(t, h, "passes")
+	cfg, err := config.Parse(map[string]string{"GRPC_IMAGE_NAME": "chk", "GRPC_TLS": "off,on"}, []config.Tool{{Name: "ghz"}, {Name: "h2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Config, c.Cells = cfg, nil
+	for _, cell := range cfg.Cells(config.Facts{HostCPUs: 4, ClientCPUs: 4}) {
+		c.Cells = append(c.Cells, record.Cell{Cell: cell, Placement: suite.Place(4, cell.ServerCPUs, cell.ClientCPUs)})
+	}
+	if c.Cells = ByServerCPUs(c.Cells); len(c.Cells) != 2 {
+		t.Fatalf("ByServerCPUs kept %d cells, want one per TLS mode", len(c.Cells))
+	}
+	rows, err := c.Servers(context.Background(), c.Builder.Catalog.Servers, scenarios(t, "complex_proto"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].TLS || !rows[1].TLS {
+		t.Fatalf("rows = %+v, want plaintext then TLS", rows)
+	}
+	if _, err := os.Stat(c.Folder.Path("tls", "complex_proto", "passes", "server.log")); err != nil {
+		t.Errorf("no server log of the TLS check: %v", err)
+	}
+	var withCert int
+	for _, ctr := range h.Containers() {
+		if ctr.Spec().Labels[backend.RoleLabel] == "server" && slices.Contains(ctr.Spec().Env, "GRPC_TLS_CERT=/tls/server.crt") {
+			withCert++
+		}
+	}
+	if withCert != 1 {
+		t.Errorf("%d servers got a certificate, want the TLS check's alone", withCert)
+	}
+	var table bytes.Buffer
+	if err := WriteTable(&table, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"passes      pass", "passes TLS  pass"} {
+		if !strings.Contains(table.String(), line) {
+			t.Errorf("table lacks %q:\n%s", line, table.String())
+		}
 	}
 }

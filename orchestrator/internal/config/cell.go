@@ -25,13 +25,17 @@ type Cell struct {
 	// Probe is, from 1, which probe of a latency objective's search the
 	// cell is: its rate is each server's own, from the probes before.
 	Probe int `json:"probe,omitempty"`
+	// TLS says the load went over TLS (GRPC_TLS=on); a record without it
+	// ran plaintext.
+	TLS bool `json:"tls,omitempty"`
 }
 
 // Cells is the product of the list-valued settings: scenarios outermost,
-// then server CPUs, then load profiles, each in the order given, and
-// innermost the saturation load and then each rate of a sweep (or each
-// probe of a latency objective's search). The client engine's CPU count
-// resolves GRPC_CLIENT_CPUS=auto.
+// then server CPUs, then load profiles, then TLS modes (so that a cell's
+// plaintext and TLS sections stand side by side), each in the order
+// given, and innermost the saturation load and then each rate of a sweep
+// (or each probe of a latency objective's search). The client engine's
+// CPU count resolves GRPC_CLIENT_CPUS=auto.
 func (c Config) Cells(f Facts) []Cell {
 	profiles := c.LoadProfiles
 	if len(profiles) == 0 {
@@ -41,17 +45,19 @@ func (c Config) Cells(f Facts) []Cell {
 	for _, sc := range c.Scenarios {
 		for _, cpus := range c.ServerCPUs {
 			for _, p := range profiles {
-				cell := Cell{Scenario: sc, ServerCPUs: cpus, ClientCPUs: c.clientCPUs(f, cpus),
-					Connections: c.Connections, Concurrency: c.Concurrency}
-				cell = cell.WithProfile(p)
-				cells = append(cells, cell)
-				for _, r := range c.Rates {
-					cells = append(cells, cell.WithRate(r))
-				}
-				for k := 1; len(c.Rates) == 0 && c.SLO.Set() && k <= SLOProbes; k++ {
-					probe := cell
-					probe.Probe = k
-					cells = append(cells, probe)
+				for _, mode := range c.TLS {
+					cell := Cell{Scenario: sc, ServerCPUs: cpus, ClientCPUs: c.clientCPUs(f, cpus),
+						Connections: c.Connections, Concurrency: c.Concurrency, TLS: mode == TLSOn}
+					cell = cell.WithProfile(p)
+					cells = append(cells, cell)
+					for _, r := range c.Rates {
+						cells = append(cells, cell.WithRate(r))
+					}
+					for k := 1; len(c.Rates) == 0 && c.SLO.Set() && k <= SLOProbes; k++ {
+						probe := cell
+						probe.Probe = k
+						cells = append(cells, probe)
+					}
 				}
 			}
 		}
@@ -116,7 +122,18 @@ func (cell Cell) Name() string {
 	case cell.Probe > 0:
 		name += fmt.Sprintf(", latency objective probe %d", cell.Probe)
 	}
+	if cell.TLS {
+		name += ", TLS"
+	}
 	return name
+}
+
+// TLSMode is the cell's GRPC_TLS value.
+func (cell Cell) TLSMode() string {
+	if cell.TLS {
+		return TLSOn
+	}
+	return TLSOff
 }
 
 // Settings lists every variable as the cell ran it: the list-valued ones
@@ -131,6 +148,7 @@ func (c Config) Settings(cell Cell) []Setting {
 	c.given["GRPC_REQUEST_SCENARIO"] = cell.Scenario
 	c.given["GRPC_SERVER_CPUS"] = cell.ServerCPUs.String()
 	c.given["GRPC_LOAD_PROFILE"] = cell.Profile
+	c.given["GRPC_TLS"] = cell.TLSMode()
 	c.given["GRPC_CLIENT_CONNECTIONS"] = strconv.Itoa(cell.Connections)
 	c.given["GRPC_CLIENT_CONCURRENCY"] = strconv.Itoa(cell.Concurrency)
 	if len(c.Rates) > 0 {

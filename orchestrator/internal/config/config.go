@@ -53,6 +53,7 @@ type Config struct {
 	BuildStall       time.Duration `env:"GRPC_BUILD_STALL" envDefault:"30m" help:"how long an image build, pull or copy between engines may go without output, or a fetch of pinned sources over HTTP without data, before it is taken to hang and that server's build fails: a duration from 1m to 6h"`
 	Rates            Rates         `env:"GRPC_LOAD_RATES" help:"target rates of a sweep, each a cell of its own beside the cell's saturation load, loaded open-loop by h2 whatever GRPC_LOAD_TOOL is: rates in req/s (5000,10000,20000, at most 1000000) or shares of each server's capacity measured in the same run's first round (25%,50%,90%, above 0 and at most 200%), not both; empty means none"`
 	SLO              SLO           `env:"GRPC_LATENCY_SLO" help:"a latency objective, percentile<bound (p99<10ms; percentiles p50, p90, p95, p99, p99.9): each server is ranked by the highest rate it sustains with that percentile within the bound in every round; without GRPC_LOAD_RATES, 4 probing rates (a bisection of the share of its capacity) find it; empty means none"`
+	TLS              Names         `env:"GRPC_TLS" envDefault:"off" help:"whether the load goes over TLS: off (plaintext HTTP/2, h2c) or on (TLS with ALPN h2, each server given a certificate of a throwaway CA made for the run, which every client verifies); a comma-separated list (off,on) runs each"`
 
 	// given holds the variables as the user wrote them, so that reports and
 	// messages repeat 2048m rather than 2g, and 60s rather than 1m0s.

@@ -130,6 +130,7 @@ func TestParseDefaults(t *testing.T) {
 		BuildRAM:     6 << 30,
 		BuildCPUs:    config.ClientCPUs{Auto: true},
 		BuildStall:   30 * time.Minute,
+		TLS:          config.Names{"off"},
 	}
 	if len(cfg.Benchmarks) != 0 {
 		t.Errorf("Benchmarks = %q, want none (all servers)", cfg.Benchmarks)
@@ -645,6 +646,7 @@ func TestSettings(t *testing.T) {
 		{"GRPC_BUILD_STALL", "30m"},
 		{"GRPC_LOAD_RATES", ""},
 		{"GRPC_LATENCY_SLO", ""},
+		{"GRPC_TLS", "off"},
 	}
 	got := cfg.All()
 	if len(got) != len(want) {
@@ -1148,5 +1150,43 @@ func TestRatesAreCellsAfterTheSaturationLoad(t *testing.T) {
 	if len(cells) != 1+config.SLOProbes || cells[0].Swept() || cells[config.SLOProbes].Probe != config.SLOProbes ||
 		!strings.Contains(cells[1].Name(), "probe 1") || cfg.SLO.Bound != 20*time.Millisecond || cfg.SLO.Percentile != "p99.9" {
 		t.Errorf("objective %+v: cells %+v", cfg.SLO, cells)
+	}
+}
+
+// TestTLSIsAMatrixDimension: GRPC_TLS=off,on runs each cell plaintext and
+// over TLS, side by side, each footer with its own mode; the default is
+// plaintext alone.
+func TestTLSIsAMatrixDimension(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{"GRPC_SERVER_CPUS": "1,2", "GRPC_TLS": "off,on"}, testTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(on(oneServer, 4)); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	cells := cfg.Cells(config.Facts{HostCPUs: 4})
+	for _, c := range cells {
+		got = append(got, fmt.Sprintf("%s/%s", c.ServerCPUs, c.TLSMode()))
+	}
+	if want := []string{"1/off", "1/on", "2/off", "2/on"}; !slices.Equal(got, want) {
+		t.Errorf("cells = %v, want %v", got, want)
+	}
+	if !strings.HasSuffix(cells[1].Name(), ", TLS") || strings.Contains(cells[0].Name(), "TLS") {
+		t.Errorf("names %q, %q: only the TLS cell says TLS", cells[0].Name(), cells[1].Name())
+	}
+	for i, want := range []string{"off", "on"} {
+		for _, s := range cfg.Settings(cells[i]) {
+			if s.Name == "GRPC_TLS" && s.Value != want {
+				t.Errorf("footer of cell %d: GRPC_TLS=%q, want %q", i, s.Value, want)
+			}
+		}
+	}
+	plain, err := config.Parse(nil, testTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cells := plain.Cells(config.Facts{HostCPUs: 4}); len(cells) != 1 || cells[0].TLS {
+		t.Errorf("default cells %+v, want one plaintext cell", cells)
 	}
 }

@@ -255,6 +255,12 @@ var rules = []rule{
 		}
 		return cpus(c.BuildCPUs.CPUs, f)
 	}},
+	{"GRPC_TLS", func(c Config, _ Facts) string {
+		if r := c.blank("GRPC_TLS", c.TLS, "TLS mode", TLSOff); r != "" {
+			return r
+		}
+		return names(c.TLS, TLSModes, "TLS mode", false)
+	}},
 	{"GRPC_BUILD_STALL", func(c Config, _ Facts) string { return between(c.BuildStall, time.Minute, MaxBuildStall) }},
 	{"GRPC_LOAD_PROFILE", func(c Config, _ Facts) string {
 		if r := c.blank("GRPC_LOAD_PROFILE", c.LoadProfiles, "profile", "GRPC_CLIENT_CONNECTIONS and GRPC_CLIENT_CONCURRENCY"); r != "" {
@@ -510,6 +516,15 @@ func element(v string, n int, reason string) string {
 	}
 	return fmt.Sprintf("%s: %s", v, reason)
 }
+
+// The values of GRPC_TLS.
+const (
+	TLSOff = "off"
+	TLSOn  = "on"
+)
+
+// TLSModes are what GRPC_TLS takes, in the order a matrix runs them.
+var TLSModes = []string{TLSOff, TLSOn}
 
 // Profile is a load shape: connections, and calls in flight on each.
 type Profile struct{ Connections, Streams int }

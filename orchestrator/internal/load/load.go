@@ -45,6 +45,10 @@ type Spec struct {
 	// stats sample holding the window's end is under load (usage.LoadTail).
 	// h2load, a tool of its own, stops at the window's end.
 	Tail time.Duration `json:"tail,omitempty"`
+	// CAFile, when set, is the run's CA certificate (PEM) in the client's
+	// container: the load goes over TLS, every connection verifying the
+	// server's chain against it, for certs.ServerName, with ALPN h2.
+	CAFile string `json:"ca_file,omitempty"`
 	// CPUs is the client container's CPU limit, which sizes GOMAXPROCS.
 	CPUs float64 `json:"cpus,omitempty"`
 	// Answered, when set, counts the OK calls as they complete, warm-up

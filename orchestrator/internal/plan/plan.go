@@ -20,7 +20,7 @@ import (
 // its environment.
 func ServerSpec(cfg config.Config, cell record.Cell, name, image string, env []string, sc *scenario.Scenario, folder record.Folder) suite.ServerSpec {
 	return suite.ServerSpec{Name: name, Image: image, Env: env, Scenario: sc, CPUs: cell.ServerCPUs, RAM: cfg.ServerRAM,
-		ReadyTimeout: cfg.ReadyTimeout, Placement: cell.Placement, Folder: folder}
+		ReadyTimeout: cfg.ReadyTimeout, Placement: cell.Placement, Folder: folder, TLS: cell.TLS}
 }
 
 // LoadSpec is the load of a cell on its scenario, measured for duration.

@@ -11,7 +11,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -23,6 +22,9 @@ import (
 // ConcurrentCalls is how many calls the gate sends at once on one
 // connection.
 const ConcurrentCalls = 100
+
+// TLSCheck is the name of the gate's check of a TLS server's handshake.
+const TLSCheck = "TLS handshake verified, ALPN h2"
 
 // Check is one test of the conformance gate. A check that passed with a
 // Detail passed with a warning.
@@ -66,14 +68,22 @@ func (v Verdict) Failures() string {
 // (conformStream), and must survive a reset mid-call.
 // Failing any of these keeps the server out. An unknown method answered
 // promptly with another error status than UNIMPLEMENTED, which the spec
-// asks for, is a warning.
-func Conform(ctx context.Context, target string, sc *scenario.Scenario) (Verdict, error) {
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+// asks for, is a warning. Over TLS, the server must first complete a
+// handshake that verifies its chain against the run's CA and chooses h2;
+// one that does not (plaintext, another certificate, no ALPN) fails that
+// check alone, since every other needs the connection.
+func Conform(ctx context.Context, s Server, sc *scenario.Scenario) (Verdict, error) {
+	v := Verdict{Passed: true}
+	if s.TLS != nil {
+		if v.Add(check(TLSCheck, s.handshake(ctx))); !v.Passed {
+			return v, nil
+		}
+	}
+	conn, err := s.dial()
 	if err != nil {
-		return Verdict{}, fmt.Errorf("client for %s: %w", target, err)
+		return Verdict{}, err
 	}
 	defer conn.Close()
-	v := Verdict{Passed: true}
 	if sc.Kind == scenario.Unary {
 		v.Add(check("echo", echoCheck(ctx, conn, sc)))
 		v.Add(check(fmt.Sprintf("%d concurrent calls on one connection", ConcurrentCalls), concurrentCheck(ctx, conn, sc)))

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
@@ -24,6 +25,8 @@ import (
 type greeter struct {
 	sayHello func(sc *scenario.Scenario, req *dynamicpb.Message) (*dynamicpb.Message, error)
 	unknown  grpc.StreamHandler
+	// creds are the server's transport credentials; nil serves h2c.
+	creds credentials.TransportCredentials
 }
 
 func echo(sc *scenario.Scenario, req *dynamicpb.Message) (*dynamicpb.Message, error) {
@@ -47,6 +50,9 @@ func serve(t *testing.T, g greeter) (string, *scenario.Scenario) {
 	var opts []grpc.ServerOption
 	if g.unknown != nil {
 		opts = append(opts, grpc.UnknownServiceHandler(g.unknown))
+	}
+	if g.creds != nil {
+		opts = append(opts, grpc.Creds(g.creds))
 	}
 	srv := grpc.NewServer(opts...)
 	srv.RegisterService(&grpc.ServiceDesc{
@@ -82,7 +88,7 @@ func serve(t *testing.T, g greeter) (string, *scenario.Scenario) {
 func conform(t *testing.T, g greeter) Verdict {
 	t.Helper()
 	addr, sc := serve(t, g)
-	v, err := Conform(context.Background(), addr, sc)
+	v, err := Conform(context.Background(), Server{Target: addr}, sc)
 	if err != nil {
 		t.Fatal(err)
 	}

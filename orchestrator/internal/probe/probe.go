@@ -13,7 +13,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
@@ -49,15 +48,18 @@ func firstAnswer(ctx context.Context, conn *grpc.ClientConn, sc *scenario.Scenar
 	return err
 }
 
-// Ready calls the scenario's method on target with the scenario's request until the
-// server answers it at the gRPC level, or timeout passes: OK, or any status
-// but Unavailable and DeadlineExceeded (what a server that is still starting
-// gives). Whether the answer is right is the conformance gate's question.
-// It returns the number of attempts made and, on failure, the last error.
-func Ready(ctx context.Context, target string, sc *scenario.Scenario, timeout time.Duration) (int, error) {
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+// Ready calls the scenario's method on the server with the scenario's request until it
+// answers at the gRPC level, or timeout passes: OK, or any status but
+// Unavailable and DeadlineExceeded (what a server that is still starting
+// gives). Over TLS, a server that answers a connection with something a
+// verified TLS handshake does not accept (plaintext, a wrong certificate)
+// is up too. Whether the answer is right is the conformance gate's
+// question. It returns the number of attempts made and, on failure, the
+// last error.
+func Ready(ctx context.Context, s Server, sc *scenario.Scenario, timeout time.Duration) (int, error) {
+	conn, err := s.dial()
 	if err != nil {
-		return 0, fmt.Errorf("client for %s: %w", target, err)
+		return 0, err
 	}
 	defer conn.Close()
 
@@ -68,6 +70,9 @@ func Ready(ctx context.Context, target string, sc *scenario.Scenario, timeout ti
 		err = firstAnswer(callCtx, conn, sc)
 		cancelCall()
 		if code := status.Code(err); ctx.Err() == nil && code != codes.Unavailable && code != codes.DeadlineExceeded {
+			return attempt, nil
+		}
+		if ctx.Err() == nil && s.answersWithoutTLS(ctx) {
 			return attempt, nil
 		}
 		select {

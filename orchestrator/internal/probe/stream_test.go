@@ -31,10 +31,10 @@ func TestConformPassesASpecStreamingServer(t *testing.T) {
 	for _, name := range streamScenarios {
 		t.Run(name, func(t *testing.T) {
 			addr, sc := serveStream(t, name, loadtest.Streams)
-			if _, err := Ready(context.Background(), addr, sc, 5*time.Second); err != nil {
+			if _, err := Ready(context.Background(), Server{Target: addr}, sc, 5*time.Second); err != nil {
 				t.Fatal(err)
 			}
-			v, err := Conform(context.Background(), addr, sc)
+			v, err := Conform(context.Background(), Server{Target: addr}, sc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,7 +130,7 @@ func TestConformKeepsOutStreamsThatBreakTheRules(t *testing.T) {
 			}
 			broken.Store(false)
 			addr, sc := serveStream(t, tc.scenario, tc.h)
-			v, err := Conform(context.Background(), addr, sc)
+			v, err := Conform(context.Background(), Server{Target: addr}, sc)
 			if err != nil {
 				t.Fatal(err)
 			}

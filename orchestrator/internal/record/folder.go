@@ -144,6 +144,9 @@ func CellDir(run Run, c Cell) string {
 	if c.Profile != "" {
 		name += "_" + c.Profile
 	}
+	if c.TLS {
+		name += "_tls"
+	}
 	switch {
 	case c.Rate.Share > 0:
 		name += "_rate" + strings.TrimSuffix(c.Rate.String(), "%") + "pct"

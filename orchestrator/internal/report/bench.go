@@ -39,6 +39,7 @@ func WriteBench(w io.Writer, run record.Run) error {
 		writeCell(&b, run, c)
 	}
 	writeSLO(&b, run)
+	writeTLSCosts(&b, run)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

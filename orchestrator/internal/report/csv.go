@@ -63,6 +63,8 @@ import (
 //	grpc                 the gRPC implementation under that library and its
 //	                     version, when the library is a framework over
 //	                     another project's ("grpc-java 1.75.0")
+//	tls                  the cell's GRPC_TLS: on when the load went over
+//	                     TLS, else off
 //	rate                 a rate cell's rate as GRPC_LOAD_RATES gives it
 //	                     ("25%", "5000") or "probe N" of a latency
 //	                     objective's search; empty at saturation
@@ -79,7 +81,7 @@ var CSVColumns = []string{
 	"server_cpu_percent", "client_cpu_percent", "rps_per_server_core", "memory_mib",
 	"server_throttled", "client_throttled", "client_bound", "failed_share",
 	"ranked", "failure", "capacity_rps_median", "busy_host_rounds", "group",
-	"stack", "library", "version", "grpc",
+	"stack", "library", "version", "grpc", "tls",
 	"rate", "target_rps", "sustained",
 }
 
@@ -122,7 +124,7 @@ func WriteCSV(w io.Writer, run record.Run) error {
 				num(r.ServerCPU, 2), num(r.ClientCPU, 2), num(r.PerServerCore, 1), num(float64(r.MemoryBytes)/(1<<20), 2),
 				num(r.ServerThrottled, 4), num(r.ClientThrottled, 4), strconv.FormatBool(r.ClientBound), num(r.ErrorShare(), 4),
 				"true", "", "", strconv.Itoa(r.BusyHostRounds), r.Group)
-			rec = append(rec, builtFields(s)...)
+			rec = append(append(rec, builtFields(s)...), c.TLSMode())
 			rec = append(rec, rateFields(run, c, ci, s)...)
 			if r.ServerStats == 0 {
 				// No reading of the server: not a measured zero.
@@ -143,7 +145,7 @@ func WriteCSV(w io.Writer, run record.Run) error {
 			}
 			rec := append(cell[:len(cell):len(cell)], s.Name, "", strconv.Itoa(len(s.Rounds)))
 			rec = append(rec, make([]string, colStack-len(rec))...)
-			rec = append(rec, builtFields(s)...)
+			rec = append(append(rec, builtFields(s)...), c.TLSMode())
 			rec = append(rec, rateFields(run, c, ci, s)...)
 			rec[colRanked] = "false"
 			rec[colFailure] = csvText(FailureText(s))

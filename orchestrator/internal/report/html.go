@@ -40,6 +40,14 @@ func WriteHTML(w io.Writer, run record.Run, dir string) error {
 		pg.Cells = append(pg.Cells, cellViewOf(run, c, i, dir))
 	}
 	pg.Sweeps = sweepViewsOf(run)
+	for _, tab := range tlsTables(run) {
+		tv := tlsTableView{Name: tab.Name, By: tab.By, Notes: tab.Notes}
+		for _, c := range tab.Costs {
+			tv.Rows = append(tv.Rows, tlsViewOf(c))
+		}
+		pg.TLS = append(pg.TLS, tv)
+	}
+	pg.TLSCaption = tlsCaption
 	if err := pageTemplate.Execute(w, pg); err != nil {
 		return fmt.Errorf("write report.html: %w", err)
 	}
@@ -58,6 +66,15 @@ type page struct {
 	Sweeps    []sweepView
 	// CapacityCaption is CapacityCaption, for the template.
 	CapacityCaption string
+	// TLS are the TLS cost tables, TLSCaption how to read them.
+	TLS        []tlsTableView
+	TLSCaption string
+}
+
+type tlsTableView struct {
+	Name, By string
+	Rows     []tlsView
+	Notes    []string
 }
 
 type machine struct {

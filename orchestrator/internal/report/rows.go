@@ -104,7 +104,7 @@ func Ranking(c record.Cell) []RankingRow {
 	var rows []RankingRow
 	for _, s := range c.Servers {
 		if s.Ranked() {
-			rows = append(rows, rowOf(s, s.Rounds, func(r record.Round) *record.Measurement { return &r.Measurement }, float64(c.ClientCPUs)))
+			rows = append(rows, rowOf(s, s.Rounds, loadMeasurement, float64(c.ClientCPUs)))
 		}
 	}
 	return sorted(rows)
@@ -123,7 +123,7 @@ func CapacityRanking(c record.Cell) []RankingRow {
 	var rows []RankingRow
 	for _, s := range c.Servers {
 		if capacity := capacityRounds(s); len(capacity) > 0 {
-			rows = append(rows, rowOf(s, capacity, func(r record.Round) *record.Measurement { return r.Capacity }, float64(c.ClientCPUs)))
+			rows = append(rows, rowOf(s, capacity, capacityMeasurement, float64(c.ClientCPUs)))
 		}
 	}
 	return sorted(rows)
@@ -182,7 +182,7 @@ func sorted(rows []RankingRow) []RankingRow {
 }
 
 // rowOf sums up a server's rounds by the measurement pick takes of each.
-func rowOf(s record.Server, rounds []record.Round, pick func(record.Round) *record.Measurement, clientCPUs float64) RankingRow {
+func rowOf(s record.Server, rounds []record.Round, pick measurement, clientCPUs float64) RankingRow {
 	row := RankingRow{Name: s.Name, Stack: s.Stack, Library: s.Built()}
 	var mean, p50, p90, p95, p99, p999, srvCPU, cliCPU, mem, perCore, srvThr, cliThr []float64
 	statuses := map[string]uint64{}

@@ -15,11 +15,13 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/docker/go-units"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/certs"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
@@ -77,6 +79,11 @@ type Suite struct {
 	hosts    Hosts
 	images   Images
 	observer Observer
+	// certs are the run's CA and server certificate, made for the first
+	// server that serves TLS and given to every one after it.
+	certs     *certs.Set
+	certsErr  error
+	certsOnce sync.Once
 }
 
 // New is a suite that starts containers on hosts from images; observer,
@@ -113,6 +120,9 @@ type ServerSpec struct {
 	Env []string
 	// Placement pins the server and its clients to cores.
 	Placement record.Placement
+	// TLS has the server serve TLS with the run's certificate, and its
+	// clients verify it.
+	TLS bool
 	// Folder receives the server's log and what its clients printed.
 	Folder record.Folder
 }
@@ -155,7 +165,10 @@ func (s *Suite) Up(ctx context.Context, spec ServerSpec) (*Instance, error) {
 	srv := &Instance{suite: s, spec: spec}
 	s.observer.Phase("starting", 0)
 	err := srv.phase(ctx, "start", func(ctx context.Context) (err error) {
-		c := s.serverContainer(spec)
+		c, err := s.serverContainer(spec)
+		if err != nil {
+			return err
+		}
 		c.Labels = srv.labels("server")
 		if srv.container, err = srv.start(ctx, s.hosts.Servers, c); err != nil {
 			return err
@@ -177,10 +190,29 @@ func (s *Suite) Up(ctx context.Context, spec ServerSpec) (*Instance, error) {
 	return srv, err
 }
 
+// Where a TLS server finds its certificate chain and key, and a client
+// the run's CA: a volume of the server's own, whose files the server (not
+// root, without capabilities) can read but not change.
+const (
+	tlsDir   = "/tls"
+	certFile = tlsDir + "/server.crt"
+	keyFile  = tlsDir + "/server.key"
+	caFile   = load.InputDir + "/tls/ca.crt"
+)
+
+// runCerts are the run's certificates, made once.
+func (s *Suite) runCerts() (*certs.Set, error) {
+	s.certsOnce.Do(func() {
+		s.certs, s.certsErr = certs.New(time.Now())
+	})
+	return s.certs, s.certsErr
+}
+
 // serverContainer is the container of a server: without network when its
 // clients join its namespace (loopback is all it needs), else publishing
-// its port on the remote address only, on a network of its own.
-func (s *Suite) serverContainer(spec ServerSpec) backend.ContainerSpec {
+// its port on the remote address only, on a network of its own; with its
+// certificate and key when it serves TLS.
+func (s *Suite) serverContainer(spec ServerSpec) (backend.ContainerSpec, error) {
 	c := contained(backend.ContainerSpec{
 		Image: spec.Image,
 		Env: append([]string{
@@ -196,7 +228,15 @@ func (s *Suite) serverContainer(spec ServerSpec) backend.ContainerSpec {
 	if s.hosts.Remote != nil {
 		c.Publish, c.PublishIP = map[int]int{ServerPort: s.hosts.Remote.Port}, s.hosts.Remote.IP
 	}
-	return c
+	if spec.TLS {
+		set, err := s.runCerts()
+		if err != nil {
+			return c, err
+		}
+		c.Env = append(c.Env, "GRPC_TLS_CERT="+certFile, "GRPC_TLS_KEY="+keyFile)
+		c.Files, c.InputDir = map[string][]byte{certFile: set.Cert, keyFile: set.Key}, tlsDir
+	}
+	return c, nil
 }
 
 // published reads back where the server's port was published, the port
@@ -283,6 +323,9 @@ func (srv *Instance) start(ctx context.Context, eng backend.Containers, spec bac
 // files under load.ScenarioDir, beside the server: in its network
 // namespace, or in its own machine's when the server is elsewhere.
 func (srv *Instance) client(role string, args ...string) backend.ContainerSpec {
+	if srv.spec.TLS {
+		args = append(args, "--tls-ca", caFile)
+	}
 	return srv.beside(backend.ContainerSpec{
 		Image:    srv.suite.images.Client,
 		Cmd:      append([]string{role, "--target", srv.Address, "--scenario", load.ScenarioDir}, args...),
@@ -303,12 +346,15 @@ func (srv *Instance) beside(c backend.ContainerSpec) backend.ContainerSpec {
 	return contained(c, clientPids)
 }
 
-// inputs are a client's files: the scenario's and extra, under
-// load.InputDir.
+// inputs are a client's files: the scenario's, the run's CA when the
+// server serves TLS, and extra, under load.InputDir.
 func (srv *Instance) inputs(extra map[string][]byte) map[string][]byte {
 	files := map[string][]byte{}
 	for name, content := range srv.spec.Scenario.Files() {
 		files[load.InputDir+"/"+name] = content
+	}
+	if srv.spec.TLS {
+		files[caFile] = srv.suite.certs.CA // made when the server started
 	}
 	for path, content := range extra {
 		files[path] = content
@@ -409,6 +455,9 @@ func (srv *Instance) Measure(ctx context.Context, tool load.Tool, spec load.Spec
 
 func (srv *Instance) measure(ctx context.Context, tool load.Tool, spec load.Spec, name string) (record.Measurement, error) {
 	spec.Target, spec.ScenarioDir = srv.Address, load.ScenarioDir
+	if srv.spec.TLS {
+		spec.CAFile = caFile
+	}
 	// The stats are interpolated to the window's ends, which needs the
 	// sample holding the end under load all through.
 	spec.Tail = usage.LoadTail

@@ -2,6 +2,8 @@ package suite_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"math"
@@ -290,5 +292,64 @@ func TestCancelRemovesContainers(t *testing.T) {
 		if !c.Spec().HostNetwork {
 			t.Errorf("client %s is not on its host's network", c.Role())
 		}
+	}
+}
+
+// TestTLSServerAndClients: a TLS server gets the run's certificate chain
+// and key in a volume of its own, named by GRPC_TLS_CERT and GRPC_TLS_KEY;
+// the probe, the gate and the load client get the CA that signed it and
+// are told to verify against it; every server of the suite shares the CA.
+func TestTLSServerAndClients(t *testing.T) {
+	s, h := oneHost(roles{"server": {Runs: true}, "load": {Stdout: loadReport()}})
+	spec := serverSpec(t)
+	spec.TLS = true
+	srv, err := up(t, s, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, _ := load.Lookup("h2")
+	if _, err := srv.Measure(context.Background(), h2, loadSpec(), "load"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := up(t, s, spec); err != nil {
+		t.Fatal(err)
+	}
+	byRole := map[string][]backend.ContainerSpec{}
+	for _, c := range h.Containers() {
+		byRole[c.Spec().Labels[backend.RoleLabel]] = append(byRole[c.Spec().Labels[backend.RoleLabel]], c.Spec())
+	}
+	server := byRole["server"][0]
+	env := strings.Join(server.Env, " ")
+	if !strings.Contains(env, "GRPC_TLS_CERT=/tls/server.crt") || !strings.Contains(env, "GRPC_TLS_KEY=/tls/server.key") || server.InputDir != "/tls" {
+		t.Fatalf("server env %q, input dir %q: want the certificate and key under /tls", env, server.InputDir)
+	}
+	pair, err := tls.X509KeyPair(server.Files["/tls/server.crt"], server.Files["/tls/server.key"])
+	if err != nil {
+		t.Fatalf("the server's files are no certificate and key: %v", err)
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, role := range []string{"probe", "conform", "load"} {
+		c := byRole[role][0]
+		ca := c.Files["/input/tls/ca.crt"]
+		roots := x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(ca) {
+			t.Fatalf("%s has no CA certificate", role)
+		}
+		if _, err := leaf.Verify(x509.VerifyOptions{DNSName: "localhost", Roots: roots}); err != nil {
+			t.Errorf("%s's CA does not verify the server: %v", role, err)
+		}
+		args := strings.Join(c.Cmd, " ")
+		if role != "load" && !strings.Contains(args, "--tls-ca /input/tls/ca.crt") {
+			t.Errorf("%s runs %q, without --tls-ca", role, args)
+		}
+		if role == "load" && !strings.Contains(string(c.Files[load.SpecFile]), `"ca_file":"/input/tls/ca.crt"`) {
+			t.Errorf("load spec %s names no CA file", c.Files[load.SpecFile])
+		}
+	}
+	if again := byRole["server"][1].Files["/tls/server.crt"]; string(again) != string(server.Files["/tls/server.crt"]) {
+		t.Error("the second server got another certificate: one CA per run")
 	}
 }

@@ -34,7 +34,9 @@ type server struct {
 
 func (s *server) SayHello(_ context.Context, in *pb.HelloRequest) (*pb.HelloReply, error) {
 	switch strings.TrimSpace(behaviour) {
-	case "wrong_workers", "no_start_line", "stream_wrong_count", "stream_no_echo", "stream_never_ends":
+	case "wrong_workers", "no_start_line", "plaintext_only", "stream_wrong_count", "stream_no_echo", "stream_never_ends":
+		// plaintext_only echoes, but never reads GRPC_TLS_CERT and
+		// GRPC_TLS_KEY: it serves h2c when TLS is asked.
 		return &pb.HelloReply{Response: in.GetRequest()}, nil
 	case "changes_payload":
 		out := proto.Clone(in.GetRequest()).(*pb.Hello)

@@ -8,6 +8,7 @@ package h2
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"sync"
@@ -15,6 +16,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/certs"
 )
 
 // Windows this client grants the server. Large, so that answers never wait
@@ -139,7 +142,30 @@ func dial(addr string, c *call, slots int, rec *callCounter, plan *schedule) (*c
 	if err != nil {
 		return nil, err
 	}
+	if c.tls != nil {
+		if nc, err = handshake(nc, c.tls); err != nil {
+			return nil, err
+		}
+	}
 	return newConn(nc, c, slots, rec, plan), nil
+}
+
+// handshake puts TLS on a connection: the server's chain verified, h2
+// negotiated. The socket then reads and writes through crypto/tls, not
+// with raw system calls (sock.useRaw finds no syscall.Conn).
+func handshake(nc net.Conn, cfg *tls.Config) (net.Conn, error) {
+	tc := tls.Client(nc, cfg)
+	_ = tc.SetDeadline(time.Now().Add(dialTimeout)) // an open socket takes a deadline
+	err := tc.Handshake()
+	if err == nil {
+		err = certs.CheckALPN(tc.ConnectionState())
+	}
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("TLS handshake: %w", err)
+	}
+	_ = tc.SetDeadline(time.Time{})
+	return tc, nil
 }
 
 // newConn sets up a connection's state on an open transport.

@@ -40,6 +40,11 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	if err != nil {
 		return load.Result{}, err
 	}
+	if spec.CAFile != "" {
+		if err := c.secure(spec.Target, spec.CAFile); err != nil {
+			return load.Result{}, err
+		}
+	}
 	start := time.Now()
 	measureStart := start.Add(spec.Warmup)
 	end := measureStart.Add(spec.Duration)

@@ -939,3 +939,7 @@ func TestTailLoadsPastTheWindow(t *testing.T) {
 		t.Errorf("window %v, want 500ms", d)
 	}
 }
+
+// TestH2OverTLS: the chain is verified and h2 negotiated on every
+// connection; a server of another CA, or a plaintext one, gets no call.
+func TestH2OverTLS(t *testing.T) { loadtest.LoadsOverTLS(t, Run) }

@@ -3,9 +3,12 @@ package h2
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 
 	"golang.org/x/net/http2"
@@ -13,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/certs"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 )
@@ -27,8 +31,9 @@ type call struct {
 	// literals that leave its table alone.
 	firstBlock, indexedBlock, plainBlock []byte
 	tableSize                            uint32
-	// kind is the scenario's call kind.
+	// kind is the scenario's call kind, path its method's HTTP/2 path.
 	kind scenario.Kind
+	path string
 	// body is every message a call sends, each in gRPC's framing (flag,
 	// length, protobuf request), one after the other: one for unary and
 	// server-streaming calls, the scenario's Sends for client and bidi
@@ -46,6 +51,8 @@ type call struct {
 	// checks the meaning when the bytes differ.
 	expect []byte
 	isEcho func(body []byte) bool
+	// tls, when set, is the connections' TLS configuration (secure).
+	tls *tls.Config
 }
 
 // lockstep says whether the call sends its messages one at a time, each
@@ -58,6 +65,47 @@ func (c *call) firstSend() int {
 		return c.message
 	}
 	return len(c.body)
+}
+
+// encodeHeaders encodes the request headers' blocks for the target, under
+// the scheme the connections use.
+func (c *call) encodeHeaders(target, scheme string) {
+	fields := []hpack.HeaderField{
+		{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: scheme}, {Name: ":path", Value: c.path},
+		{Name: ":authority", Value: target}, {Name: "content-type", Value: grpcContentType},
+		{Name: "te", Value: "trailers"}, {Name: "user-agent", Value: "grpcbench"},
+	}
+	var buf bytes.Buffer
+	enc := hpack.NewEncoder(&buf)
+	block := func(sensitive bool) []byte {
+		buf.Reset()
+		for _, f := range fields {
+			f.Sensitive = sensitive
+			_ = enc.WriteField(f) // writes to a bytes.Buffer, which does not fail
+		}
+		return bytes.Clone(buf.Bytes())
+	}
+	c.plainBlock = block(true)
+	c.firstBlock = block(false)
+	c.indexedBlock = block(false)
+	c.tableSize = 0
+	for _, f := range fields {
+		c.tableSize += f.Size()
+	}
+}
+
+// secure has the call's connections go over TLS, verified against the CA
+// certificate in caFile, with the https scheme.
+func (c *call) secure(target, caFile string) error {
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		return fmt.Errorf("read the CA certificate: %w", err)
+	}
+	if c.tls, err = certs.ClientConfig(ca); err != nil {
+		return fmt.Errorf("%s: %w", caFile, err)
+	}
+	c.encodeHeaders(target, "https")
+	return nil
 }
 
 func newCall(ctx context.Context, target, scenarioDir string) (*call, error) {
@@ -78,28 +126,8 @@ func newCall(ctx context.Context, target, scenarioDir string) (*call, error) {
 		return nil, err
 	}
 	one := load.GRPCFrame(req)
-	c := &call{kind: sc.Kind, body: bytes.Repeat(one, sc.Sends), message: len(one), replies: sc.Replies, expect: load.GRPCFrame(expect)}
-	fields := []hpack.HeaderField{
-		{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: "http"}, {Name: ":path", Value: sc.FullMethod()},
-		{Name: ":authority", Value: target}, {Name: "content-type", Value: grpcContentType},
-		{Name: "te", Value: "trailers"}, {Name: "user-agent", Value: "grpcbench"},
-	}
-	var buf bytes.Buffer
-	enc := hpack.NewEncoder(&buf)
-	block := func(sensitive bool) []byte {
-		buf.Reset()
-		for _, f := range fields {
-			f.Sensitive = sensitive
-			_ = enc.WriteField(f) // writes to a bytes.Buffer, which does not fail
-		}
-		return bytes.Clone(buf.Bytes())
-	}
-	c.plainBlock = block(true)
-	c.firstBlock = block(false)
-	c.indexedBlock = block(false)
-	for _, f := range fields {
-		c.tableSize += f.Size()
-	}
+	c := &call{kind: sc.Kind, path: sc.FullMethod(), body: bytes.Repeat(one, sc.Sends), message: len(one), replies: sc.Replies, expect: load.GRPCFrame(expect)}
+	c.encodeHeaders(target, "http")
 
 	inner := sc.Request.Get(sc.Method.Input().Fields().ByNumber(1)).Message().Interface()
 	c.isEcho = func(body []byte) bool {

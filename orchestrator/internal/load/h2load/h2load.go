@@ -4,6 +4,7 @@
 package h2load
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -34,12 +35,20 @@ func (tool) Help() string {
 func (tool) Image() string          { return name }
 func (tool) Kinds() []scenario.Kind { return []scenario.Kind{scenario.Unary} }
 func (tool) Client(spec load.Spec, sc *scenario.Scenario) (load.Client, error) {
+	if spec.CAFile != "" {
+		return load.Client{}, errNoVerify
+	}
 	req, err := sc.RequestBytes()
 	if err != nil {
 		return load.Client{}, err
 	}
 	return load.Client{Cmd: Args(spec, body, scenario.FullMethod), Files: map[string][]byte{body: load.GRPCFrame(req)}}, nil
 }
+
+// errNoVerify refuses TLS: h2load offers ALPN h2 but takes no CA
+// certificate and checks no chain, so a server with any certificate, or
+// none valid, would be measured.
+var errNoVerify = errors.New("h2load cannot verify the server's certificate chain (it takes no CA certificate), so it loads plaintext cells only (GRPC_TLS=off); h2 and ghz verify it")
 
 // Parse reads h2load's report; its window is its run less the warm-up.
 func (tool) Parse(stdout []byte, spec load.Spec, started, ended time.Time) (load.Result, error) {

@@ -1,6 +1,7 @@
 package h2load
 
 import (
+	"context"
 	"math"
 	"os"
 	"strings"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load/loadtest"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 )
 
 func TestParse(t *testing.T) {
@@ -28,6 +31,22 @@ func TestParse(t *testing.T) {
 	}
 	if _, err := Parse("connect: connection refused\n"); err == nil {
 		t.Error("a failed h2load run parsed")
+	}
+}
+
+// TestTLSIsRefused: h2load cannot verify a chain, so a TLS spec gets no
+// client, with the reason.
+func TestTLSIsRefused(t *testing.T) {
+	sc, err := scenario.Load(context.Background(), loadtest.ScenarioDir("complex_proto"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (tool{}).Client(load.Spec{Connections: 1, Concurrency: 1}, sc); err != nil {
+		t.Fatalf("plaintext: %v", err)
+	}
+	_, err = (tool{}).Client(load.Spec{Connections: 1, Concurrency: 1, CAFile: "/input/tls/ca.crt"}, sc)
+	if err == nil || !strings.Contains(err.Error(), "cannot verify") {
+		t.Errorf("TLS spec: %v, want a refusal saying why", err)
 	}
 }
 

@@ -60,6 +60,12 @@ func StartServerDir(t *testing.T, dir string, h Handler, opts ...grpc.ServerOpti
 	return lis.Addr().String()
 }
 
+// StartServerOn is StartServer on a listener of the test's own.
+func StartServerOn(t *testing.T, lis net.Listener, scenarioName string, h Handler, opts ...grpc.ServerOption) {
+	t.Helper()
+	serveOn(t, lis, ScenarioDir(scenarioName), unary(h), opts...)
+}
+
 // StartCountingServer is StartServer on a listener that counts the
 // connections it accepts.
 func StartCountingServer(t *testing.T, scenarioName string, h Handler, opts ...grpc.ServerOption) (string, *CountingListener) {
