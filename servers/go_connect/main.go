@@ -1,12 +1,14 @@
 // Command go_connect is the connect-go server of the benchmark: a unary
-// helloworld.Greeter/SayHello that echoes the request's inner message, served
-// by net/http over unencrypted HTTP/2 (h2c). Connect handlers speak the gRPC,
+// helloworld.Greeter/SayHello that echoes the request's inner message and
+// helloworld.StreamingGreeter's streaming echoes, served by net/http over
+// unencrypted HTTP/2 (h2c), or over TLS when given a certificate. Connect handlers speak the gRPC,
 // gRPC-Web and Connect protocols; the benchmark's clients use gRPC.
 package main
 
 import (
 	"context"
 	"errors"
+	"io"
 	"log"
 	"math"
 	"net/http"
@@ -35,6 +37,69 @@ func (g *greeter) SayHello(_ context.Context, req *connect.Request[pb.HelloReque
 	return connect.NewResponse(&pb.HelloReply{Response: req.Msg.GetRequest()}), nil
 }
 
+// streamer implements helloworldconnect.StreamingGreeterHandler with
+// connect-go's streaming handler types; the bidirectional PingPong needs
+// HTTP/2, which the server speaks with or without TLS.
+type streamer struct {
+	helloworldconnect.UnimplementedStreamingGreeterHandler
+}
+
+// PingPong echoes each request as it comes and ends, OK, at the client's
+// half-close.
+func (s *streamer) PingPong(_ context.Context, stream *connect.BidiStream[pb.HelloRequest, pb.HelloReply]) error {
+	for {
+		in, err := stream.Receive()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := stream.Send(&pb.HelloReply{Response: in.GetRequest()}); err != nil {
+			return err
+		}
+	}
+}
+
+// ServerStream sends the request's inner message back `replies` times.
+func (s *streamer) ServerStream(_ context.Context, req *connect.Request[pb.RepliesRequest], stream *connect.ServerStream[pb.HelloReply]) error {
+	for range req.Msg.GetReplies() {
+		if err := stream.Send(&pb.HelloReply{Response: req.Msg.GetRequest()}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ClientStream reads every request until the client half-closes and answers
+// with the last one's inner message (an empty reply when none came).
+func (s *streamer) ClientStream(_ context.Context, stream *connect.ClientStream[pb.HelloRequest]) (*connect.Response[pb.HelloReply], error) {
+	reply := &pb.HelloReply{}
+	for stream.Receive() {
+		reply = &pb.HelloReply{Response: stream.Msg().GetRequest()}
+	}
+	if err := stream.Err(); err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(reply), nil
+}
+
+// tlsFiles returns the certificate chain and key files to serve TLS with
+// (docs/adding-a-server.md#tls), or ok false for plaintext; one set without
+// the other ends the server with status 2.
+func tlsFiles() (cert, key string, ok bool) {
+	cert, key = os.Getenv("GRPC_TLS_CERT"), os.Getenv("GRPC_TLS_KEY")
+	switch {
+	case cert != "" && key == "":
+		log.Print("grpcbench-server: GRPC_TLS_CERT is set but GRPC_TLS_KEY is not")
+		os.Exit(2)
+	case cert == "" && key != "":
+		log.Print("grpcbench-server: GRPC_TLS_KEY is set but GRPC_TLS_CERT is not")
+		os.Exit(2)
+	}
+	return cert, key, cert != ""
+}
+
 // setWorkers sets GOMAXPROCS by the benchmark's rule
 // (docs/adding-a-server.md#workers): GRPC_SERVER_CPUS rounded up, at most
 // the CPUs the process may run on, 1 when unset or empty; an invalid value
@@ -57,17 +122,23 @@ func setWorkers() {
 
 func main() {
 	setWorkers()
+	cert, key, useTLS := tlsFiles()
 
 	mux := http.NewServeMux()
 	// The generated constructor returns the service's path prefix and a plain
 	// net/http handler.
 	mux.Handle(helloworldconnect.NewGreeterHandler(&greeter{}))
+	mux.Handle(helloworldconnect.NewStreamingGreeterHandler(&streamer{}))
 
 	// gRPC clients without TLS need HTTP/2 prior knowledge (h2c), which
-	// net/http serves natively since Go 1.24.
+	// net/http serves natively since Go 1.24; over TLS it offers h2 by ALPN.
 	p := new(http.Protocols)
 	p.SetHTTP1(true)
-	p.SetUnencryptedHTTP2(true)
+	if useTLS {
+		p.SetHTTP2(true)
+	} else {
+		p.SetUnencryptedHTTP2(true)
+	}
 	srv := &http.Server{
 		Addr:      addr,
 		Handler:   mux,
@@ -89,11 +160,20 @@ func main() {
 		}
 	}()
 
-	log.Printf("server listening at %v", addr)
-	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+	log.Printf("server listening at %v (TLS: %t)", addr, useTLS)
+	if err := serve(srv, cert, key, useTLS); !errors.Is(err, http.ErrServerClosed) {
 		log.Fatalf("failed to serve: %v", err)
 	}
-	// ListenAndServe returns as soon as Shutdown begins; wait for the drain.
+	// Serving returns as soon as Shutdown begins; wait for the drain.
 	<-stopped
 	log.Print("server stopped")
+}
+
+// serve runs srv until it is shut down: TLS from the given files, as
+// net/http's ListenAndServeTLS loads them, or plaintext.
+func serve(srv *http.Server, cert, key string, useTLS bool) error {
+	if useTLS {
+		return srv.ListenAndServeTLS(cert, key)
+	}
+	return srv.ListenAndServe()
 }

@@ -4,8 +4,11 @@
 // dynamic_codegen/greeter_server.js), started in each worker of a node:cluster
 // primary, as Node's cluster documentation shares one port between workers.
 // The primary accepts connections and hands them to the workers in turn.
+// helloworld.StreamingGreeter's streaming echoes are written after grpc-node's
+// route_guide_server.js; plaintext h2c, or TLS when given a certificate.
 
 const cluster = require('node:cluster');
+const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
@@ -37,10 +40,69 @@ function sayHello(call, callback) {
   callback(null, { response: call.request.request });
 }
 
+/** PingPong: each request's message back as it comes; OK at the half-close. */
+function pingPong(call) {
+  call.on('data', (request) => {
+    call.write({ response: request.request });
+  });
+  call.on('end', () => {
+    call.end();
+  });
+}
+
+/** ServerStream: the request's message back `replies` times. */
+function serverStream(call) {
+  for (let i = 0; i < call.request.replies; i++) {
+    call.write({ response: call.request.request });
+  }
+  call.end();
+}
+
+/** ClientStream: the last request's message (an empty reply when none came). */
+function clientStream(call, callback) {
+  let reply = {};
+  call.on('data', (request) => {
+    reply = { response: request.request };
+  });
+  call.on('end', () => {
+    callback(null, reply);
+  });
+}
+
+/**
+ * The certificate chain and key files to serve TLS with
+ * (docs/adding-a-server.md#tls), or null for plaintext; one set without the
+ * other ends the server with status 2.
+ */
+function tlsFiles() {
+  const cert = process.env.GRPC_TLS_CERT || '';
+  const key = process.env.GRPC_TLS_KEY || '';
+  if (cert && !key) {
+    console.error('grpcbench-server: GRPC_TLS_CERT is set but GRPC_TLS_KEY is not');
+    process.exit(2);
+  }
+  if (key && !cert) {
+    console.error('grpcbench-server: GRPC_TLS_KEY is set but GRPC_TLS_CERT is not');
+    process.exit(2);
+  }
+  return cert ? { cert, key } : null;
+}
+
+/** The server's credentials: TLS from the given files, or insecure. */
+function serverCredentials(files) {
+  if (files == null) return grpc.ServerCredentials.createInsecure();
+  const keyCertPairs = [
+    { cert_chain: fs.readFileSync(files.cert), private_key: fs.readFileSync(files.key) },
+  ];
+  return grpc.ServerCredentials.createSsl(null, keyCertPairs, false);
+}
+
 function primary() {
   const workers = workerCount();
+  // Refuse half a TLS setting before any worker starts.
+  const files = tlsFiles();
   console.log(`grpcbench-server: workers=${workers}`);
-  console.log(`primary ${process.pid}: forking ${workers} worker(s)`);
+  console.log(`primary ${process.pid}: forking ${workers} worker(s) (TLS: ${files != null})`);
   for (let i = 0; i < workers; i++) cluster.fork();
 
   let stopping = false;
@@ -62,6 +124,7 @@ function primary() {
 }
 
 function worker() {
+  const files = tlsFiles();
   const packageDefinition = protoLoader.loadSync(PROTO_PATH, {
     keepCase: true,
     longs: String,
@@ -73,7 +136,12 @@ function worker() {
 
   const server = new grpc.Server();
   server.addService(helloProto.Greeter.service, { sayHello: sayHello });
-  server.bindAsync(ADDRESS, grpc.ServerCredentials.createInsecure(), (err, port) => {
+  server.addService(helloProto.StreamingGreeter.service, {
+    pingPong: pingPong,
+    serverStream: serverStream,
+    clientStream: clientStream,
+  });
+  server.bindAsync(ADDRESS, serverCredentials(files), (err, port) => {
     if (err != null) {
       console.error(err);
       process.exit(1);
