@@ -690,14 +690,7 @@ func TestConformanceGateCatchesBrokenServers(t *testing.T) {
 		"hostile_text": `grpc-status Internal: =HYPERLINK("http://evil")\x1b]0;pwned\a\x1b[2J\n| fake_server |`,
 	}
 	root := copyRepo(t, nil)
-	for name := range broken {
-		dir := filepath.Join(root, "servers", name)
-		copyTree(t, filepath.Join(root, "servers", "go_grpc"), dir)
-		copyTree(t, filepath.Join(repoRoot(t), "orchestrator", "e2e", "testdata", "broken_server", "main.go"), filepath.Join(dir, "main.go"))
-		if err := os.WriteFile(filepath.Join(dir, "behaviour"), []byte(name), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addBrokenServers(t, root)
 	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "changes_payload error_status hostile_text wrong_workers no_start_line go_grpc"})
 	res := runBinary(t, root, env, "bench")
 	if res.code != 3 {
@@ -1200,6 +1193,19 @@ func startBench(t *testing.T, dir string, env []string, stderr io.Writer) (*exec
 }
 
 // copyRepo copies what a run needs of the repository into a temporary
+// addBrokenServers adds to a copy of the repository the servers of
+// testdata/broken_server: go_grpc with that main.go, each behaviour a
+// variant of it (testdata/broken_server/variants.json). The folder is the
+// same in every test, so the engine builds its image once for the suite.
+func addBrokenServers(t *testing.T, root string) {
+	t.Helper()
+	dir := filepath.Join(root, "servers", "broken_server")
+	copyTree(t, filepath.Join(root, "servers", "go_grpc"), dir)
+	for _, f := range []string{"main.go", "variants.json"} {
+		copyTree(t, filepath.Join(repoRoot(t), "orchestrator", "e2e", "testdata", "broken_server", f), filepath.Join(dir, f))
+	}
+}
+
 // folder, with the extra copies of folders given by renames (from → to).
 func copyRepo(t *testing.T, renames map[string]string) string {
 	t.Helper()

@@ -3,8 +3,6 @@
 package e2e_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -24,15 +22,10 @@ func TestStreamingCell(t *testing.T) {
 		"stream_never_ends":  "after 10 replies: the stream did not end within 10s",
 	}
 	root := copyRepo(t, nil)
+	addBrokenServers(t, root)
 	var names []string
 	for name := range broken {
 		names = append(names, name)
-		dir := filepath.Join(root, "servers", name)
-		copyTree(t, filepath.Join(root, "servers", "go_grpc"), dir)
-		copyTree(t, filepath.Join(repoRoot(t), "orchestrator", "e2e", "testdata", "broken_server", "main.go"), filepath.Join(dir, "main.go"))
-		if err := os.WriteFile(filepath.Join(dir, "behaviour"), []byte(name), 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": strings.Join(append(names, "go_grpc"), " "),
 		"GRPC_REQUEST_SCENARIO": "stream_pingpong", "GRPC_LOAD_TOOL": "h2",

@@ -20,12 +20,7 @@ import (
 func TestTLSMatrix(t *testing.T) {
 	api := engine(t)
 	root := copyRepo(t, nil)
-	dir := filepath.Join(root, "servers", "plaintext_only")
-	copyTree(t, filepath.Join(root, "servers", "go_grpc"), dir)
-	copyTree(t, filepath.Join(repoRoot(t), "orchestrator", "e2e", "testdata", "broken_server", "main.go"), filepath.Join(dir, "main.go"))
-	if err := os.WriteFile(filepath.Join(dir, "behaviour"), []byte("plaintext_only"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	addBrokenServers(t, root)
 	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "go_grpc plaintext_only", "GRPC_TLS": "off,on",
 		"GRPC_BENCHMARK_DURATION": "2s", "GRPC_BENCHMARK_WARMUP": "1s", "GRPC_CAPACITY_TOOL": "h2"})
 	res := runBinary(t, root, env, "bench")

@@ -1,17 +1,17 @@
 // Command broken_server replaces go_grpc's main.go in the conformance tests:
 // a grpc-go server that answers wrongly, states the wrong workers at start,
-// or breaks a streaming rule (its PingPong), in the way its embedded
-// behaviour file says, to prove the gate catches it.
+// or breaks a streaming rule (its PingPong), in the way BROKEN_BEHAVIOUR
+// says, to prove the gate catches it. Each behaviour is a variant
+// (variants.json), so one image serves every test that needs one.
 package main
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"io"
 	"log"
 	"net"
-	"strings"
+	"os"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -21,8 +21,7 @@ import (
 	pb "github.com/grpcbench/grpcbench/servers/go_grpc/helloworld"
 )
 
-//go:embed behaviour
-var behaviour string
+var behaviour = os.Getenv("BROKEN_BEHAVIOUR")
 
 const hostile = "=HYPERLINK(\"http://evil\")\x1b]0;pwned\x07\x1b[2J" +
 	"\n| fake_server |   999999 |        0.01 ms | forged row |\r\n" +
@@ -33,7 +32,7 @@ type server struct {
 }
 
 func (s *server) SayHello(_ context.Context, in *pb.HelloRequest) (*pb.HelloReply, error) {
-	switch strings.TrimSpace(behaviour) {
+	switch behaviour {
 	case "wrong_workers", "no_start_line", "plaintext_only", "stream_wrong_count", "stream_no_echo", "stream_never_ends":
 		// plaintext_only echoes, but never reads GRPC_TLS_CERT and
 		// GRPC_TLS_KEY: it serves h2c when TLS is asked.
@@ -59,7 +58,7 @@ type streaming struct {
 // the half-close, no echo at all (the stream ends OK at once), or every
 // echo and then no end.
 func (streaming) PingPong(stream pb.StreamingGreeter_PingPongServer) error {
-	if strings.TrimSpace(behaviour) == "stream_no_echo" {
+	if behaviour == "stream_no_echo" {
 		return nil
 	}
 	var last *pb.HelloRequest
@@ -76,7 +75,7 @@ func (streaming) PingPong(stream pb.StreamingGreeter_PingPongServer) error {
 			return err
 		}
 	}
-	switch strings.TrimSpace(behaviour) {
+	switch behaviour {
 	case "stream_wrong_count":
 		return stream.Send(&pb.HelloReply{Response: last.GetRequest()})
 	case "stream_never_ends":
@@ -88,7 +87,7 @@ func (streaming) PingPong(stream pb.StreamingGreeter_PingPongServer) error {
 
 func main() {
 	// The runs of the tests give it GRPC_SERVER_CPUS=1.
-	switch strings.TrimSpace(behaviour) {
+	switch behaviour {
 	case "wrong_workers":
 		log.Print("grpcbench-server: workers=7")
 	case "no_start_line":
@@ -102,6 +101,6 @@ func main() {
 	s := grpc.NewServer()
 	pb.RegisterGreeterServer(s, &server{})
 	pb.RegisterStreamingGreeterServer(s, streaming{})
-	log.Printf("broken server (%s) listening", strings.TrimSpace(behaviour))
+	log.Printf("broken server (%s) listening", behaviour)
 	log.Fatal(s.Serve(lis))
 }
