@@ -23,6 +23,9 @@ type Manifest struct {
 	// framework over another project's (Micronaut over grpc-java, grpcio
 	// over gRPC's C core); nil when Library is the gRPC implementation.
 	GRPC *Library `json:"grpc,omitempty"`
+	// Unsupported names what the server's stack cannot serve, each with
+	// the reason: a scenario (stream_client, ...) or "tls".
+	Unsupported map[string]string `json:"unsupported,omitempty"`
 }
 
 // Library is a library at a version, and where the server pins it.
