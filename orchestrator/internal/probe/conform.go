@@ -86,7 +86,7 @@ func Conform(ctx context.Context, s Server, sc *scenario.Scenario) (Verdict, err
 	defer conn.Close()
 	if sc.Kind == scenario.Unary {
 		v.Add(check("echo", echoCheck(ctx, conn, sc)))
-		v.Add(check(fmt.Sprintf("%d concurrent calls on one connection", ConcurrentCalls), concurrentCheck(ctx, conn, sc)))
+		v.Add(check(fmt.Sprintf("%d concurrent calls on one connection", ConcurrentCalls), concurrentCheck(ctx, conn, sc, call)))
 	} else {
 		conformStream(ctx, conn, sc, &v)
 	}
@@ -172,15 +172,14 @@ func valueText(m protoreflect.Message, f protoreflect.FieldDescriptor) string {
 	return s
 }
 
-func concurrentCheck(ctx context.Context, conn *grpc.ClientConn, sc *scenario.Scenario) error {
+// concurrentCheck makes ConcurrentCalls calls at once on one connection,
+// each with do (a unary call, a stream), and fails if any does.
+func concurrentCheck(ctx context.Context, conn *grpc.ClientConn, sc *scenario.Scenario,
+	do func(context.Context, *grpc.ClientConn, *scenario.Scenario, ...grpc.CallOption) error) error {
 	errs := make([]error, ConcurrentCalls)
 	var wg sync.WaitGroup
 	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = call(ctx, conn, sc)
-		}()
+		wg.Go(func() { errs[i] = do(ctx, conn, sc) })
 	}
 	wg.Wait()
 	failed := 0
