@@ -16,24 +16,22 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
-// What a round at a rate may lose and still count as sustained.
-const (
-	// LateShare is the share of the window's calls that may start late
-	// (held back by the cap on calls in flight or the connection): a
-	// few are a scheduler's hiccup, more are a queue.
-	LateShare = 0.01
-	// ErrorShare is the share of calls that may fail: a server that
-	// sheds load is not sustaining it, whatever its latency.
-	ErrorShare = 0.001
-)
+// ErrorShare is the share of calls a round at a rate may lose and still
+// count as sustained: a server that sheds load is not sustaining it,
+// whatever its latency.
+const ErrorShare = 0.001
 
-// Unsustained says why a load at target did not sustain it, "" when it did.
+// Unsustained says why a load at target did not sustain it, "" when it did:
+// the rate achieved fell short, or calls failed. Calls that started late
+// do not decide it: a client's own scheduling starts some more than the
+// pacer's 1 ms late (10–18% of python_grpc's at 25% of its capacity, the
+// server a quarter busy), and their latency runs from the intended start
+// anyway, where an objective sees it; a server that cannot keep up falls
+// short of the rate.
 func Unsustained(target float64, r load.Result) string {
 	switch {
 	case r.RPS < (1-load.RateShortfall)*target:
 		return fmt.Sprintf("achieved %.0f req/s of %.0f (%.1f%% short)", r.RPS, target, 100*(1-r.RPS/target))
-	case r.Requests > 0 && float64(r.Late) > LateShare*float64(r.Requests):
-		return fmt.Sprintf("%.1f%% of calls started late", 100*float64(r.Late)/float64(r.Requests))
 	case r.ErrorShare() > ErrorShare:
 		return fmt.Sprintf("%.2f%% of calls failed", 100*r.ErrorShare())
 	}
