@@ -3,7 +3,12 @@ package io.grpcbench.helloworld;
 import helloworld.GreeterGrpc;
 import helloworld.Helloworld.HelloReply;
 import helloworld.Helloworld.HelloRequest;
+import helloworld.Helloworld.RepliesRequest;
+import helloworld.StreamingGreeterGrpc;
+import io.grpc.InsecureServerCredentials;
 import io.grpc.Server;
+import io.grpc.ServerCredentials;
+import io.grpc.TlsServerCredentials;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.ServerChannel;
@@ -13,6 +18,7 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.stub.StreamObserver;
+import java.io.File;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ExecutorService;
@@ -22,7 +28,8 @@ import java.util.logging.Logger;
 
 /**
  * The grpc-java (Netty) server of the benchmark, after grpc-java's HelloWorldServer: a unary
- * helloworld.Greeter/SayHello that echoes the request's inner message.
+ * helloworld.Greeter/SayHello that echoes the request's inner message, and
+ * helloworld.StreamingGreeter's three streams after grpc-java's route_guide (StreamObserver).
  */
 public class HelloWorldServer {
   private static final Logger logger = Logger.getLogger(HelloWorldServer.class.getName());
@@ -58,7 +65,31 @@ public class HelloWorldServer {
     return (int) Math.min(Math.ceil(cpus), Runtime.getRuntime().availableProcessors());
   }
 
+  /**
+   * TLS from the PEM chain and PKCS#8 key named by GRPC_TLS_CERT and GRPC_TLS_KEY
+   * (docs/adding-a-server.md#tls), plaintext when neither is set; one without the other ends the
+   * server with status 2.
+   */
+  static ServerCredentials credentials() throws IOException {
+    String cert = System.getenv("GRPC_TLS_CERT");
+    String key = System.getenv("GRPC_TLS_KEY");
+    boolean hasCert = cert != null && !cert.isEmpty();
+    boolean hasKey = key != null && !key.isEmpty();
+    if (hasCert != hasKey) {
+      System.err.println(
+          hasCert
+              ? "grpcbench-server: GRPC_TLS_CERT is set but GRPC_TLS_KEY is not"
+              : "grpcbench-server: GRPC_TLS_KEY is set but GRPC_TLS_CERT is not");
+      System.exit(2);
+    }
+    if (!hasCert) {
+      return InsecureServerCredentials.create();
+    }
+    return TlsServerCredentials.create(new File(cert), new File(key));
+  }
+
   private void start() throws IOException {
+    ServerCredentials credentials = credentials();
     int threads = threads();
     logger.info("grpcbench-server: workers=" + threads);
     // Application executor and Netty worker event loops, both sized to the CPU quota; one
@@ -75,16 +106,18 @@ public class HelloWorldServer {
       channelType = NioServerSocketChannel.class;
     }
     server =
-        NettyServerBuilder.forAddress(new InetSocketAddress("0.0.0.0", PORT))
+        NettyServerBuilder.forAddress(new InetSocketAddress("0.0.0.0", PORT), credentials)
             .bossEventLoopGroup(bossGroup)
             .workerEventLoopGroup(workerGroup)
             .channelType(channelType)
             .executor(executor)
             .addService(new GreeterImpl())
+            .addService(new StreamingGreeterImpl())
             .build()
             .start();
     logger.info(
-        "Server started, listening on 0.0.0.0:" + PORT + " (executor and worker event loops: "
+        "Server started, listening on 0.0.0.0:" + PORT
+            + (credentials instanceof TlsServerCredentials ? " with TLS" : "") + " (executor and worker event loops: "
             + threads + " threads each, " + channelType.getSimpleName() + ")");
     Runtime.getRuntime()
         .addShutdownHook(
@@ -134,6 +167,68 @@ public class HelloWorldServer {
       HelloReply reply = HelloReply.newBuilder().setResponse(req.getRequest()).build();
       responseObserver.onNext(reply);
       responseObserver.onCompleted();
+    }
+  }
+
+  /** helloworld.StreamingGreeter in route_guide's StreamObserver style. */
+  static class StreamingGreeterImpl extends StreamingGreeterGrpc.StreamingGreeterImplBase {
+    /** A reply echoing each request, as it comes; completed at the client's half-close. */
+    @Override
+    public StreamObserver<HelloRequest> pingPong(StreamObserver<HelloReply> responseObserver) {
+      return new StreamObserver<HelloRequest>() {
+        @Override
+        public void onNext(HelloRequest req) {
+          responseObserver.onNext(HelloReply.newBuilder().setResponse(req.getRequest()).build());
+        }
+
+        @Override
+        public void onError(Throwable t) {
+          logger.fine("pingPong cancelled: " + t);
+        }
+
+        @Override
+        public void onCompleted() {
+          responseObserver.onCompleted();
+        }
+      };
+    }
+
+    /** `replies` replies echoing the request. */
+    @Override
+    public void serverStream(RepliesRequest req, StreamObserver<HelloReply> responseObserver) {
+      HelloReply reply = HelloReply.newBuilder().setResponse(req.getRequest()).build();
+      for (int i = 0; i < req.getReplies(); i++) {
+        responseObserver.onNext(reply);
+      }
+      responseObserver.onCompleted();
+    }
+
+    /** One reply echoing the last request (empty when none came), at the client's half-close. */
+    @Override
+    public StreamObserver<HelloRequest> clientStream(StreamObserver<HelloReply> responseObserver) {
+      return new StreamObserver<HelloRequest>() {
+        private HelloRequest last = HelloRequest.getDefaultInstance();
+
+        @Override
+        public void onNext(HelloRequest req) {
+          last = req;
+        }
+
+        @Override
+        public void onError(Throwable t) {
+          logger.fine("clientStream cancelled: " + t);
+        }
+
+        @Override
+        public void onCompleted() {
+          HelloReply.Builder reply = HelloReply.newBuilder();
+          if (last.hasRequest()) {
+            reply.setResponse(last.getRequest());
+          }
+          responseObserver.onNext(reply.build());
+          responseObserver.onCompleted();
+        }
+      };
     }
   }
 }
