@@ -3,7 +3,12 @@ package io.grpcbench.helloworld
 import helloworld.GreeterGrpcKt
 import helloworld.Helloworld.HelloReply
 import helloworld.Helloworld.HelloRequest
+import helloworld.Helloworld.RepliesRequest
+import helloworld.StreamingGreeterGrpcKt
+import io.grpc.InsecureServerCredentials
 import io.grpc.Server
+import io.grpc.ServerCredentials
+import io.grpc.TlsServerCredentials
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup
 import io.grpc.netty.shaded.io.netty.channel.ServerChannel
@@ -12,6 +17,7 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerSocketChannel
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel
+import java.io.File
 import java.net.InetSocketAddress
 import java.util.concurrent.ExecutorService
 import java.util.concurrent.Executors
@@ -21,6 +27,9 @@ import kotlin.coroutines.CoroutineContext
 import kotlin.math.ceil
 import kotlin.system.exitProcess
 import kotlinx.coroutines.asCoroutineDispatcher
+import kotlinx.coroutines.flow.Flow
+import kotlinx.coroutines.flow.flow
+import kotlinx.coroutines.flow.map
 
 private const val PORT = 50051
 private const val GRACE_SECONDS = 5L
@@ -42,14 +51,55 @@ fun threads(): Int {
   return minOf(ceil(cpus), Runtime.getRuntime().availableProcessors().toDouble()).toInt()
 }
 
+/**
+ * TLS from the PEM chain and PKCS#8 key named by GRPC_TLS_CERT and GRPC_TLS_KEY
+ * (docs/adding-a-server.md#tls), plaintext when neither is set; one without the other ends the
+ * server with status 2.
+ */
+fun credentials(): ServerCredentials {
+  val cert = System.getenv("GRPC_TLS_CERT").orEmpty()
+  val key = System.getenv("GRPC_TLS_KEY").orEmpty()
+  if (cert.isEmpty() != key.isEmpty()) {
+    System.err.println(
+        if (cert.isEmpty()) "grpcbench-server: GRPC_TLS_KEY is set but GRPC_TLS_CERT is not"
+        else "grpcbench-server: GRPC_TLS_CERT is set but GRPC_TLS_KEY is not")
+    exitProcess(2)
+  }
+  if (cert.isEmpty()) return InsecureServerCredentials.create()
+  return TlsServerCredentials.create(File(cert), File(key))
+}
+
 /** Implements the SayHello RPC as a suspending function: the inner message, unchanged. */
 class GreeterService(context: CoroutineContext) : GreeterGrpcKt.GreeterCoroutineImplBase(context) {
   override suspend fun sayHello(request: HelloRequest): HelloReply =
       HelloReply.newBuilder().setResponse(request.request).build()
 }
 
+/** helloworld.StreamingGreeter in grpc-kotlin's route_guide Flow style. */
+class StreamingGreeterService(context: CoroutineContext) :
+    StreamingGreeterGrpcKt.StreamingGreeterCoroutineImplBase(context) {
+  /** A reply echoing each request, as it comes; the flow ends at the client's half-close. */
+  override fun pingPong(requests: Flow<HelloRequest>): Flow<HelloReply> =
+      requests.map { HelloReply.newBuilder().setResponse(it.request).build() }
+
+  /** `replies` replies echoing the request. */
+  override fun serverStream(request: RepliesRequest): Flow<HelloReply> = flow {
+    val reply = HelloReply.newBuilder().setResponse(request.request).build()
+    repeat(request.replies) { emit(reply) }
+  }
+
+  /** The last request's hello (an empty reply when none came), after the client's half-close. */
+  override suspend fun clientStream(requests: Flow<HelloRequest>): HelloReply {
+    var last: HelloRequest? = null
+    requests.collect { last = it }
+    val reply = HelloReply.newBuilder()
+    last?.takeIf { it.hasRequest() }?.let { reply.setResponse(it.request) }
+    return reply.build()
+  }
+}
+
 /** The grpc-kotlin server of the benchmark, after grpc-kotlin's HelloWorldServer example. */
-class HelloWorldServer(private val threads: Int) {
+class HelloWorldServer(private val threads: Int, private val credentials: ServerCredentials) {
   // One fixed pool of the CPU quota runs both grpc-java's call callbacks and the coroutines
   // (without a context the stubs would run them on Dispatchers.Default, sized by the JVM).
   private val executor: ExecutorService = Executors.newFixedThreadPool(threads)
@@ -70,13 +120,15 @@ class HelloWorldServer(private val threads: Int) {
       workerGroup = NioEventLoopGroup(threads)
       channelType = NioServerSocketChannel::class.java
     }
+    val dispatcher = executor.asCoroutineDispatcher()
     server =
-        NettyServerBuilder.forAddress(InetSocketAddress("0.0.0.0", PORT))
+        NettyServerBuilder.forAddress(InetSocketAddress("0.0.0.0", PORT), credentials)
             .bossEventLoopGroup(bossGroup)
             .workerEventLoopGroup(workerGroup)
             .channelType(channelType)
             .executor(executor)
-            .addService(GreeterService(executor.asCoroutineDispatcher()))
+            .addService(GreeterService(dispatcher))
+            .addService(StreamingGreeterService(dispatcher))
             .build()
   }
 
@@ -84,7 +136,7 @@ class HelloWorldServer(private val threads: Int) {
     server.start()
     logger.info("grpcbench-server: workers=$threads")
     logger.info(
-        "Server started, listening on 0.0.0.0:$PORT (executor, coroutine dispatcher and worker event loop threads: $threads)")
+        "Server started, listening on 0.0.0.0:$PORT${if (credentials is TlsServerCredentials) " with TLS" else ""} (executor, coroutine dispatcher and worker event loop threads: $threads)")
     Runtime.getRuntime()
         .addShutdownHook(
             Thread {
@@ -112,7 +164,8 @@ class HelloWorldServer(private val threads: Int) {
 }
 
 fun main() {
-  val server = HelloWorldServer(threads())
+  val credentials = credentials()
+  val server = HelloWorldServer(threads(), credentials)
   server.start()
   server.blockUntilShutdown()
 }
