@@ -13,4 +13,14 @@ if [ -n "${GRPC_SERVER_CPUS:-}" ]; then
     exit 2
   fi
 fi
+# TLS needs both the certificate chain and its key (docs/adding-a-server.md#tls); the server reads
+# them from these paths.
+if [ -n "${GRPC_TLS_CERT:-}" ] && [ -z "${GRPC_TLS_KEY:-}" ]; then
+  echo "grpcbench-server: GRPC_TLS_CERT is set but GRPC_TLS_KEY is not" >&2
+  exit 2
+fi
+if [ -z "${GRPC_TLS_CERT:-}" ] && [ -n "${GRPC_TLS_KEY:-}" ]; then
+  echo "grpcbench-server: GRPC_TLS_KEY is set but GRPC_TLS_CERT is not" >&2
+  exit 2
+fi
 exec java -XX:MaxRAMPercentage=75 -XX:ActiveProcessorCount="$workers" -jar /app/scala-zio.jar

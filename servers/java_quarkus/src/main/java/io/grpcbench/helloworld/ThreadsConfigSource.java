@@ -1,21 +1,19 @@
 package io.grpcbench.helloworld;
 
 import java.util.Map;
-import java.util.Set;
-import org.eclipse.microprofile.config.spi.ConfigSource;
 
 /**
  * Sizes the Vert.x event loops by the benchmark's rule (docs/adding-a-server.md#workers), which
  * plain configuration cannot round; Quarkus deploys one HTTP server instance per event loop, and
- * gRPC calls run on them. A MicroProfile ConfigSource, registered through META-INF/services, which
- * Quarkus reads at start. Its ordinal puts it above application.properties and below environment
- * variables and system properties, so either can still set the property; StartLine logs the
- * value Quarkus uses.
+ * gRPC calls run on them. A ConfigSource, registered through META-INF/services, which Quarkus
+ * reads at start; StartLine logs the value Quarkus uses.
  */
-public class ThreadsConfigSource implements ConfigSource {
-  private static final String EVENT_LOOPS = "quarkus.vertx.event-loops-pool-size";
-
-  private final Map<String, String> properties = Map.of(EVENT_LOOPS, Integer.toString(threads()));
+public class ThreadsConfigSource extends FixedConfigSource {
+  public ThreadsConfigSource() {
+    super(
+        "grpcbench-threads",
+        Map.of("quarkus.vertx.event-loops-pool-size", Integer.toString(threads())));
+  }
 
   /**
    * GRPC_SERVER_CPUS rounded up, at most the JVM's processor count, 1 when unset or empty; an
@@ -40,30 +38,5 @@ public class ThreadsConfigSource implements ConfigSource {
       Runtime.getRuntime().halt(2);
     }
     return (int) Math.min(Math.ceil(cpus), Runtime.getRuntime().availableProcessors());
-  }
-
-  @Override
-  public Map<String, String> getProperties() {
-    return properties;
-  }
-
-  @Override
-  public Set<String> getPropertyNames() {
-    return properties.keySet();
-  }
-
-  @Override
-  public String getValue(String propertyName) {
-    return properties.get(propertyName);
-  }
-
-  @Override
-  public String getName() {
-    return "grpcbench-threads";
-  }
-
-  @Override
-  public int getOrdinal() {
-    return 275;
   }
 }
