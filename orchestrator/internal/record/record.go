@@ -140,6 +140,16 @@ type Cell struct {
 // Streams says whether the cell's figures count the messages of streams.
 func (c Cell) Streams() bool { return c.Kind != "" && c.Kind != scenario.Unary }
 
+// Server is the cell's server of that name, if the cell has it.
+func (c Cell) Server(name string) (Server, bool) {
+	for _, s := range c.Servers {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Server{}, false
+}
+
 // Placement is how the containers were put on the machine's cores.
 type Placement struct {
 	ServerCPUSet string `json:"server_cpuset,omitempty"`

@@ -176,12 +176,8 @@ func rpsText(r RankingRow) string {
 
 // conformanceOf is the gate's verdict on a server of the cell.
 func conformanceOf(c record.Cell, name string) *probe.Verdict {
-	for _, s := range c.Servers {
-		if s.Name == name {
-			return s.Conformance
-		}
-	}
-	return nil
+	s, _ := c.Server(name)
+	return s.Conformance
 }
 
 // verdicts says which rows of a ranking can be told apart, by what test,

@@ -79,11 +79,10 @@ func Sweeps(run record.Run) []Sweep {
 // pointOf is a server's point in a rate cell, when every round of it was
 // measured.
 func pointOf(c record.Cell, ci int, name string, slo config.SLO) (Point, bool) {
-	i := slices.IndexFunc(c.Servers, func(s record.Server) bool { return s.Name == name })
-	if i < 0 || !c.Servers[i].Ranked() {
+	s, ok := c.Server(name)
+	if !ok || !s.Ranked() {
 		return Point{}, false
 	}
-	s := c.Servers[i]
 	p := Point{Server: name, Cell: ci, Rate: rateName(c.Cell), Target: s.Rounds[0].TargetRPS, Meets: slo.Set(),
 		Row: rowOf(s, s.Rounds, func(r record.Round) *record.Measurement { return &r.Measurement }, float64(c.ClientCPUs))}
 	for _, r := range s.Rounds {

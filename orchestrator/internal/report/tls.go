@@ -100,8 +100,10 @@ func TLSCosts(run record.Run, t TLSTwins, capacity bool) (costs []TLSCost, left 
 			continue
 		}
 		compared[off.Name] = true
-		offRPS, offCPU := tlsSamples(server(t.Off, off.Name), pick)
-		onRPS, onCPU := tlsSamples(server(t.On, off.Name), pick)
+		offServer, _ := t.Off.Server(off.Name)
+		onServer, _ := t.On.Server(off.Name)
+		offRPS, offCPU := tlsSamples(offServer, pick)
+		onRPS, onCPU := tlsSamples(onServer, pick)
 		costs = append(costs, TLSCost{Name: off.Name, ClientBound: off.ClientBound || tls.ClientBound,
 			RPS: tlsFigure(run, offRPS, onRPS), CPUPerCall: tlsFigure(run, offCPU, onCPU)})
 	}
@@ -113,15 +115,6 @@ func TLSCosts(run record.Run, t TLSTwins, capacity bool) (costs []TLSCost, left 
 		}
 	}
 	return costs, left
-}
-
-func server(c record.Cell, name string) record.Server {
-	for _, s := range c.Servers {
-		if s.Name == name {
-			return s
-		}
-	}
-	return record.Server{}
 }
 
 // tlsSamples are a server's req/s and CPU per call in each round that has

@@ -92,7 +92,7 @@ func Capacity(run record.Run, ci int, server string) (float64, error) {
 	if si < 0 {
 		return 0, fmt.Errorf("no saturation cell for %s", run.Cells[ci].Name())
 	}
-	srv, ok := find(run.Cells[si], server)
+	srv, ok := run.Cells[si].Server(server)
 	if !ok || len(srv.Rounds) == 0 || srv.Rounds[0].Failure != nil || srv.Rounds[0].Load == nil {
 		return 0, fmt.Errorf("its capacity is not known: round 1 of its saturation load was not measured")
 	}
@@ -108,7 +108,7 @@ func Capacity(run record.Run, ci int, server string) (float64, error) {
 // probes before it leave to bisect.
 func Target(run record.Run, ci int, server string, slo config.SLO) (float64, error) {
 	cell := run.Cells[ci]
-	if srv, ok := find(cell, server); ok && len(srv.Rounds) > 0 && srv.Rounds[0].TargetRPS > 0 {
+	if srv, ok := cell.Server(server); ok && len(srv.Rounds) > 0 && srv.Rounds[0].TargetRPS > 0 {
 		return srv.Rounds[0].TargetRPS, nil
 	}
 	if cell.Rate.PerSecond > 0 {
@@ -140,7 +140,7 @@ func probeShare(run record.Run, ci int, server string, slo config.SLO) (float64,
 		if pi < 0 {
 			return 0, fmt.Errorf("no probe %d before probe %d", k, want.Probe)
 		}
-		srv, ok := find(run.Cells[pi], server)
+		srv, ok := run.Cells[pi].Server(server)
 		if !ok || len(srv.Rounds) == 0 {
 			return 0, fmt.Errorf("probe %d was not measured", k)
 		}
@@ -151,12 +151,4 @@ func probeShare(run record.Run, ci int, server string, slo config.SLO) (float64,
 		}
 	}
 	return (lo + hi) / 2, nil
-}
-
-func find(c record.Cell, name string) (record.Server, bool) {
-	i := slices.IndexFunc(c.Servers, func(s record.Server) bool { return s.Name == name })
-	if i < 0 {
-		return record.Server{}, false
-	}
-	return c.Servers[i], true
 }
