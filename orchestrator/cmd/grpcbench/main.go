@@ -85,12 +85,14 @@ func stopOn(signals <-chan os.Signal, cancel func(), exit func(int)) {
 	exit(exitInterrupted)
 }
 
-// interrupts delivers the signals that stop a run: SIGINT, SIGTERM, and
-// SIGHUP unless it was ignored when the process started (`nohup make
-// bench &`), which must outlive the terminal.
+// interrupts delivers the signals that stop a run: SIGINT, SIGTERM,
+// SIGPIPE (`grpcbench | head` closed the output: without this the runtime
+// exits at the next write and leaves the containers), and SIGHUP unless it
+// was ignored when the process started (`nohup make bench &`), which must
+// outlive the terminal.
 func interrupts() <-chan os.Signal {
 	signals := make(chan os.Signal, 2)
-	stops := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	stops := []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE}
 	if !signal.Ignored(syscall.SIGHUP) {
 		stops = append(stops, syscall.SIGHUP)
 	}

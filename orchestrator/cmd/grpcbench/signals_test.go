@@ -81,3 +81,45 @@ func TestSecondInterruptRemovesTemporaries(t *testing.T) {
 		t.Errorf("the temporary folder %s is still there after the second interrupt (%v)", dir, err)
 	}
 }
+
+// TestClosedOutputInterrupts: once the reader of stdout is gone
+// (`grpcbench | head`), the next write stops the run like Ctrl-C, so the
+// containers are removed, rather than killing the process on the spot.
+func TestClosedOutputInterrupts(t *testing.T) {
+	if os.Getenv("GRPCBENCH_SIGNAL_CHILD") == "pipe" {
+		signals := interrupts()
+		os.Stderr.WriteString("ready\n")
+		for {
+			if _, err := os.Stdout.WriteString("line\n"); err != nil {
+				break
+			}
+		}
+		os.Stderr.WriteString((<-signals).String() + "\n")
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestClosedOutputInterrupts$")
+	cmd.Env = append(os.Environ(), "GRPCBENCH_SIGNAL_CHILD=pipe")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(errs)
+	if !lines.Scan() || lines.Text() != "ready" {
+		t.Fatalf("the child did not start: %q", lines.Text())
+	}
+	out.Close()
+	lines.Scan()
+	if got := lines.Text(); got != "broken pipe" {
+		t.Errorf("the child received %q, want %q", got, "broken pipe")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("the child, killed by the closed pipe instead of told: %v", err)
+	}
+}
