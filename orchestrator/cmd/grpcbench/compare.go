@@ -60,10 +60,7 @@ func (c *toolsCmd) Run(ctx context.Context, std streams) error {
 	if err != nil {
 		return err
 	}
-	unit := "req/s"
-	if cmp.Scenario.Kind != scenario.Unary {
-		unit = "msg/s" // the messages of the streams
-	}
+	unit := cmp.Scenario.Kind.RateUnit()
 	var table bytes.Buffer
 	if err := toolcompare.WriteTable(&table, rows, unit); err != nil {
 		return err
@@ -100,7 +97,7 @@ type accuracyCmd struct {
 	Profiles []string `help:"Load shapes to compare under (GRPC_LOAD_PROFILE names)." default:"1a,2b,3b" enum:"1a,1b,2a,2b,3a,3b"`
 	Rounds   int      `help:"Measurements by each tool per server and shape, in alternating order; the medians are compared." default:"3"`
 	Tool     string   `help:"The load tool whose accuracy is measured." default:"h2" enum:"${tools}"`
-	Against  string   `help:"The reference tool, or --tool itself to measure how far apart two identical clients land here; by default h2load, or ghz for a streaming scenario (h2load drives unary calls only)."`
+	Against  string   `help:"The reference tool, or --tool itself to measure how far apart two identical clients land here; by default h2load, or ghz for a streaming scenario or GRPC_TLS=on (h2load drives unary plaintext calls only)."`
 }
 
 // Run compares --tool with --against on every server of GRPC_BENCHMARKS
@@ -117,14 +114,14 @@ func (c *accuracyCmd) Run(ctx context.Context, std streams) error {
 	defer s.Close()
 	if c.Against == "" {
 		c.Against = "h2load"
-		if cmp.Scenario.Kind != scenario.Unary {
-			c.Against = "ghz"
+		if cmp.Scenario.Kind != scenario.Unary || cmp.Cell.TLS {
+			c.Against = "ghz" // h2load drives neither streams nor TLS
 		}
 	}
 	var table bytes.Buffer
 	save := func(rows []toolcompare.AccuracyRow) error {
 		table.Reset()
-		if err := toolcompare.WriteAccuracyTable(&table, c.Tool, rows); err != nil {
+		if err := toolcompare.WriteAccuracyTable(&table, c.Tool, cmp.Scenario.Kind.RateUnit(), rows); err != nil {
 			return err
 		}
 		return saveComparison(s.Folder, cmp.Cell, "accuracy", table.Bytes(), rows)

@@ -464,7 +464,7 @@ func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) re
 		return b.fail(srv.Name, round, err)
 	}
 	round.Overhead = max(0, phaseTime(round.Phases)-spent.Seconds())
-	b.Progress.Printf("%s: %s", srv.Name, roundText(round))
+	b.Progress.Printf("%s: %s", srv.Name, roundText(round, b.Scenarios[cell.Scenario].Kind.RateUnit()))
 	return round
 }
 
@@ -508,10 +508,11 @@ func rateText(target float64) string {
 	return fmt.Sprintf(" at %.0f req/s", target)
 }
 
-func roundText(r record.Round) string {
-	text := fmt.Sprintf("%.0f req/s, server CPU %.1f%%, client CPU %.1f%%", r.Load.RPS, r.Server.CPUAvgPercent, r.Client.CPUAvgPercent)
+// roundText says what a round measured, its rates in unit.
+func roundText(r record.Round, unit string) string {
+	text := fmt.Sprintf("%.0f %s, server CPU %.1f%%, client CPU %.1f%%", r.Load.RPS, unit, r.Server.CPUAvgPercent, r.Client.CPUAvgPercent)
 	if r.TargetRPS > 0 {
-		text = fmt.Sprintf("%.0f of %.0f req/s, p99 %s, server CPU %.1f%%, client CPU %.1f%%", r.Load.RPS, r.TargetRPS,
+		text = fmt.Sprintf("%.0f of %.0f %s, p99 %s, server CPU %.1f%%, client CPU %.1f%%", r.Load.RPS, r.TargetRPS, unit,
 			r.Load.Latency.P99.Round(10*time.Microsecond), r.Server.CPUAvgPercent, r.Client.CPUAvgPercent)
 		if why := sweep.Unsustained(r.TargetRPS, *r.Load); why != "" {
 			text += "; unsustained: " + why
@@ -523,8 +524,8 @@ func roundText(r record.Round) string {
 	}
 	switch {
 	case r.Capacity != nil:
-		text += fmt.Sprintf("; capacity (%s): %.0f req/s, server CPU %.1f%%",
-			r.Capacity.Load.Tool, r.Capacity.Load.RPS, r.Capacity.Server.CPUAvgPercent)
+		text += fmt.Sprintf("; capacity (%s): %.0f %s, server CPU %.1f%%",
+			r.Capacity.Load.Tool, r.Capacity.Load.RPS, unit, r.Capacity.Server.CPUAvgPercent)
 	case r.CapacityFailure != "":
 		text += "; the capacity measurement failed: " + r.CapacityFailure
 	}

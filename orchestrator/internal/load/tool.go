@@ -25,6 +25,9 @@ type Tool interface {
 	Image() string
 	// Kinds are the call kinds the tool drives.
 	Kinds() []scenario.Kind
+	// TLS says whether the tool loads TLS cells, verifying the server's
+	// chain against the run's CA (Spec.CAFile).
+	TLS() bool
 	// Client is the client container's command and the files it needs, by
 	// path, for a spec; the scenario's files are added by the caller.
 	Client(spec Spec, sc *scenario.Scenario) (Client, error)
@@ -157,6 +160,10 @@ func (l Loadgen) Name() string           { return l.ToolName }
 func (l Loadgen) Help() string           { return l.Text }
 func (Loadgen) Image() string            { return "" }
 func (l Loadgen) Kinds() []scenario.Kind { return l.Drives }
+
+// TLS: a loadgen tool is Go's gRPC stack or h2 on crypto/tls, which both
+// verify the chain.
+func (Loadgen) TLS() bool { return true }
 
 func (l Loadgen) Run(ctx context.Context, spec Spec) (Result, error) { return l.RunLoad(ctx, spec) }
 

@@ -19,6 +19,7 @@ func (f fakeTool) Name() string                                           { retu
 func (fakeTool) Help() string                                             { return "a test tool" }
 func (fakeTool) Image() string                                            { return "" }
 func (f fakeTool) Kinds() []scenario.Kind                                 { return f.kinds }
+func (fakeTool) TLS() bool                                                { return true }
 func (fakeTool) Client(Spec, *scenario.Scenario) (Client, error)          { return Client{}, nil }
 func (fakeTool) Parse([]byte, Spec, time.Time, time.Time) (Result, error) { return Result{}, nil }
 

@@ -35,8 +35,9 @@ type Reporter interface {
 	// Phase says what the server is doing; d is how long a timed phase
 	// (warm-up, measurement) lasts, 0 for the others.
 	Phase(name string, d time.Duration)
-	// Rate is the live rate of OK calls while measuring.
-	Rate(rps float64)
+	// Rate is the live rate of OK calls (or of a stream's messages) while
+	// measuring, in unit (req/s or msg/s).
+	Rate(rate float64, unit string)
 	// Close draws the last state and stops.
 	Close()
 }
@@ -65,7 +66,8 @@ type plain struct {
 	phase   string
 	started time.Time
 	length  time.Duration
-	rps     float64
+	rate    float64
+	unit    string
 	said    time.Time
 }
 
@@ -86,20 +88,20 @@ func (p *plain) Round(name string) {
 func (p *plain) Phase(name string, d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.phase, p.started, p.length, p.rps, p.said = name, time.Now(), d, 0, time.Now()
+	p.phase, p.started, p.length, p.rate, p.said = name, time.Now(), d, 0, time.Now()
 }
 
 // Rate writes a line now and then during a long measurement, so that a log
 // shows the run is alive.
-func (p *plain) Rate(rps float64) {
+func (p *plain) Rate(rate float64, unit string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.rps = rps
+	p.rate, p.unit = rate, unit
 	if time.Since(p.said) < plainEvery {
 		return
 	}
 	p.said = time.Now()
-	fmt.Fprintf(p.w, "%s: %s, %s of %s, %.0f req/s\n", p.server, p.phase, time.Since(p.started).Round(time.Second), p.length, rps)
+	fmt.Fprintf(p.w, "%s: %s, %s of %s, %.0f %s\n", p.server, p.phase, time.Since(p.started).Round(time.Second), p.length, rate, unit)
 }
 
 func (p *plain) Step(string) {}
@@ -128,7 +130,8 @@ type bars struct {
 	step       string
 	since      time.Time
 	length     time.Duration
-	rps        float64
+	rate       float64
+	unit       string
 }
 
 func newBars(w io.Writer, planned int, perRound time.Duration) *bars {
@@ -198,8 +201,8 @@ func (b *bars) timing() string {
 		return elapsed.String()
 	}
 	text := fmt.Sprintf("%s of %s, %s left", elapsed, b.length, max(0, b.length-elapsed).Round(100*time.Millisecond))
-	if b.rps > 0 {
-		text += fmt.Sprintf(", %.0f req/s", b.rps)
+	if b.rate > 0 {
+		text += fmt.Sprintf(", %.0f %s", b.rate, b.unit)
 	}
 	return text
 }
@@ -225,13 +228,13 @@ func (b *bars) Round(name string) {
 func (b *bars) Phase(name string, d time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.phase, b.since, b.length, b.rps, b.step = name, time.Now(), d, 0, ""
+	b.phase, b.since, b.length, b.rate, b.step = name, time.Now(), d, 0, ""
 }
 
-func (b *bars) Rate(rps float64) {
+func (b *bars) Rate(rate float64, unit string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.rps = rps
+	b.rate, b.unit = rate, unit
 }
 
 func (b *bars) Step(text string) {

@@ -38,9 +38,9 @@ func TestPlainWritesLinesOnly(t *testing.T) {
 	p.Printf("go_grpc: round %d of %d", 1, 3)
 	p.Round("go_grpc")
 	p.Phase("measuring with h2", 20*time.Second)
-	p.Rate(1000) // too soon after the phase began for a line
+	p.Rate(1000, "req/s") // too soon after the phase began for a line
 	p.(*plain).said = time.Now().Add(-plainEvery)
-	p.Rate(61234)
+	p.Rate(61234, "msg/s")
 	p.Close()
 	out := b.String()
 	if strings.ContainsAny(out, "\x1b\r") {
@@ -48,7 +48,7 @@ func TestPlainWritesLinesOnly(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 2 || lines[0] != "go_grpc: round 1 of 3" || !strings.HasPrefix(lines[1], "go_grpc: measuring with h2, ") ||
-		!strings.HasSuffix(lines[1], "of 20s, 61234 req/s") {
+		!strings.HasSuffix(lines[1], "of 20s, 61234 msg/s") {
 		t.Errorf("lines %q", lines)
 	}
 }

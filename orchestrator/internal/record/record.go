@@ -140,6 +140,9 @@ type Cell struct {
 // Streams says whether the cell's figures count the messages of streams.
 func (c Cell) Streams() bool { return c.Kind != "" && c.Kind != scenario.Unary }
 
+// RateUnit is what the cell's rates count (scenario.Kind.RateUnit).
+func (c Cell) RateUnit() string { return c.Kind.RateUnit() }
+
 // Server is the cell's server of that name, if the cell has it.
 func (c Cell) Server(name string) (Server, bool) {
 	for _, s := range c.Servers {

@@ -47,7 +47,7 @@ func WriteBench(w io.Writer, run record.Run) error {
 func writeCell(b *strings.Builder, run record.Run, c record.Cell) {
 	rule := strings.Repeat("-", ruleLength) + "\n"
 	b.WriteString(rule)
-	fmt.Fprintf(b, rowFormat, "name", rateUnit(c), "avg. latency", "90 % in", "95 % in", "99 % in", "avg. cpu", "avg. memory")
+	fmt.Fprintf(b, rowFormat, "name", c.RateUnit(), "avg. latency", "90 % in", "95 % in", "99 % in", "avg. cpu", "avg. memory")
 	b.WriteString(rule)
 	rows := Ranking(c)
 	analysis := Judge(run, rows)
@@ -152,16 +152,6 @@ func librariesNote(c record.Cell) string {
 		return ""
 	}
 	return visible.Text("libraries: " + strings.Join(parts, "; "))
-}
-
-// rateUnit is what a cell's rate counts: grpc_bench's req/s, calls, for a
-// unary cell (seed 001's header stays); messages for a streaming one, which
-// grpc_bench has no header for.
-func rateUnit(c record.Cell) string {
-	if c.Streams() {
-		return "msg/s"
-	}
-	return "req/s"
 }
 
 // rpsText is a row's median req/s; a client-bound row's is a lower bound

@@ -148,7 +148,7 @@ func cellViewOf(run record.Run, c record.Cell, i int, dir string) cellView {
 		}
 	}
 	if len(rows) > 0 {
-		what, unit := "OK requests per second", rateUnit(c)
+		what, unit := "OK requests per second", c.RateUnit()
 		if c.Streams() {
 			what = "OK messages per second"
 		}

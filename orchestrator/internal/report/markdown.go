@@ -34,7 +34,7 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 			b.WriteString("**" + floorCaption + "**\n\n")
 		}
 		fmt.Fprintf(&b, "Ranking by the load tool (%s), medians of %s:\n\n", toolOf(c), roundsText(c))
-		markdownTable(&b, c, rows, rateUnit(c))
+		markdownTable(&b, c, rows, c.RateUnit())
 		capacity := CapacityRanking(c)
 		if capacity != nil {
 			for _, line := range verdicts(run, capacity, Judge(run, capacity)) {
@@ -42,7 +42,7 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 			}
 			n = append(n, CapacityNotes(c, capacity)...)
 			b.WriteString("\nServer capacity (" + CapacityCaption + "):\n\n")
-			markdownTable(&b, record.Cell{}, capacity, rateUnit(c)) // a capacity measurement is about throughput
+			markdownTable(&b, record.Cell{}, capacity, c.RateUnit()) // a capacity measurement is about throughput
 		}
 		if len(n) > 0 {
 			b.WriteString("\nNotes:\n\n")
@@ -64,7 +64,7 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 	return err
 }
 
-// markdownTable writes a ranking whose rates count unit (rateUnit), its
+// markdownTable writes a ranking whose rates count unit (record.Cell.RateUnit), its
 // latency columns first in a floor-latency cell.
 func markdownTable(b *strings.Builder, c record.Cell, rows []RankingRow, unit string) {
 	line := func(cols ...string) { b.WriteString("| " + strings.Join(latencyFirst(c, cols, 5, 11), " | ") + " |\n") }

@@ -29,13 +29,13 @@ func WriteSummary(w io.Writer, run record.Run) error {
 			b.WriteString(floorCaption + ":\n")
 		}
 		fmt.Fprintf(&b, "ranking by the load tool (%s), medians of %s:\n", toolOf(c), roundsText(c))
-		writeRows(&b, c, rows, rateUnit(c))
+		writeRows(&b, c, rows, c.RateUnit())
 		var capacityNotes []string
 		capacity := CapacityRanking(c)
 		if capacity != nil {
 			capacityNotes = verdicts(run, capacity, Judge(run, capacity))
 			b.WriteString("\nserver capacity: " + CapacityCaption + ":\n")
-			writeRows(&b, record.Cell{}, capacity, rateUnit(c)) // a capacity measurement is about throughput
+			writeRows(&b, record.Cell{}, capacity, c.RateUnit()) // a capacity measurement is about throughput
 		}
 		for _, n := range append(notes(run, c, rows, analysis), CapacityNotes(c, capacity)...) {
 			b.WriteString("! " + n + "\n")
@@ -87,7 +87,7 @@ a round), busy-host (other work than the server and its client kept more than 0.
 cores busy in a round).
 `
 
-// writeRows writes a ranking whose rates count unit (rateUnit), its
+// writeRows writes a ranking whose rates count unit (record.Cell.RateUnit), its
 // latency columns first in a floor-latency cell.
 func writeRows(b *strings.Builder, c record.Cell, rows []RankingRow, unit string) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -67,6 +67,16 @@ const (
 	BidiStreaming   Kind = "bidi-streaming"
 )
 
+// RateUnit is what a rate of this kind counts: calls (grpc_bench's req/s)
+// for unary, messages for the streams. The empty kind is unary, as in a
+// record from before streaming.
+func (k Kind) RateUnit() string {
+	if k == "" || k == Unary {
+		return "req/s"
+	}
+	return "msg/s"
+}
+
 // KindOf is the call kind of a method, from its streaming flags.
 func KindOf(m protoreflect.MethodDescriptor) Kind {
 	switch {

@@ -581,7 +581,8 @@ func (srv *Instance) runToEnd(ctx context.Context, spec backend.ContainerSpec, l
 	// Following the logs ends when the container stops; its stderr is read
 	// as it comes, for the live rate of a load client.
 	var out, errOut bytes.Buffer
-	live := load.ProgressWriter(&errOut, srv.suite.observer.Rate)
+	unit := srv.spec.Scenario.Kind.RateUnit()
+	live := load.ProgressWriter(&errOut, func(rate float64) { srv.suite.observer.Rate(rate, unit) })
 	logErr := c.Logs(ctx, true, &out, live)
 	live.Close()
 	if code, err = c.Wait(ctx); err != nil {

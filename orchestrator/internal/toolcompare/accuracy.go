@@ -209,8 +209,9 @@ func accuracyOrder(round int, got *AccuracyRound, subject, reference string) []a
 }
 
 // WriteAccuracyTable prints one line per server and shape, subject's
-// figures against the reference's, then a count of the verdicts.
-func WriteAccuracyTable(w io.Writer, subject string, rows []AccuracyRow) error {
+// figures against the reference's, then a count of the verdicts; rates
+// count unit (req/s, or msg/s for streams).
+func WriteAccuracyTable(w io.Writer, subject, unit string, rows []AccuracyRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	ref := "reference"
 	if len(rows) > 0 {
@@ -219,7 +220,7 @@ func WriteAccuracyTable(w io.Writer, subject string, rows []AccuracyRow) error {
 	if ref == subject {
 		ref = subject + " again" // the columns must still tell the two sides apart
 	}
-	fmt.Fprintf(tw, "server\tshape\trounds\t%[2]s req/s\t%[1]s req/s\treq/s diff\tround diffs\tspread %[2]s/%[1]s\t%[2]s mean\t%[1]s mean\tlatency diff\tclient cpu %[2]s/%[1]s\tserver cpu\tverdict\t\n", ref, subject)
+	fmt.Fprintf(tw, "server\tshape\trounds\t%[2]s %[3]s\t%[1]s %[3]s\t%[3]s diff\tround diffs\tspread %[2]s/%[1]s\t%[2]s mean\t%[1]s mean\tlatency diff\tclient cpu %[2]s/%[1]s\tserver cpu\tverdict\t\n", ref, subject, unit)
 	count := map[string]int{}
 	var failures []string
 	for _, row := range rows {
@@ -248,8 +249,8 @@ func WriteAccuracyTable(w io.Writer, subject string, rows []AccuracyRow) error {
 			parts = append(parts, fmt.Sprintf("%s %d", v, count[v]))
 		}
 	}
-	_, err := fmt.Fprintf(w, "%s vs %s (req/s within ±%.0f%%, mean latency within ±%.0f%%, medians of the rounds): %s of %d\n",
-		subject, ref, 100*rpsTolerance, 100*latencyTolerance, strings.Join(parts, ", "), len(rows))
+	_, err := fmt.Fprintf(w, "%s vs %s (%s within ±%.0f%%, mean latency within ±%.0f%%, medians of the rounds): %s of %d\n",
+		subject, ref, unit, 100*rpsTolerance, 100*latencyTolerance, strings.Join(parts, ", "), len(rows))
 	return err
 }
 

@@ -79,7 +79,7 @@ func TestAccuracyTableCountsVerdicts(t *testing.T) {
 		{Server: "b", Profile: "1a", ClientCPUs: 1, Failure: "build failed: compile error"},
 	}
 	var b bytes.Buffer
-	if err := WriteAccuracyTable(&b, "h2", rows); err != nil {
+	if err := WriteAccuracyTable(&b, "h2", "req/s", rows); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

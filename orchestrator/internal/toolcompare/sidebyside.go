@@ -68,7 +68,7 @@ func (c *Comparison) compared() ([]load.Tool, error) {
 	}
 	tools := []load.Tool{subject}
 	for _, t := range load.All() {
-		if t.Name() != c.Subject && load.Drives(t, c.Scenario.Kind) == nil {
+		if t.Name() != c.Subject && load.Drives(t, c.Scenario.Kind) == nil && (t.TLS() || !c.Cell.TLS) {
 			tools = append(tools, t)
 		}
 	}
@@ -76,11 +76,15 @@ func (c *Comparison) compared() ([]load.Tool, error) {
 }
 
 // tool is the tool named by a flag, which must drive the scenario's call
-// kind.
+// kind, and verify TLS in a TLS cell.
 func (c *Comparison) tool(flag, name string) (load.Tool, error) {
 	t, ok := load.Lookup(name)
 	if !ok {
 		return nil, &config.Error{Var: flag, Value: name, Reason: "no such load tool", Allowed: strings.Join(load.Names(load.All()), ", ")}
+	}
+	if c.Cell.TLS && !t.TLS() {
+		return nil, &config.Error{Var: flag, Value: name, Reason: "GRPC_TLS=on: it cannot verify the server's certificate chain",
+			Allowed: strings.Join(load.Names(slices.DeleteFunc(load.All(), func(t load.Tool) bool { return !t.TLS() })), ", ")}
 	}
 	return t, plan.Drives(flag, t, []*scenario.Scenario{c.Scenario})
 }

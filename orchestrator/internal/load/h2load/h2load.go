@@ -34,6 +34,11 @@ func (tool) Help() string {
 }
 func (tool) Image() string          { return name }
 func (tool) Kinds() []scenario.Kind { return []scenario.Kind{scenario.Unary} }
+
+// TLS is false: h2load offers ALPN h2 but takes no CA certificate and
+// checks no chain, so a server with any certificate, or none valid, would
+// be measured.
+func (tool) TLS() bool { return false }
 func (tool) Client(spec load.Spec, sc *scenario.Scenario) (load.Client, error) {
 	if spec.CAFile != "" {
 		return load.Client{}, errNoVerify
@@ -45,9 +50,7 @@ func (tool) Client(spec load.Spec, sc *scenario.Scenario) (load.Client, error) {
 	return load.Client{Cmd: Args(spec, body, scenario.FullMethod), Files: map[string][]byte{body: load.GRPCFrame(req)}}, nil
 }
 
-// errNoVerify refuses TLS: h2load offers ALPN h2 but takes no CA
-// certificate and checks no chain, so a server with any certificate, or
-// none valid, would be measured.
+// errNoVerify refuses TLS (see TLS).
 var errNoVerify = errors.New("h2load cannot verify the server's certificate chain (it takes no CA certificate), so it loads plaintext cells only (GRPC_TLS=off); h2 and ghz verify it")
 
 // Parse reads h2load's report; its window is its run less the warm-up.
