@@ -317,14 +317,20 @@ func latencies(hist *hdrhistogram.Histogram, sum time.Duration) load.Latency {
 // openLoop adds what the schedules counted to an open-loop result: the
 // calls of the window that started late or never, and notes on why.
 func openLoop(res *load.Result, spec load.Spec, plans []*schedule) {
-	var planned, capped, unsent uint64
+	var planned, capped, unsent, dropped uint64
 	for _, p := range plans {
 		unsent += p.unsent()
 		res.Late += p.late
 		planned += p.planned
 		capped += p.capped
+		dropped += p.dropped
 	}
 	res.Late += unsent
+	if dropped > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf(
+			"open loop: the warm-up ended %d calls behind its schedule; they were dropped, not sent into the window, and the window's schedule began on time",
+			dropped))
+	}
 	if res.Late > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf(
 			"open loop at %d req/s: %d of the window's %d calls started more than %v after their intended start (%d never started); their latency runs from the intended start",

@@ -106,6 +106,35 @@ func TestScheduleCountsLateCalls(t *testing.T) {
 	}
 }
 
+// A warm-up that fell behind leaves no backlog in the window: once the
+// window opens, the warm-up's calls still unsent are dropped (counted, not
+// late) and the window's first call is the one meant for its start, so a
+// slow starter's burst cannot read as a rate above the target.
+func TestWarmupBacklogIsDropped(t *testing.T) {
+	start := time.Unix(1_000_000, 0)
+	measure := start.Add(time.Second)
+	p := newSchedule(start, measure, measure.Add(time.Second), 1000, 0, 1, load.ArrivalsConstant)
+	for range 100 { // the warm-up's first 100 calls went out, late
+		p.take(p.intended().Add(time.Minute), true)
+	}
+	if !p.due(measure.Add(-time.Millisecond)) || p.dropped != 0 {
+		t.Fatalf("before the window: dropped %d, want 0 and the backlog still due", p.dropped)
+	}
+	now := measure.Add(lateAfter / 2)
+	if !p.due(now) {
+		t.Fatal("the window's first call is not due at its start")
+	}
+	if at := p.take(now, false); !at.Equal(measure) {
+		t.Errorf("the window's first call was meant for %v, want its start", at.Sub(start))
+	}
+	if p.dropped != 900 || p.late != 0 || p.planned != 1 {
+		t.Errorf("dropped %d, late %d, planned %d; want 900, 0, 1", p.dropped, p.late, p.planned)
+	}
+	if p.due(now) {
+		t.Error("the call after the window's first is due at once: a backlog was kept")
+	}
+}
+
 // openConn is a connection past the server's SETTINGS, with slots, on an
 // open-loop plan, for fill to start calls on.
 func openConn(t *testing.T, slots int, plan *schedule) *conn {
