@@ -95,7 +95,7 @@ func (c *Check) Servers(ctx context.Context, servers []string, scenarios []*scen
 func (c *Check) check(ctx context.Context, cell record.Cell, name string, sc *scenario.Scenario) Outcome {
 	row := Outcome{Server: name, Scenario: sc.Name, CPUs: cell.ServerCPUs, TLS: cell.TLS}
 	if row.Unsupported = c.Builder.Catalog.Unsupported(name, sc.Name, cell.TLS); row.Unsupported != "" {
-		c.Out.Printf("%s / %s: %s", label(row, len(c.Cells) > 1), sc.Name, verdictText(row))
+		c.Out.Printf("%s / %s: %s", label(row, c.severalCPUs()), sc.Name, verdictText(row))
 		return row
 	}
 	warnings, err := c.bringUp(ctx, cell, name, sc)
