@@ -45,7 +45,9 @@ func LoadsOverTLS(t *testing.T, run func(context.Context, load.Spec) (load.Resul
 	other, _ := TLSServer(t)
 	spec := func(target, ca string) load.Spec {
 		return load.Spec{Target: target, ScenarioDir: ScenarioDir("complex_proto"), Kind: scenario.Unary, CAFile: ca,
-			Connections: 2, Concurrency: 8, Warmup: 200 * time.Millisecond, Duration: 500 * time.Millisecond}
+			// A warm-up long enough for ghz's handshakes on a busy machine:
+			// one that ends before any call did is a failed load.
+			Connections: 2, Concurrency: 8, Warmup: time.Second, Duration: 500 * time.Millisecond}
 	}
 	res, err := run(context.Background(), spec(StartServer(t, "complex_proto", Echo, creds), ca))
 	if err != nil {
