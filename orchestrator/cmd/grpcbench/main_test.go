@@ -43,7 +43,7 @@ func TestExitStatuses(t *testing.T) {
 	notARepo := t.TempDir() // a folder without servers/
 	checkExits(t, []exitCase{
 		{"help", []string{"--help"}, exitOK, "Usage: grpcbench", ""},
-		{"settings", []string{"env"}, exitOK, "#GRPC_BENCHMARK_ROUNDS=3", ""},
+		{"settings", []string{"env"}, exitOK, "#GRPC_BENCHMARK_ROUNDS=4", ""},
 		{"unknown flag", []string{"--bogus"}, exitBadInput, "", "unknown flag --bogus"},
 		{"unknown command", []string{"benchmark"}, exitBadInput, "", "unexpected argument benchmark"},
 		{"the old name of tools", []string{"engines", "--server", "go_grpc"}, exitBadInput, "", "renamed to tools"},

@@ -242,7 +242,7 @@ func newTestBench(t *testing.T, eng *fakeHost, servers ...string) Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse(map[string]string{"GRPC_IMAGE_NAME": "test", "GRPC_BENCHMARK_WARMUP": "1ms", "GRPC_BENCHMARK_DURATION": "3ms"}, config.Offered(load.Runners()))
+	cfg, err := config.Parse(map[string]string{"GRPC_IMAGE_NAME": "test", "GRPC_BENCHMARK_WARMUP": "1ms", "GRPC_BENCHMARK_DURATION": "3ms", "GRPC_BENCHMARK_ROUNDS": "3"}, config.Offered(load.Runners()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func sweepBench(t *testing.T, extra map[string]string) (Options, *fakeHost) {
 		return map[string]float64{"a": 3000, "b": 6000}[server]
 	}}
 	s := newTestBench(t, eng, "a", "b")
-	vars := map[string]string{"GRPC_IMAGE_NAME": "test", "GRPC_BENCHMARK_WARMUP": "1ms", "GRPC_BENCHMARK_DURATION": "3ms"}
+	vars := map[string]string{"GRPC_IMAGE_NAME": "test", "GRPC_BENCHMARK_WARMUP": "1ms", "GRPC_BENCHMARK_DURATION": "3ms", "GRPC_BENCHMARK_ROUNDS": "3"}
 	for k, v := range extra {
 		vars[k] = v
 	}

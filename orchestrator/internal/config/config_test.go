@@ -110,9 +110,9 @@ func TestParseDefaults(t *testing.T) {
 		t.Fatalf("Parse(empty) error: %v", err)
 	}
 	want := config.Config{
-		Duration:     20 * time.Second,
+		Duration:     16 * time.Second,
 		Warmup:       5 * time.Second,
-		Rounds:       config.RoundCount{N: 3},
+		Rounds:       config.RoundCount{N: 4},
 		Margin:       0.05,
 		ServerCPUs:   config.CPUList{1},
 		ServerRAM:    512 * 1024 * 1024,
@@ -161,8 +161,8 @@ func TestParseEmptyValueMeansDefault(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Parse error: %v", err)
 	}
-	if cfg.Duration != 20*time.Second || cfg.ResultsDir != "results" {
-		t.Errorf("empty values gave Duration=%v ResultsDir=%q, want the defaults 20s and results", cfg.Duration, cfg.ResultsDir)
+	if cfg.Duration != 16*time.Second || cfg.ResultsDir != "results" {
+		t.Errorf("empty values gave Duration=%v ResultsDir=%q, want the defaults 16s and results", cfg.Duration, cfg.ResultsDir)
 	}
 }
 
@@ -221,7 +221,7 @@ func TestParseAccepted(t *testing.T) {
 		{"auto rounds and a seed", map[string]string{"GRPC_BENCHMARK_ROUNDS": "auto", "GRPC_BENCHMARK_SEED": "42", "GRPC_BENCHMARK_BUDGET": "30m"},
 			func(c config.Config) bool {
 				seed, ok := c.SeedValue()
-				return c.Rounds.Auto && seed == 42 && ok && c.Budget == 30*time.Minute && !c.Design().Fixed && c.RoundDuration() == 6666*time.Millisecond
+				return c.Rounds.Auto && seed == 42 && ok && c.Budget == 30*time.Minute && !c.Design().Fixed && c.RoundDuration() == 5333*time.Millisecond
 			}, "auto, seed 42, budget 30m"},
 		{"capacity off", map[string]string{"GRPC_CAPACITY_TOOL": "off"},
 			func(c config.Config) bool { return c.CapacityTool == config.CapacityOff }, "CapacityTool=off"},
@@ -616,9 +616,9 @@ func TestSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][2]string{
-		{"GRPC_BENCHMARK_DURATION", "20s"},
+		{"GRPC_BENCHMARK_DURATION", "16s"},
 		{"GRPC_BENCHMARK_WARMUP", "5s"},
-		{"GRPC_BENCHMARK_ROUNDS", "3"},
+		{"GRPC_BENCHMARK_ROUNDS", "4"},
 		{"GRPC_BENCHMARK_SEED", ""},
 		{"GRPC_BENCHMARK_BUDGET", "0s"},
 		{"GRPC_EQUIVALENCE_MARGIN", "0.05"},
@@ -661,7 +661,7 @@ func TestSettings(t *testing.T) {
 		}
 	}
 	defaults := map[string]string{
-		"GRPC_BENCHMARK_DURATION": "20s",
+		"GRPC_BENCHMARK_DURATION": "16s",
 		"GRPC_SERVER_RAM":         "512m",
 		"GRPC_SERVER_CPUS":        "1",
 		"GRPC_BENCHMARKS":         "",
