@@ -72,6 +72,7 @@ func TestFalseSeparationsOfIdenticalServers(t *testing.T) {
 	designs := map[string]Design{
 		"1 round":  Fixed(1, 0.05),
 		"3 rounds": Fixed(3, 0.05),
+		"4 rounds": Fixed(4, 0.05), // the default
 		"6 rounds": Fixed(6, 0.05),
 		"auto":     Sequential(AutoLooks, 0.05),
 	}
