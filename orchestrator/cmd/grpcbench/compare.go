@@ -12,9 +12,9 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/toolcompare"
 )
@@ -114,7 +114,7 @@ func (c *accuracyCmd) Run(ctx context.Context, std streams) error {
 	defer s.Close()
 	if c.Against == "" {
 		c.Against = "h2load"
-		if cmp.Scenario.Kind != scenario.Unary || cmp.Cell.TLS {
+		if h2load, ok := load.Lookup("h2load"); !ok || !cmp.Loads(h2load) {
 			c.Against = "ghz" // h2load drives neither streams nor TLS
 		}
 	}

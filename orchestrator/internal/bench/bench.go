@@ -559,12 +559,12 @@ func Planned(cells []record.Cell, servers []string, rounds int) int {
 	n := 0
 	for _, c := range cells {
 		for _, name := range servers {
-			i := slices.IndexFunc(c.Servers, func(s record.Server) bool { return s.Name == name })
+			s, ok := c.Server(name)
 			switch {
-			case i < 0:
+			case !ok:
 				n += rounds
-			case c.Servers[i].FirstFailure() == nil:
-				n += max(0, rounds-len(c.Servers[i].Rounds))
+			case s.FirstFailure() == nil:
+				n += max(0, rounds-len(s.Rounds))
 			}
 		}
 	}

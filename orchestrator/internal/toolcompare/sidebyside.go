@@ -68,11 +68,17 @@ func (c *Comparison) compared() ([]load.Tool, error) {
 	}
 	tools := []load.Tool{subject}
 	for _, t := range load.All() {
-		if t.Name() != c.Subject && load.Drives(t, c.Scenario.Kind) == nil && (t.TLS() || !c.Cell.TLS) {
+		if t.Name() != c.Subject && c.Loads(t) {
 			tools = append(tools, t)
 		}
 	}
 	return tools, nil
+}
+
+// Loads says whether t can load the comparison's cell: drive its call
+// kind, and verify the chain when the cell is TLS.
+func (c *Comparison) Loads(t load.Tool) bool {
+	return load.Drives(t, c.Scenario.Kind) == nil && (t.TLS() || !c.Cell.TLS)
 }
 
 // tool is the tool named by a flag, which must drive the scenario's call
