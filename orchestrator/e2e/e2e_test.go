@@ -33,13 +33,13 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/calibrate"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/toolcompare"
 
 	// The load tools, as the binary imports them.
 	_ "github.com/grpcbench/grpcbench/orchestrator/internal/load/ghz"
@@ -539,9 +539,9 @@ func TestBenchGoGRPC(t *testing.T) {
 // sequence, gate and both engines included: the catalog's fast subset.
 func TestBenchNonGoServer(t *testing.T) {
 	api := engine(t)
-	for _, engine := range load.Names(load.Runners()) {
-		t.Run(engine, func(t *testing.T) {
-			env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "python_grpc", "GRPC_LOAD_TOOL": engine})
+	for _, tool := range load.Names(load.Runners()) {
+		t.Run(tool, func(t *testing.T) {
+			env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "python_grpc", "GRPC_LOAD_TOOL": tool})
 			res := runBinary(t, repoRoot(t), env, "bench")
 			if res.code != 0 {
 				t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
@@ -552,8 +552,8 @@ func TestBenchNonGoServer(t *testing.T) {
 			}
 			srv := servers(t, run)[0]
 			s := srv.Rounds[0]
-			if !srv.Conformance.Passed || s.Load.OK != s.Load.Requests || s.Load.Tool != engine {
-				t.Errorf("verdict %+v, %d of %d calls OK, engine %s", srv.Conformance, s.Load.OK, s.Load.Requests, s.Load.Tool)
+			if !srv.Conformance.Passed || s.Load.OK != s.Load.Requests || s.Load.Tool != tool {
+				t.Errorf("verdict %+v, %d of %d calls OK, tool %s", srv.Conformance, s.Load.OK, s.Load.Requests, s.Load.Tool)
 			}
 			assertNoContainersLeft(t, api)
 		})
@@ -815,23 +815,23 @@ func TestComposeUp(t *testing.T) {
 // TestRateIsTotal checks that GRPC_CLIENT_QPS is the total rate (grpc_bench
 // divided it by the concurrency), with both load tools.
 func TestRateIsTotal(t *testing.T) {
-	for _, engine := range load.Names(load.Runners()) {
-		t.Run(engine, func(t *testing.T) {
-			env := benchEnv(t, map[string]string{"GRPC_CLIENT_QPS": "2000", "GRPC_BENCHMARK_DURATION": "10s", "GRPC_LOAD_TOOL": engine})
+	for _, tool := range load.Names(load.Runners()) {
+		t.Run(tool, func(t *testing.T) {
+			env := benchEnv(t, map[string]string{"GRPC_CLIENT_QPS": "2000", "GRPC_BENCHMARK_DURATION": "10s", "GRPC_LOAD_TOOL": tool})
 			res := runBinary(t, repoRoot(t), env, "bench")
 			if res.code != 0 {
 				t.Fatalf("exit code %d\n%s\n%s", res.code, res.stdout, res.stderr)
 			}
 			_, run := readRun(t, runFolder(t, env))
 			l := servers(t, run)[0].Rounds[0].Load
-			if l.Tool != engine {
-				t.Errorf("engine %q ran, want %q", l.Tool, engine)
+			if l.Tool != tool {
+				t.Errorf("tool %q ran, want %q", l.Tool, tool)
 			}
 			// h2 keeps its schedule whatever happens; ghz's pacer makes up
 			// for a delay only once a whole second has passed, so on a busy
 			// machine it falls a few percent short. Either way a rate
 			// divided by the concurrency, as grpc_bench's, would give 2.
-			tolerance := map[string]float64{"h2": 0.02, "ghz": 0.05}[engine]
+			tolerance := map[string]float64{"h2": 0.02, "ghz": 0.05}[tool]
 			if math.Abs(l.RPS-2000)/2000 > tolerance {
 				t.Errorf("asked for 2000 req/s, measured %.1f (tolerance %.0f%%)", l.RPS, 100*tolerance)
 			}
@@ -852,16 +852,16 @@ func TestToolsSideBySide(t *testing.T) {
 		t.Fatalf("exit code %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	dir := runFolder(t, env)
-	table, err := os.ReadFile(filepath.Join(dir, "engines.txt"))
+	table, err := os.ReadFile(filepath.Join(dir, "tools.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(table)), "\n")
-	if last := lines[len(lines)-1]; !regexp.MustCompile(`^per-core ratio: engine/ghz=\d+\.\d\d engine/h2load=\d+\.\d\d$`).MatchString(last) {
+	if last := lines[len(lines)-1]; !regexp.MustCompile(`^per-core ratio: h2/ghz=\d+\.\d\d h2/h2load=\d+\.\d\d$`).MatchString(last) {
 		t.Errorf("last line %q", last)
 	}
-	var got struct{ Rows []toolcompare.ToolRun }
-	readJSON(t, filepath.Join(dir, "engines.json"), &got)
+	var got struct{ Rows []calibrate.ToolRun }
+	readJSON(t, filepath.Join(dir, "tools.json"), &got)
 	compared := []string{"h2", "ghz", "h2load"} // the subject, then the others
 	if len(got.Rows) != len(compared) {
 		t.Fatalf("%d tools measured, want %d", len(got.Rows), len(compared))
@@ -887,7 +887,7 @@ func TestAccuracyAlternatesTheTools(t *testing.T) {
 		t.Fatalf("exit code %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	dir := runFolder(t, env)
-	var got struct{ Rows []toolcompare.AccuracyRow }
+	var got struct{ Rows []calibrate.AccuracyRow }
 	readJSON(t, filepath.Join(dir, "accuracy.json"), &got)
 	if len(got.Rows) != 1 || got.Rows[0].Server != "go_grpc" || got.Rows[0].Profile != "2b" || len(got.Rows[0].Rounds) != 2 {
 		t.Fatalf("rows: %+v", got.Rows)
@@ -903,7 +903,7 @@ func TestAccuracyAlternatesTheTools(t *testing.T) {
 	if row := got.Rows[0]; row.Connections != 10 || row.Concurrency != 100 {
 		t.Errorf("shape 2b ran as %d connections, %d calls in flight", row.Connections, row.Concurrency)
 	}
-	if v := got.Rows[0].Agreement().Verdict; v == toolcompare.NotMeasured || v == toolcompare.Failing {
+	if v := got.Rows[0].Agreement().Verdict; v == calibrate.NotMeasured || v == calibrate.Failing {
 		t.Errorf("verdict %q", v)
 	}
 	if !strings.Contains(res.stdout, "of 1\n") {
@@ -982,9 +982,9 @@ func TestRoundsInterleaveAndCapacity(t *testing.T) {
 	if !strings.Contains(string(summary), "server capacity") || !strings.Contains(string(summary), "min–max") {
 		t.Errorf("summary.txt:\n%s", summary)
 	}
-	for _, row := range report.CapacityRanking(run.Cells[0]) {
+	for _, row := range analysis.CapacityRanking(run.Cells[0]) {
 		if !slices.Equal(row.Tools, []string{"h2"}) || row.RPS.N != 2 {
-			t.Errorf("capacity row %s: engines %v over %d rounds, want h2 alone over 2", row.Name, row.Tools, row.RPS.N)
+			t.Errorf("capacity row %s: tools %v over %d rounds, want h2 alone over 2", row.Name, row.Tools, row.RPS.N)
 		}
 	}
 	for _, f := range []string{"go_grpc/round-1/load.json", "go_grpc/round-2/load.json", "python_grpc/round-2/server.log"} {

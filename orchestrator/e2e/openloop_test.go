@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
 // slowServiceTime is the service time of testdata/slow_server, which
@@ -33,7 +33,7 @@ func TestOpenLoopAgainstASlowServer(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "variants.json"), []byte(`{"slow_server_stalls": {"SLOW_SERVER_STALLS": "1"}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bench := func(qps, names, concurrency string) (string, map[string]load.Result) {
+	bench := func(qps, names, concurrency string) (string, map[string]record.Result) {
 		t.Helper()
 		env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": names, "GRPC_LOAD_TOOL": "h2", "GRPC_CLIENT_QPS": qps,
 			"GRPC_CLIENT_CONNECTIONS": "1", "GRPC_CLIENT_CONCURRENCY": concurrency, "GRPC_BENCHMARK_DURATION": "20s", "GRPC_BENCHMARK_WARMUP": "1s"})
@@ -42,7 +42,7 @@ func TestOpenLoopAgainstASlowServer(t *testing.T) {
 			t.Fatalf("GRPC_CLIENT_QPS=%s: exit code %d\nstdout:\n%s\nstderr:\n%s", qps, res.code, res.stdout, res.stderr)
 		}
 		text, run := readRun(t, runFolder(t, env))
-		loads := map[string]load.Result{}
+		loads := map[string]record.Result{}
 		for _, s := range servers(t, run) {
 			if len(s.Rounds) != 1 || s.Rounds[0].Load == nil || s.Rounds[0].Load.Service == nil {
 				t.Fatalf("%s: no open-loop measurement: %+v", s.Name, s.Rounds)

@@ -50,7 +50,7 @@ func TestStreamingCell(t *testing.T) {
 			t.Errorf("bench.txt does not say %s failed the gate with %q:\n%s", name, reason, bench)
 		}
 	}
-	if kind := run.Cells[0].Kind; kind != scenario.BidiStreaming {
+	if kind := scenario.Kind(run.Cells[0].Kind); kind != scenario.BidiStreaming {
 		t.Errorf("the cell's call kind is %q in results.json, want %q", kind, scenario.BidiStreaming)
 	}
 	for _, s := range servers(t, run) {

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
 // TestRateSweep runs go_grpc at 25% and 50% of its capacity, measured in
@@ -34,11 +35,11 @@ func TestRateSweep(t *testing.T) {
 	for i, share := range []float64{0.25, 0.5} {
 		c := run.Cells[1+i]
 		r := c.Servers[0].Rounds[0]
-		if c.Rate != (config.Rate{Share: share}) || r.Load == nil {
+		if c.Rate != (record.Rate{Share: share}) || r.Load == nil {
 			t.Fatalf("cell %d: rate %+v, round %+v", 1+i, c.Rate, r)
 		}
-		if r.TargetRPS != share*capacity || r.Load.Tool != config.RateTool || r.Capacity != nil {
-			t.Errorf("%s: target %.0f (want %.0f of %.0f), tool %s, capacity %v", c.Name(), r.TargetRPS, share*capacity, capacity, r.Load.Tool, r.Capacity)
+		if r.TargetRPS != share*capacity || r.Load.Tool != "h2" || r.Capacity != nil {
+			t.Errorf("%s: target %.0f (want %.0f of %.0f), tool %s, capacity %v", plan.Of(c).Name(), r.TargetRPS, share*capacity, capacity, r.Load.Tool, r.Capacity)
 		}
 		// Whether it kept up depends on the machine; that the rate achieved
 		// is said beside the target does not.

@@ -12,20 +12,22 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
 )
 
 type benchCmd struct {
 	Root         string `help:"The repository: servers/, scenarios/ and the Dockerfile of the client image." default:"." type:"existingdir"`
-	Resume       string `help:"Finish the interrupted run in this folder: its finished rounds are kept, the rest run with the settings it was given, on the engines it used; refused when the code changed since." placeholder:"RUN-FOLDER"`
+	Resume       string `help:"Finish the interrupted run in this folder: its finished rounds are kept, the rest run with the settings it was given, on the hosts it used; refused when the code changed since." placeholder:"RUN-FOLDER"`
 	ResumeAnyway bool   `help:"With --resume, go on even though the commit, the servers or a server's build context changed since the run started (the record notes what changed)."`
 }
 
 func (c *benchCmd) Run(ctx context.Context, std streams) error {
-	open := func() (*session.Session, error) { return session.Open(ctx, c.Root, std.Stdout) }
+	open := func() (*session.Session, error) { return openRun(ctx, c.Root, std) }
 	if c.Resume != "" {
 		open = func() (*session.Session, error) {
-			return session.Resume(ctx, c.Root, c.Resume, c.ResumeAnyway, std.Stdout)
+			return started(session.Resume(ctx, c.Root, c.Resume, c.ResumeAnyway, std.Stdout))
 		}
 	} else if c.ResumeAnyway {
 		return &config.Error{Var: "--resume-anyway", Value: "true", Reason: "there is no run to resume", Allowed: "only with --resume RUN-FOLDER"}
@@ -45,13 +47,7 @@ func (c *benchCmd) Run(ctx context.Context, std streams) error {
 	// Under auto, the first look's rounds are planned: the later looks'
 	// depend on what they decide.
 	out := progress.New(std.Stdout, bench.Planned(s.Run.Cells, servers, s.Config.FirstRounds()), bench.PerRound(s.Config))
-	b, err := bench.New(bench.Options{Hosts: s.SuiteHosts(), Builder: s.Builder(), ClientBuilder: s.ClientBuilder(), Config: s.Config, Scenarios: s.Scenarios,
-		Folder: s.Folder, Run: &s.Run, HostStat: s.HostStat(), Alive: s.Alive, Held: s.Held, Progress: out, Observer: out})
-	if err != nil {
-		out.Close()
-		return err
-	}
-	err = b.Benchmark(ctx, servers)
+	run, err := benchmark(ctx, s, servers, out)
 	out.Close()
 	if table, readErr := os.ReadFile(s.Folder.Path("bench.txt")); readErr == nil {
 		fmt.Fprint(std.Stdout, "\n", string(table))
@@ -61,7 +57,7 @@ func (c *benchCmd) Run(ctx context.Context, std streams) error {
 		return err
 	}
 	var failed []string
-	for _, c := range s.Run.Cells {
+	for _, c := range run.Cells {
 		for _, srv := range c.Servers {
 			if !srv.Ranked() && srv.Unsupported == "" && !slices.Contains(failed, srv.Name) {
 				failed = append(failed, srv.Name)
@@ -74,17 +70,49 @@ func (c *benchCmd) Run(ctx context.Context, std streams) error {
 	return nil
 }
 
+// benchmark runs the benchmark of a session's run, its kit built first.
+func benchmark(ctx context.Context, s *session.Session, servers []string, out progress.Reporter) (record.Run, error) {
+	st := store{s.Folder}
+	kit, err := s.Kit(ctx, out, out)
+	if err != nil {
+		if ctx.Err() != nil { // interrupted while the client image built: a run to resume
+			s.Run.Interrupted = true
+			err = errors.Join(err, st.Publish(s.Run))
+		}
+		return s.Run, err
+	}
+	b, err := bench.New(bench.Options{Kit: kit, Store: st, Progress: out}, s.Run)
+	if err != nil {
+		return s.Run, err
+	}
+	return b.Benchmark(ctx, servers)
+}
+
+// store keeps a run's record in its folder: results.json after each
+// round, and the files people read from it when the benchmark publishes.
+type store struct{ folder record.Folder }
+
+func (st store) Save(run record.Run) error { return record.Save(st.folder, run) }
+
+func (st store) Publish(run record.Run) error {
+	if err := record.Save(st.folder, run); err != nil {
+		return err
+	}
+	return report.Render(st.folder, run)
+}
+
 type imagesCmd struct {
 	Root string `help:"The repository." default:"." type:"existingdir"`
 }
 
 func (c *imagesCmd) Run(ctx context.Context, std streams) error {
-	s, err := session.Open(ctx, c.Root, std.Stdout)
+	s, err := openRun(ctx, c.Root, std)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	out := progress.New(std.Stdout, 0, 0)
 	defer out.Close()
-	return images.BuildImages(ctx, s.Builder(), s.ClientBuilder(), s.Config.Servers(s.Catalog.Servers), s.ScenarioList(), s.Folder, out)
+	servers, clients := s.Builders()
+	return images.BuildImages(ctx, servers, clients, s.Config.Servers(s.Catalog.Servers), s.ScenarioList(), s.Folder, out)
 }

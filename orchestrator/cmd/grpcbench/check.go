@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/check"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
 )
 
 type checkCmd struct {
@@ -21,14 +18,14 @@ type checkCmd struct {
 // scenario (or those of GRPC_REQUEST_SCENARIO) and passes each through the conformance gate under each
 // GRPC_SERVER_CPUS; check.txt and check.json go to the run folder.
 func (c *checkCmd) Run(ctx context.Context, std streams) error {
-	s, err := session.Open(ctx, c.Root, std.Stdout)
+	s, err := openRun(ctx, c.Root, std)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	// Every scenario, unless GRPC_REQUEST_SCENARIO names some.
 	names := s.Catalog.Scenarios
-	if slices.ContainsFunc(s.Run.Settings, func(st config.Setting) bool { return st.Name == "GRPC_REQUEST_SCENARIO" && st.Given }) {
+	if s.Config.Given("GRPC_REQUEST_SCENARIO") {
 		names = s.Config.Scenarios
 	}
 	var scenarios []*scenario.Scenario
@@ -39,7 +36,12 @@ func (c *checkCmd) Run(ctx context.Context, std streams) error {
 		}
 		scenarios = append(scenarios, sc)
 	}
-	chk := &check.Check{Hosts: s.SuiteHosts(), Builder: s.Builder(), ClientBuilder: s.ClientBuilder(), Config: s.Config, Cells: check.ByServerCPUs(s.Run.Cells), Folder: s.Folder, Out: progress.Plain(std.Stdout)}
+	out := progress.Plain(std.Stdout)
+	kit, err := s.Kit(ctx, out, nil)
+	if err != nil {
+		return err
+	}
+	chk := &check.Check{Kit: kit, Cells: check.ByServerCPUs(s.Run.Cells), Out: out}
 	rows, err := chk.Servers(ctx, s.Config.Servers(s.Catalog.Servers), scenarios)
 	var table bytes.Buffer
 	if werr := check.WriteTable(&table, rows); werr != nil {

@@ -1,134 +1,77 @@
 package main
 
 import (
-	"bytes"
-	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"slices"
+	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/alecthomas/kong"
-
-	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/compare"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/toolcompare"
 )
 
-// comparison opens a session and the comparison of subject with the other
-// load tools over it.
-func comparison(ctx context.Context, root, subject string, std streams) (*session.Session, *toolcompare.Comparison, error) {
-	s, err := session.Open(ctx, root, std.Stdout)
-	if err != nil {
-		return nil, nil, err
-	}
-	cell := s.Run.Cells[0]
-	return s, &toolcompare.Comparison{Subject: subject, Hosts: s.SuiteHosts(), Builder: s.Builder(), ClientBuilder: s.ClientBuilder(), Config: s.Config, Cell: cell, Scenario: s.Scenarios[cell.Scenario],
-		Folder: s.Folder, Out: progress.Plain(std.Stdout)}, nil
+// errRegression says that compare --fail-on regression found one.
+var errRegression = errors.New("regression")
+
+type compareCmd struct {
+	A         string `arg:"" name:"run-a" help:"The first run's folder (results/<run>), the baseline."`
+	B         string `arg:"" name:"run-b" help:"The second run's folder."`
+	FailOn    string `name:"fail-on" help:"Exit with status 4 on: none, or regression (a server ranked in run-a fails in run-b, or is slower beyond --threshold and significantly)." enum:"none,regression" default:"none"`
+	Threshold string `help:"The slowdown a regression must exceed, in percent (5%); it covers the drift between two runs that the machine's median shift does not remove." default:"10%"`
+	Format    string `help:"Output: text, or json for machines." enum:"text,json" default:"text"`
 }
 
-type toolsCmd struct {
-	Root     string   `help:"The repository." default:"." type:"existingdir"`
-	Server   string   `help:"The server to load." default:"go_grpc"`
-	Tool     string   `help:"The load tool compared with the others: the ratio line is its cost per call against each." default:"h2" enum:"${tools}"`
-	Profiles []string `help:"Load shapes (GRPC_LOAD_PROFILE names) to compare under, each with its own ratio line; none: the settings' shape." enum:"1a,1b,2a,2b,3a,3b"`
-}
-
-// Run loads one server with each load tool in turn and prints what each
-// costs per call; engines.txt and engines.json go to the run folder.
-func (c *toolsCmd) Run(ctx context.Context, std streams) error {
-	// The server is checked before the Docker engine is touched or a run
-	// folder made.
-	cat, err := catalog.Open(c.Root)
+// Run prints every server and cell of either run side by side and, with
+// --fail-on regression, fails when a server got slower.
+func (c *compareCmd) Run(std streams) error {
+	threshold, err := parseThreshold(c.Threshold)
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(cat.Servers, c.Server) {
-		return &config.Error{Var: "--server", Value: c.Server, Reason: "no such server",
-			Allowed: "a folder of servers/: " + strings.Join(cat.Servers, ", ")}
-	}
-	s, cmp, err := comparison(ctx, c.Root, c.Tool, std)
+	a, err := loadRun("run-a", c.A)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	rows, err := cmp.SideBySide(ctx, c.Server, c.Profiles)
+	b, err := loadRun("run-b", c.B)
 	if err != nil {
 		return err
 	}
-	unit := cmp.Scenario.Kind.RateUnit()
-	var table bytes.Buffer
-	if err := toolcompare.WriteTable(&table, rows, unit); err != nil {
-		return err
+	cmp := compare.Runs(a, b, threshold)
+	cmp.A, cmp.B = filepath.Base(c.A), filepath.Base(c.B)
+	if c.Format == "json" {
+		enc := json.NewEncoder(std.Stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(cmp)
+	} else {
+		err = compare.WriteText(std.Stdout, cmp)
 	}
-	fmt.Fprint(std.Stdout, "\n", table.String())
-	return saveComparison(s.Folder, cmp.Cell, "engines", table.Bytes(), rows)
-}
-
-// renamedCmd is a command's old name: it says the new one, whatever
-// arguments came with it.
-type renamedCmd struct {
-	Args []string `arg:"" optional:"" passthrough:""`
-}
-
-func (renamedCmd) Run(kctx *kong.Context) error {
-	return &config.Error{Var: "command", Value: strings.Fields(kctx.Command())[0], Reason: "renamed to tools", Allowed: "grpcbench tools (make bench-tools)"}
-}
-
-// saveComparison writes a comparison as <name>.txt, the table, and
-// <name>.json, its rows with the settings and placement they ran under.
-func saveComparison(f record.Folder, cell record.Cell, name string, table []byte, rows any) error {
-	if err := f.Write(name+".txt", table); err != nil {
-		return err
-	}
-	return f.WriteJSON(name+".json", struct {
-		Settings  []config.Setting `json:"settings"`
-		Placement record.Placement `json:"placement"`
-		Rows      any              `json:"rows"`
-	}{cell.Settings, cell.Placement, rows})
-}
-
-type accuracyCmd struct {
-	Root     string   `help:"The repository." default:"." type:"existingdir"`
-	Profiles []string `help:"Load shapes to compare under (GRPC_LOAD_PROFILE names)." default:"1a,2b,3b" enum:"1a,1b,2a,2b,3a,3b"`
-	Rounds   int      `help:"Measurements by each tool per server and shape, in alternating order; the medians are compared." default:"3"`
-	Tool     string   `help:"The load tool whose accuracy is measured." default:"h2" enum:"${tools}"`
-	Against  string   `help:"The reference tool, or --tool itself to measure how far apart two identical clients land here; by default h2load, or ghz for a streaming scenario or GRPC_TLS=on (h2load drives unary plaintext calls only)."`
-}
-
-// Run compares --tool with --against on every server of GRPC_BENCHMARKS
-// (default: all) under each profile; accuracy.txt and accuracy.json go to
-// the run folder and are rewritten after each server.
-func (c *accuracyCmd) Run(ctx context.Context, std streams) error {
-	if c.Rounds < 1 || c.Rounds > 20 {
-		return &config.Error{Var: "--rounds", Value: strconv.Itoa(c.Rounds), Allowed: "a whole number from 1 to 20"}
-	}
-	s, cmp, err := comparison(ctx, c.Root, c.Tool, std)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	if c.Against == "" {
-		c.Against = "h2load"
-		if h2load, ok := load.Lookup("h2load"); !ok || !cmp.Loads(h2load) {
-			c.Against = "ghz" // h2load drives neither streams nor TLS
-		}
+	if c.FailOn == "regression" && cmp.Regressions > 0 {
+		return fmt.Errorf("%w: %d found (a server slower beyond %s, or failing now)", errRegression, cmp.Regressions, c.Threshold)
 	}
-	var table bytes.Buffer
-	save := func(rows []toolcompare.AccuracyRow) error {
-		table.Reset()
-		if err := toolcompare.WriteAccuracyTable(&table, c.Tool, cmp.Scenario.Kind.RateUnit(), rows); err != nil {
-			return err
-		}
-		return saveComparison(s.Folder, cmp.Cell, "accuracy", table.Bytes(), rows)
-	}
-	if _, err := cmp.Accuracy(ctx, s.Config.Servers(s.Catalog.Servers), c.Against, c.Profiles, c.Rounds, save); err != nil {
-		return err
-	}
-	fmt.Fprint(std.Stdout, "\n", table.String())
 	return nil
+}
+
+// parseThreshold reads a percentage, with or without its sign: "5%", "2.5".
+func parseThreshold(s string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%")), 64)
+	if err != nil || v <= 0 || v >= 100 {
+		return 0, &config.Error{Var: "--threshold", Value: s, Allowed: "a percentage above 0 and below 100, such as 5%"}
+	}
+	return v / 100, nil
+}
+
+// loadRun reads a run folder named on the command line; a folder that is
+// missing or holds no readable record is bad input.
+func loadRun(arg, dir string) (record.Run, error) {
+	run, err := record.Load(dir)
+	if err != nil {
+		return run, &config.Error{Var: arg, Value: dir, Reason: err.Error(), Allowed: "a run folder that holds a results.json, such as results/2026-11-30_10-20-20"}
+	}
+	return run, nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -196,8 +197,8 @@ func TestPackageLayers(t *testing.T) {
 	const module = "github.com/grpcbench/grpcbench/orchestrator/"
 	layer := map[string]int{}
 	var implementations []string
-	for _, m := range regexp.MustCompile(`(?m)^\| (\d) ([a-z' ]+) \| (.+) \|$`).FindAllStringSubmatch(testfiles.Read(t, filepath.Join(repoRoot, "docs", "architecture.md")), -1) {
-		n := int(m[1][0] - '0')
+	for _, m := range regexp.MustCompile(`(?m)^\| (\d+) ([a-z' ]+) \| (.+) \|$`).FindAllStringSubmatch(testfiles.Read(t, filepath.Join(repoRoot, "docs", "architecture.md")), -1) {
+		n, _ := strconv.Atoi(m[1])
 		for _, pkg := range strings.Fields(strings.ReplaceAll(m[3], "`", "")) {
 			if _, dup := layer[pkg]; dup {
 				t.Errorf("docs/architecture.md names %s twice", pkg)
@@ -262,5 +263,32 @@ func TestPackageLayers(t *testing.T) {
 		if _, ok := pkgs[pkg]; !ok {
 			t.Errorf("docs/architecture.md names %s, which is no package", pkg)
 		}
+	}
+}
+
+// TestNoKeyCallsALoadToolAnEngine: a load tool is a "tool" and a host a
+// "host" in every key of every JSON document and in every container
+// label the code writes; "engine" is the Docker engine's word only, in
+// prose. The JSON tags and labels of every non-test source are read.
+func TestNoKeyCallsALoadToolAnEngine(t *testing.T) {
+	tag := regexp.MustCompile(`json:"([^"]*)"`)
+	label := regexp.MustCompile(`"(io\.grpcbench\.[a-z._]+)"`)
+	root := filepath.Join(repoRoot, "orchestrator")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		src := testfiles.Read(t, path)
+		for _, re := range []*regexp.Regexp{tag, label} {
+			for _, m := range re.FindAllStringSubmatch(src, -1) {
+				if strings.Contains(m[1], "engine") {
+					t.Errorf("%s: %q says engine", strings.TrimPrefix(path, repoRoot+"/"), m[1])
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

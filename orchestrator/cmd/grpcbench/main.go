@@ -19,7 +19,9 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scratch"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 
 	// The backends a run can use, each serving its address schemes.
@@ -98,6 +100,24 @@ func interrupts() <-chan os.Signal {
 	}
 	signal.Notify(signals, stops...)
 	return signals
+}
+
+// openRun opens a session for a new run in root and writes its
+// hardware.txt.
+func openRun(ctx context.Context, root string, std streams) (*session.Session, error) {
+	return started(session.Open(ctx, root, std.Stdout))
+}
+
+// started writes the hardware.txt of a session just opened.
+func started(s *session.Session, err error) (*session.Session, error) {
+	if err != nil {
+		return nil, err
+	}
+	if err := report.SaveHardware(s.Folder, s.Run); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // runCommand runs the parsed command and turns a panic into an error that

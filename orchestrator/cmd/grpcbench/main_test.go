@@ -9,8 +9,6 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
@@ -88,11 +86,11 @@ func TestCompareExitStatuses(t *testing.T) {
 		s := record.Server{Name: "go_grpc"}
 		for i, v := range rps {
 			s.Rounds = append(s.Rounds, record.Round{Round: i + 1, Measurement: record.Measurement{
-				Load: &load.Result{Tool: "h2", RPS: v, Requests: 10, OK: 10}}})
+				Load: &record.Result{Tool: "h2", RPS: v, Requests: 10, OK: 10}}})
 		}
 		f := record.Folder{Dir: t.TempDir()}
-		run := record.Run{ID: filepath.Base(f.Dir), Cells: []record.Cell{{Cell: config.Cell{Scenario: "complex_proto", ServerCPUs: 1, ClientCPUs: 1}, Servers: []record.Server{s}}}}
-		if err := f.WriteJSON("results.json", run); err != nil {
+		run := record.Run{ID: filepath.Base(f.Dir), Cells: []record.Cell{{Scenario: "complex_proto", ServerCPUs: 1, ClientCPUs: 1, Servers: []record.Server{s}}}}
+		if err := record.Save(f, run); err != nil {
 			t.Fatal(err)
 		}
 		return f.Dir

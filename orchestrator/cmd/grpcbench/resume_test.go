@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,7 +38,7 @@ func TestResumeWithOtherCodeIsRefused(t *testing.T) {
 		testfiles.Write(t, filepath.Join(root, name), content)
 	}
 	dir := saveRun(t, record.Run{ID: "r", Commit: "unknown commit (no git history here)", Interrupted: true,
-		Hosts:    &record.Hosts{Servers: "unix:///nonexistent/docker.sock", Clients: "unix:///nonexistent/docker.sock"},
+		Hosts:    &record.HostAddresses{Servers: "unix:///nonexistent/docker.sock", Clients: "unix:///nonexistent/docker.sock"},
 		Contexts: map[string]string{"a": "the hash of another servers/a"},
 		Cells:    []record.Cell{{Servers: []record.Server{{Name: "a"}}}}})
 	var stdout, stderr bytes.Buffer
@@ -58,11 +56,7 @@ func TestResumeWithOtherCodeIsRefused(t *testing.T) {
 func saveRun(t *testing.T, r record.Run) string {
 	t.Helper()
 	dir := t.TempDir()
-	js, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), js, 0o644); err != nil {
+	if err := record.Save(record.Folder{Dir: dir}, r); err != nil {
 		t.Fatal(err)
 	}
 	return dir

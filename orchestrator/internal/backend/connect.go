@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -31,14 +32,23 @@ type TLS struct {
 // Open connects to a target of a backend and checks that it answers.
 type Open func(ctx context.Context, t Target) (Host, error)
 
-// StatsReader reads a stats file back. A host's stats stream is kept raw,
-// in its backend's own format, so the reports read a run's files with the
-// reader of the backend that wrote them.
+// StatsReader reads a raw stats file back, in the format of the backend
+// that wrote it.
 type StatsReader func(r io.Reader, each func(Sample)) error
 
 // Backend is what a backend registers for its schemes.
 type Backend struct {
-	Open  Open
+	Open Open
+	// Check says why an address of the backend's schemes cannot name a
+	// host, "" when it can: the settings' checks ask it before anything
+	// connects.
+	Check func(address string) string
+	// Canonical writes an address the one way that names its host, so
+	// that two spellings of one host compare equal; nil keeps it as
+	// written.
+	Canonical func(address string) string
+	// Stats reads the raw stats files of runs recorded before samples were
+	// kept in the record's own form.
 	Stats StatsReader
 }
 
@@ -74,6 +84,31 @@ func ReadStats(address string, r io.Reader, each func(Sample)) error {
 		return fmt.Errorf("read the stats of %s: %w", address, err)
 	}
 	return b.Stats(r, each)
+}
+
+// Check says why address names no host: no backend serves its scheme, or
+// the backend refuses it.
+func Check(address string) error {
+	b, err := of(address)
+	if err != nil {
+		return err
+	}
+	if b.Check != nil {
+		if why := b.Check(address); why != "" {
+			return errors.New(why)
+		}
+	}
+	return nil
+}
+
+// Same says two addresses name one host, as their backend writes them.
+func Same(a, b string) bool { return canonical(a) == canonical(b) }
+
+func canonical(address string) string {
+	if b, err := of(address); err == nil && b.Canonical != nil {
+		return b.Canonical(address)
+	}
+	return address
 }
 
 func of(address string) (Backend, error) {

@@ -17,14 +17,15 @@ import (
 	"slices"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/sweep"
@@ -47,32 +48,20 @@ func capacitySpec(loadSpec load.Spec) load.Spec {
 	return spec
 }
 
+// Store keeps the record as the benchmark adds to it: Save after each
+// round, so that a run that dies keeps every round it finished, and
+// Publish, which also writes the files people read from the record, once
+// the builds are done, at each look and at the end.
+type Store interface {
+	Save(record.Run) error
+	Publish(record.Run) error
+}
+
 // Options are what a benchmark runs with.
 type Options struct {
-	// Hosts are where the servers and their clients run; Observer, when
-	// set, hears what each server is doing.
-	Hosts    suite.Hosts
-	Observer suite.Observer
-	// Builder builds the servers' images, ClientBuilder the client's, each
-	// on the engine that runs them.
-	Builder       images.Builder
-	ClientBuilder images.Builder
-	Config        config.Config
-	// Scenarios are the run's scenarios, compiled, by name.
-	Scenarios map[string]*scenario.Scenario
-	Folder    record.Folder
-	// Run is the record: its cells set up (settings, placement), filled as
-	// rounds finish.
-	Run *record.Run
-	// HostStat is the host's /proc/stat for its CPU steal; "" when the
-	// engine runs elsewhere.
-	HostStat string
-	// Alive says whether the engine still answers; after a failure, a
-	// run whose engine is gone stops rather than fail every server left.
-	Alive func(context.Context) error
-	// Held says, before each round, whether the run still holds its
-	// locks (taking back one that was removed); nil checks nothing.
-	Held func(context.Context) error
+	// Kit is the run's hosts, builders, catalog and suite.
+	Kit   *session.Kit
+	Store Store
 	// Progress hears how the run goes.
 	Progress progress.Reporter
 }
@@ -80,24 +69,26 @@ type Options struct {
 // Bench is one benchmark run, as New built it.
 type Bench struct {
 	Options
+	// run is the record, its cells set up (settings, placement), filled as
+	// rounds finish; the benchmark alone changes it.
+	run record.Run
 	// tool measures every round; capacity, nil when off, measures it again;
 	// rate, nil without rate cells, loads those.
 	tool, capacity, rate load.Tool
-	// suite is made once the client image is built.
-	suite *suite.Suite
 }
 
-// New builds a benchmark with the settings' load tools, refusing one that
-// does not drive the call kind of every scenario of the run.
-func New(o Options) (*Bench, error) {
-	b := &Bench{Options: o}
+// New builds a benchmark that goes on from the record run, with the
+// settings' load tools, refusing one that does not drive the call kind of
+// every scenario of the run.
+func New(o Options, run record.Run) (*Bench, error) {
+	b := &Bench{Options: o, run: run}
 	var err error
 	if b.tool, b.capacity, err = b.tools(); err != nil {
 		return nil, err
 	}
 	var scenarios []*scenario.Scenario
-	for _, name := range plan.ScenarioNames(o.Run.Cells) {
-		scenarios = append(scenarios, o.Scenarios[name])
+	for _, name := range plan.ScenarioNames(run.Cells) {
+		scenarios = append(scenarios, o.Kit.Scenarios[name])
 	}
 	if err := plan.Drives("GRPC_LOAD_TOOL", b.tool, scenarios); err != nil {
 		return nil, err
@@ -107,10 +98,10 @@ func New(o Options) (*Bench, error) {
 			return nil, err
 		}
 	}
-	if slices.ContainsFunc(o.Run.Cells, func(c record.Cell) bool { return c.Swept() }) {
-		rate, ok := load.Lookup(config.RateTool)
+	if slices.ContainsFunc(run.Cells, func(c record.Cell) bool { return plan.Of(c).Swept() }) {
+		rate, ok := load.OpenLoopTool()
 		if !ok {
-			return nil, fmt.Errorf("no load tool %q for the rate cells", config.RateTool)
+			return nil, errors.New("no load tool loads open-loop, as the rate cells need")
 		}
 		if err := plan.Drives("GRPC_LOAD_RATES", rate, scenarios); err != nil {
 			return nil, err
@@ -120,20 +111,20 @@ func New(o Options) (*Bench, error) {
 	return b, nil
 }
 
-// Benchmark measures every server in every cell. It returns ctx's error
-// when the run was interrupted; a server that fails is recorded, and the
-// run goes on.
-func (b *Bench) Benchmark(ctx context.Context, servers []string) error {
+// Benchmark measures every server in every cell and returns the record.
+// It returns ctx's error when the run was interrupted; a server that fails
+// is recorded, and the run goes on.
+func (b *Bench) Benchmark(ctx context.Context, servers []string) (record.Run, error) {
 	if err := b.build(ctx, servers); err != nil {
 		return b.stop(err) // an interrupted build leaves a run to resume
 	}
-	if err := report.Save(b.Folder, *b.Run); err != nil {
-		return err
+	if err := b.Store.Publish(b.run); err != nil {
+		return b.run, err
 	}
-	design := b.Config.Design()
-	b.Run.Design = &design
-	if b.Run.Seed == 0 { // a resumed run keeps its seed
-		b.Run.Seed = b.seed()
+	design := plan.Design(b.Kit.Config)
+	b.run.Design = analysis.DesignRecord(design)
+	if b.run.Seed == 0 { // a resumed run keeps its seed
+		b.run.Seed = b.seed()
 	}
 	start, done := time.Now(), 0
 	var took []float64 // each round's seconds, for the budget
@@ -141,24 +132,24 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) error {
 	for {
 		look, ok := design.NextLook(done)
 		if !ok {
-			b.Run.StopReason = "the last look was reached"
+			b.run.StopReason = "the last look was reached"
 			break
 		}
 		for r := done + 1; r <= look; r++ {
 			visits := b.visits(r, active)
-			b.Run.Order = append(b.Run.Order[:min(r-1, len(b.Run.Order))], visits)
+			b.run.Order = append(b.run.Order[:min(r-1, len(b.run.Order))], visits)
 			for _, v := range visits {
 				if ctx.Err() != nil {
 					return b.stop(ctx.Err())
 				}
-				if b.Held != nil {
-					if err := b.Held(ctx); err != nil {
+				if b.Kit.Held != nil {
+					if err := b.Kit.Held(ctx); err != nil {
 						return b.stop(err)
 					}
 				}
 				spent, err := b.visit(ctx, v, r, look)
 				if err != nil {
-					return err
+					return b.run, err
 				}
 				if spent > 0 {
 					took = append(took, spent.Seconds())
@@ -171,19 +162,19 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) error {
 		}
 		open := b.look(look, time.Since(start))
 		if len(open) == 0 {
-			b.Run.StopReason = "every pair was decided"
+			b.run.StopReason = "every pair was decided"
 			break
 		}
-		if next, ok := design.NextLook(look); ok && b.Config.Budget > 0 {
+		if next, ok := design.NextLook(look); ok && b.Kit.Config.Budget > 0 {
 			need := time.Duration(float64(next-look) * float64(len(open)) * stats.Median(took) * float64(time.Second))
-			if time.Since(start)+need > b.Config.Budget {
-				b.Run.StopReason = fmt.Sprintf("GRPC_BENCHMARK_BUDGET=%s: the next look's rounds (about %s) would end past it", b.Config.Budget, need.Round(time.Second))
+			if time.Since(start)+need > b.Kit.Config.Budget {
+				b.run.StopReason = fmt.Sprintf("GRPC_BENCHMARK_BUDGET=%s: the next look's rounds (about %s) would end past it", b.Kit.Config.Budget, need.Round(time.Second))
 				break
 			}
 		}
 		active = func(s record.Server) bool { return open[s.Name] }
-		if err := report.Save(b.Folder, *b.Run); err != nil {
-			return err
+		if err := b.Store.Publish(b.run); err != nil {
+			return b.run, err
 		}
 	}
 	return b.stop(ctx.Err())
@@ -191,7 +182,7 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) error {
 
 // seed is GRPC_BENCHMARK_SEED, else one drawn for the run.
 func (b *Bench) seed() uint64 {
-	if seed, ok := b.Config.SeedValue(); ok {
+	if seed, ok := b.Kit.Config.SeedValue(); ok {
 		return seed
 	}
 	return max(1, rand.Uint64())
@@ -203,17 +194,17 @@ func (b *Bench) seed() uint64 {
 // round, and a resumed run follows the order it was interrupted in.
 func (b *Bench) visits(r int, active func(record.Server) bool) []record.Visit {
 	var visits []record.Visit
-	for ci, cell := range b.Run.Cells {
+	for ci, cell := range b.run.Cells {
 		for _, srv := range cell.Servers {
 			if srv.Unsupported == "" && srv.FirstFailure() == nil && active(srv) {
 				visits = append(visits, record.Visit{Cell: ci, Server: srv.Name})
 			}
 		}
 	}
-	rng := rand.New(rand.NewPCG(b.Run.Seed, uint64(r)))
+	rng := rand.New(rand.NewPCG(b.run.Seed, uint64(r)))
 	rng.Shuffle(len(visits), func(i, j int) { visits[i], visits[j] = visits[j], visits[i] })
 	if r == 1 { // a rate cell's first round needs its server's capacity, a probe the probe before
-		stage := func(v record.Visit) int { return sweep.Stage(b.Run.Cells[v.Cell].Cell) }
+		stage := func(v record.Visit) int { return sweep.Stage(plan.Of(b.run.Cells[v.Cell])) }
 		slices.SortStableFunc(visits, func(v, w record.Visit) int { return cmp.Compare(stage(v), stage(w)) })
 	}
 	return visits
@@ -223,7 +214,7 @@ func (b *Bench) visits(r int, active func(record.Server) bool) []record.Visit {
 // resumed run) or failed since the round's order was drawn, and saves the
 // record. It returns the time the round took, 0 when skipped.
 func (b *Bench) visit(ctx context.Context, v record.Visit, r, look int) (time.Duration, error) {
-	cell := &b.Run.Cells[v.Cell]
+	cell := &b.run.Cells[v.Cell]
 	srv := &cell.Servers[slices.IndexFunc(cell.Servers, func(s record.Server) bool { return s.Name == v.Server })]
 	if len(srv.Rounds) >= r || srv.FirstFailure() != nil {
 		return 0, nil
@@ -239,11 +230,12 @@ func (b *Bench) visit(ctx context.Context, v record.Visit, r, look int) (time.Du
 		round.Failure.CutShort = true
 	}
 	srv.Rounds = append(srv.Rounds, round)
-	if err := report.Save(b.Folder, *b.Run); err != nil {
+	if err := b.Store.Save(b.run); err != nil {
 		return 0, err
 	}
 	if gone != nil {
-		return 0, b.stop(gone)
+		_, err := b.stop(gone)
+		return 0, err
 	}
 	return time.Since(start), nil
 }
@@ -251,37 +243,26 @@ func (b *Bench) visit(ctx context.Context, v record.Visit, r, look int) (time.Du
 // look analyses every cell's ranking after a sequential design's look,
 // records it, and returns the servers of unresolved pairs, which go on.
 func (b *Bench) look(rounds int, elapsed time.Duration) map[string]bool {
-	rec := record.RunLook{Rounds: rounds, Elapsed: elapsed.Seconds()}
+	rec := record.Look{Rounds: rounds, Elapsed: elapsed.Seconds()}
 	open := map[string]bool{}
-	for _, cell := range b.Run.Cells {
+	for _, cell := range analysis.Of(b.run).Cells {
 		// Both rankings decide: a client-bound server is out of the load
 		// ranking's tests, and its order stands on the capacity ranking.
-		load, loadOpen := openIn(*b.Run, report.Ranking(cell))
-		capacity, capacityOpen := openIn(*b.Run, report.CapacityRanking(cell))
+		loadOpen, capacityOpen := cell.Load.Open(), cell.Capacity.Open()
 		var names []string
-		for _, srv := range cell.Servers {
+		for _, srv := range cell.Record.Servers {
 			if slices.Contains(loadOpen, srv.Name) || slices.Contains(capacityOpen, srv.Name) {
 				names = append(names, srv.Name)
 				open[srv.Name] = true
 			}
 		}
-		rec.Cells = append(rec.Cells, load)
-		rec.Capacity = append(rec.Capacity, capacity)
+		rec.Cells = append(rec.Cells, cell.Load.Record())
+		rec.Capacity = append(rec.Capacity, cell.Capacity.Record())
 		rec.Continuing = append(rec.Continuing, names)
 	}
-	b.Run.Looks = append(b.Run.Looks, rec)
+	b.run.Looks = append(b.run.Looks, rec)
 	b.Progress.Printf("look after round %d: %d servers go on", rounds, len(open))
 	return open
-}
-
-// openIn analyses a ranking and names the servers of its unresolved pairs.
-func openIn(run record.Run, rows []report.RankingRow) (stats.Analysis, []string) {
-	a := report.Judge(run, rows)
-	samples := make([]stats.Sample, len(rows))
-	for i, r := range rows {
-		samples[i] = stats.Sample{Name: r.Name}
-	}
-	return a, a.Open(samples)
 }
 
 // HostGoneError stops a run whose engine no longer answers.
@@ -296,38 +277,40 @@ func (e *HostGoneError) Unwrap() error { return e.Err }
 // hostGone checks, after a failure other than an interruption, whether
 // the engine still answers.
 func (b *Bench) hostGone(ctx context.Context, f *record.Failure) error {
-	if f == nil || ctx.Err() != nil || b.Alive == nil {
+	if f == nil || ctx.Err() != nil || b.Kit.Alive == nil {
 		return nil
 	}
-	if err := b.Alive(ctx); err != nil {
+	if err := b.Kit.Alive(ctx); err != nil {
 		return &HostGoneError{Err: err}
 	}
 	return nil
 }
 
-// stop ends the run's record, interrupted when err says so, and saves it.
-func (b *Bench) stop(err error) error {
-	b.Run.Interrupted = err != nil
-	b.Run.Finished = time.Now()
-	if serr := report.Save(b.Folder, *b.Run); serr != nil {
-		return errors.Join(err, serr)
+// stop ends the run's record, interrupted when err says so, publishes it
+// and returns it.
+func (b *Bench) stop(err error) (record.Run, error) {
+	b.run.Interrupted = err != nil
+	b.run.Finished = time.Now()
+	if serr := b.Store.Publish(b.run); serr != nil {
+		return b.run, errors.Join(err, serr)
 	}
-	return err
+	return b.run, err
 }
 
 // tools looks up the load tool and the capacity tool (nil when off, or
 // when it is the load tool itself).
 func (b *Bench) tools() (load.Tool, load.Tool, error) {
-	tool, ok := load.Lookup(b.Config.LoadTool)
+	cfg := b.Kit.Config
+	tool, ok := load.Lookup(cfg.LoadTool)
 	if !ok {
-		return nil, nil, fmt.Errorf("no load tool %q", b.Config.LoadTool)
+		return nil, nil, fmt.Errorf("no load tool %q", cfg.LoadTool)
 	}
-	if !b.Config.CapacityOn() {
+	if !cfg.CapacityOn() {
 		return tool, nil, nil
 	}
-	capacity, ok := load.Lookup(b.Config.CapacityTool)
+	capacity, ok := load.Lookup(cfg.CapacityTool)
 	if !ok {
-		return nil, nil, fmt.Errorf("no capacity tool %q", b.Config.CapacityTool)
+		return nil, nil, fmt.Errorf("no capacity tool %q", cfg.CapacityTool)
 	}
 	return tool, capacity, nil
 }
@@ -336,27 +319,23 @@ func (b *Bench) tools() (load.Tool, load.Tool, error) {
 // before anything is measured, so that no build runs beside a measurement,
 // and sets up the servers of every cell. A variant runs its base's image.
 func (b *Bench) build(ctx context.Context, servers []string) error {
-	client, err := images.BuildClient(ctx, b.ClientBuilder, b.Folder, b.Progress)
-	if err != nil {
-		return err
-	}
-	b.suite = suite.New(b.Hosts, suite.Images{Client: client}, b.Observer)
+	k := b.Kit
 	type key struct{ scenario, base string }
 	failed := map[key]error{}
 	ids := map[key]string{}
-	for _, sc := range plan.ScenarioNames(b.Run.Cells) {
-		for _, base := range b.Builder.Catalog.Bases(servers) {
+	for _, sc := range plan.ScenarioNames(b.run.Cells) {
+		for _, base := range k.Catalog.Bases(servers) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if b.Builder.Catalog.Unsupported(base, sc, false) != "" {
+			if k.Catalog.Unsupported(base, sc, false) != "" {
 				continue
 			}
-			folder, err := b.Folder.Sub(base)
+			folder, err := k.Folder.Sub(base)
 			if err != nil {
 				return err
 			}
-			img, _, err := images.BuildServer(ctx, b.Builder, base, b.Scenarios[sc], folder, "build-"+sc+".log", b.Progress)
+			img, _, err := images.BuildServer(ctx, k.Builder, base, k.Scenarios[sc], folder, "build-"+sc+".log", b.Progress)
 			if err != nil {
 				f := suite.FailureOf(err)
 				if gone := b.hostGone(ctx, &f); gone != nil {
@@ -366,27 +345,27 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 			ids[key{sc, base}], failed[key{sc, base}] = img.ID, err
 		}
 	}
-	for ci := range b.Run.Cells {
-		cell := &b.Run.Cells[ci]
-		if sc := b.Scenarios[cell.Scenario]; sc.Kind != scenario.Unary {
-			cell.Kind = sc.Kind
+	for ci := range b.run.Cells {
+		cell := &b.run.Cells[ci]
+		if sc := k.Scenarios[cell.Scenario]; sc.Kind != scenario.Unary {
+			cell.Kind = string(sc.Kind)
 		}
 		for _, name := range servers {
-			k := key{cell.Scenario, b.Builder.Catalog.Base(name)}
+			built := key{cell.Scenario, k.Catalog.Base(name)}
 			i := slices.IndexFunc(cell.Servers, func(s record.Server) bool { return s.Name == name })
 			if i < 0 { // a resumed run has its servers already
 				cell.Servers = append(cell.Servers, record.Server{Name: name})
 				i = len(cell.Servers) - 1
 			}
 			srv := &cell.Servers[i]
-			srv.Image, srv.ImageID = b.Builder.ServerTag(k.base, k.scenario), ids[k]
-			m := b.Builder.Catalog.Manifest(name)
+			srv.Image, srv.ImageID = k.Builder.ServerTag(built.base, built.scenario), ids[built]
+			m := k.Catalog.Manifest(name)
 			srv.Stack, srv.Library, srv.Version = m.Stack, m.Name, m.Version
 			if m.GRPC != nil {
 				srv.GRPC = m.GRPC.Name + " " + m.GRPC.Version
 			}
-			srv.Unsupported = b.Builder.Catalog.Unsupported(name, cell.Scenario, cell.TLS)
-			if err := failed[k]; err != nil {
+			srv.Unsupported = k.Catalog.Unsupported(name, cell.Scenario, cell.TLS)
+			if err := failed[built]; err != nil {
 				f := suite.FailureOf(err)
 				srv.Failure = &f
 			}
@@ -398,35 +377,36 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 // round brings a fresh container of the server up, measures it and tears
 // it down.
 func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) record.Round {
-	cell := b.Run.Cells[ci]
+	k, cell := b.Kit, b.run.Cells[ci]
 	round := record.Round{Round: r, Start: time.Now()}
-	folder, err := b.Folder.Sub(srv.Name, record.CellDir(*b.Run, cell), fmt.Sprintf("round-%d", r))
+	folder, err := k.Folder.Sub(srv.Name, record.CellDir(b.run, cell), fmt.Sprintf("round-%d", r))
 	if err != nil {
 		return b.fail(srv.Name, round, err)
 	}
-	if cell.Swept() { // known before a container starts: the capacity, the probes before
-		if round.TargetRPS, err = sweep.Target(*b.Run, ci, srv.Name, b.Config.SLO); err != nil {
+	swept := plan.Of(cell).Swept()
+	if swept { // known before a container starts: the capacity, the probes before
+		if round.TargetRPS, err = sweep.Target(b.run, ci, srv.Name, k.Config.SLO); err != nil {
 			return b.fail(srv.Name, round, &record.PhaseError{Phase: "rate", Err: err})
 		}
 	}
-	spec := plan.ServerSpec(b.Config, cell, srv.Name, srv.Image, b.Builder.Catalog.Env(srv.Name), b.Scenarios[cell.Scenario], folder)
-	up, err := b.suite.Up(ctx, spec)
+	sc := k.Scenarios[cell.Scenario]
+	up, err := k.Suite.Up(ctx, k.ServerSpec(cell, sc, srv.Name, srv.Image, folder))
 	defer up.Down(ctx)
 	if up.Conformance != nil && srv.Conformance == nil {
 		srv.Conformance = up.Conformance
 	}
-	if up.RoundTrip != nil && b.Run.RoundTrip == nil {
-		b.Run.RoundTrip = up.RoundTrip
+	if up.RoundTrip != nil && b.run.RoundTrip == nil {
+		b.run.RoundTrip = up.RoundTrip
 	}
-	if b.Hosts.Remote != nil {
+	if up.Remote() {
 		round.ServerAddress = up.Address
 	}
 	spent := time.Duration(0) // warm-ups and measurements, for the overhead
 	if err == nil {
-		before, hostOK := usage.ReadHostCPU(b.HostStat)
-		loadSpec := plan.LoadSpec(b.Config, cell, b.Scenarios[cell.Scenario], b.Config.RoundDuration())
+		before, hostOK := usage.ReadHostCPU(k.HostStat)
+		loadSpec := plan.LoadSpec(k.Config, cell, sc, k.Config.RoundDuration())
 		tool, capacity := b.tool, b.capacity
-		if cell.Swept() {
+		if swept {
 			tool, capacity = b.rate, nil // a capacity at a set rate is the rate
 			loadSpec.QPS = max(1, int(math.Round(round.TargetRPS)))
 		}
@@ -452,7 +432,7 @@ func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) re
 					round.Capacity = &m
 				}
 			}
-			if after, ok := usage.ReadHostCPU(b.HostStat); ok && hostOK {
+			if after, ok := usage.ReadHostCPU(k.HostStat); ok && hostOK {
 				steal := after.StealSince(before)
 				round.HostSteal = &steal
 			}
@@ -464,23 +444,23 @@ func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) re
 		return b.fail(srv.Name, round, err)
 	}
 	round.Overhead = max(0, phaseTime(round.Phases)-spent.Seconds())
-	b.Progress.Printf("%s: %s", srv.Name, roundText(round, b.Scenarios[cell.Scenario].Kind.RateUnit()))
+	b.Progress.Printf("%s: %s", srv.Name, roundText(round, scenario.Kind(cell.Kind).RateUnit()))
 	return round
 }
 
 // measure loads the server and, when the client runs on this machine,
 // reads how much other work the host did over the measurement window.
 func (b *Bench) measure(ctx context.Context, up *suite.Instance, tool load.Tool, spec load.Spec, name string) (record.Measurement, error) {
-	if b.HostStat == "" {
+	if b.Kit.HostStat == "" {
 		return up.Measure(ctx, tool, spec, name)
 	}
-	host := usage.SampleHost(ctx, b.HostStat, hostPeriod)
+	host := usage.SampleHost(ctx, b.Kit.HostStat, hostPeriod)
 	m, err := up.Measure(ctx, tool, spec, name)
 	host.Stop()
 	if err != nil || m.Load == nil || m.Server.Samples == 0 || m.Client.Samples == 0 {
 		return m, err
 	}
-	if busy, ok := host.BusyCores(m.Load.Start, m.Load.End, b.Run.Hardware.CPUs); ok {
+	if busy, ok := host.BusyCores(m.Load.Start, m.Load.End, b.run.Hardware.CPUs); ok {
 		other := max(0, busy-(m.Server.CPUAvgPercent+m.Client.CPUAvgPercent)/100)
 		m.OtherCores = &other
 	}
@@ -533,10 +513,10 @@ func roundText(r record.Round, unit string) string {
 }
 
 func (b *Bench) cellText(cell record.Cell) string {
-	if len(b.Run.Cells) == 1 {
+	if len(b.run.Cells) == 1 {
 		return ""
 	}
-	return " in " + cell.Name()
+	return " in " + plan.Of(cell).Name()
 }
 
 // fail records why a round could not be measured.

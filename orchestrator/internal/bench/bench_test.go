@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
@@ -31,6 +32,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 )
 
@@ -96,11 +98,11 @@ func (f *fakeHost) Start(_ context.Context, spec backend.ContainerSpec) (backend
 			f.loaded = map[string]bool{}
 		}
 		f.loaded[c.server] = true
-		f.loads = append(f.loads, c.server+"/"+spec.Labels["io.grpcbench.engine"])
+		f.loads = append(f.loads, c.server+"/"+spec.Labels["io.grpcbench.tool"])
 		if f.count == nil {
 			f.count = map[string]int{}
 		}
-		if spec.Labels["io.grpcbench.engine"] == "ghz" {
+		if spec.Labels["io.grpcbench.tool"] == "ghz" {
 			f.count[c.server]++
 		}
 		c.n = f.count[c.server] // a capacity load's is its round's ghz load's
@@ -173,7 +175,7 @@ func (c *fakeContainer) Logs(_ context.Context, _ bool, stdout, stderr io.Writer
 		return json.NewEncoder(stdout).Encode(v)
 	case "load":
 		now := time.Now()
-		engine := c.spec.Labels["io.grpcbench.engine"]
+		engine := c.spec.Labels["io.grpcbench.tool"]
 		rps := map[string]float64{"ghz": 1000, "h2": 3000}[engine]
 		if c.host.rate != nil && engine == "ghz" {
 			rps = c.host.rate(c.server, c.n)
@@ -201,7 +203,7 @@ func (c *fakeContainer) WatchOOM(context.Context) func() int { return func() int
 
 // Stats gives a saturating ghz client one reading of a full core.
 func (c *fakeContainer) Stats(_ context.Context, _ io.Writer, each func(backend.Sample)) error {
-	if c.role != "load" || c.spec.Labels["io.grpcbench.engine"] != "ghz" || !c.host.saturate[c.server] {
+	if c.role != "load" || c.spec.Labels["io.grpcbench.tool"] != "ghz" || !c.host.saturate[c.server] {
 		return nil
 	}
 	now := time.Now()
@@ -216,7 +218,32 @@ func (c *fakeContainer) Remove(context.Context) error {
 	return nil
 }
 
-func newTestBench(t *testing.T, eng *fakeHost, servers ...string) Options {
+// testBench is a benchmark's options on a fake host, with the record it
+// goes on from and, once it ran, the record it returned.
+type testBench struct {
+	Options
+	Run  *record.Run
+	host *fakeHost
+}
+
+// bench runs the benchmark from the test's record and keeps the record it
+// returns.
+func (s *testBench) bench(t *testing.T, ctx context.Context, servers []string) error {
+	t.Helper()
+	b := mustNew(t, s)
+	run, err := b.Benchmark(ctx, servers)
+	*s.Run = run
+	return err
+}
+
+// folderStore saves the record and its reports in a folder, as the
+// command's store does.
+type folderStore struct{ folder record.Folder }
+
+func (st folderStore) Save(run record.Run) error    { return record.Save(st.folder, run) }
+func (st folderStore) Publish(run record.Run) error { return report.Save(st.folder, run) }
+
+func newTestBench(t *testing.T, eng *fakeHost, servers ...string) *testBench {
 	t.Helper()
 	root := t.TempDir()
 	write := func(path, content string) {
@@ -246,16 +273,12 @@ func newTestBench(t *testing.T, eng *fakeHost, servers ...string) Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Options{
-		Hosts:         suite.Hosts{Servers: eng},
-		Builder:       images.Builder{Host: eng, Catalog: cat, Name: "test"},
-		ClientBuilder: images.Builder{Host: eng, Catalog: cat, Name: "test"},
-		Config:        cfg,
-		Scenarios:     map[string]*scenario.Scenario{sc.Name: sc},
-		Folder:        record.Folder{Dir: t.TempDir()},
-		Run:           &record.Run{ID: "test", Cells: plan.Cells(cfg, 2, 2)},
-		Progress:      progress.Plain(io.Discard),
-	}
+	folder := record.Folder{Dir: t.TempDir()}
+	b := images.Builder{Host: eng, Catalog: cat, Name: "test"}
+	kit := &session.Kit{Config: cfg, Catalog: cat, Scenarios: map[string]*scenario.Scenario{sc.Name: sc}, Folder: folder,
+		Builder: b, ClientBuilder: b, Suite: suite.New(suite.Options{Servers: eng, Images: suite.Images{Client: b.ClientTag()}})}
+	return &testBench{Options: Options{Kit: kit, Store: folderStore{folder}, Progress: progress.Plain(io.Discard)},
+		Run: &record.Run{ID: "test", Cells: plan.Cells(cfg, 2, 2)}, host: eng}
 }
 
 func TestAFailureInAnyPhaseIsRecordedAndTheRunGoesOn(t *testing.T) {
@@ -267,7 +290,7 @@ func TestAFailureInAnyPhaseIsRecordedAndTheRunGoesOn(t *testing.T) {
 	}
 	servers := []string{"broken_build", "never_ready", "wrong_echo", "crashes", "good"}
 	s := newTestBench(t, eng, servers...)
-	if err := mustNew(t, s).Benchmark(context.Background(), servers); err != nil {
+	if err := s.bench(t, context.Background(), servers); err != nil {
 		t.Fatal(err)
 	}
 	got := s.Run.Cells[0].Servers
@@ -310,7 +333,7 @@ func TestAFailureInAnyPhaseIsRecordedAndTheRunGoesOn(t *testing.T) {
 	if left := eng.notRemoved(); len(left) > 0 {
 		t.Errorf("containers not removed: %v", left)
 	}
-	bench, err := os.ReadFile(s.Folder.Path("bench.txt"))
+	bench, err := os.ReadFile(s.Kit.Folder.Path("bench.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +361,7 @@ func order(run *record.Run) []string {
 func TestRoundsAreInterleaved(t *testing.T) {
 	eng := &fakeHost{saturate: map[string]bool{"b": true}}
 	s := newTestBench(t, eng, "a", "b")
-	if err := mustNew(t, s).Benchmark(context.Background(), []string{"a", "b"}); err != nil {
+	if err := s.bench(t, context.Background(), []string{"a", "b"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.Run.Order) != 3 || !slices.Equal(eng.ghzLoads(), order(s.Run)) || s.Run.Seed == 0 {
@@ -363,7 +386,7 @@ func TestRoundsAreInterleaved(t *testing.T) {
 			}
 		}
 	}
-	capacity := report.CapacityRanking(s.Run.Cells[0])
+	capacity := analysis.CapacityRanking(s.Run.Cells[0])
 	if len(capacity) != 2 {
 		t.Fatalf("capacity ranking %+v", capacity)
 	}
@@ -399,10 +422,10 @@ func TestInterruptedBuildLeavesARunToResume(t *testing.T) {
 		}
 	}}
 	s := newTestBench(t, eng, "first", "second")
-	if err := mustNew(t, s).Benchmark(ctx, []string{"first", "second"}); !errors.Is(err, context.Canceled) {
+	if err := s.bench(t, ctx, []string{"first", "second"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Benchmark = %v, want context.Canceled", err)
 	}
-	saved, err := record.Load(s.Folder.Dir)
+	saved, err := record.Load(s.Kit.Folder.Dir)
 	if err != nil || !saved.Interrupted {
 		t.Errorf("results.json after an interrupted build: interrupted %v, %v", saved.Interrupted, err)
 	}
@@ -422,8 +445,8 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 		}
 	}}
 	s := newTestBench(t, eng, "first", "second", "third")
-	s.Config.CapacityTool = "off" // one load a round, to count them
-	err := mustNew(t, s).Benchmark(ctx, []string{"first", "second", "third"})
+	s.Kit.Config.CapacityTool = "off" // one load a round, to count them
+	err := s.bench(t, ctx, []string{"first", "second", "third"})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Benchmark = %v, want context.Canceled", err)
 	}
@@ -443,7 +466,7 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 		t.Errorf("containers not removed: %v", left)
 	}
 	var saved record.Run
-	js, err := os.ReadFile(s.Folder.Path("results.json"))
+	js, err := os.ReadFile(s.Kit.Folder.Path("results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,8 +480,8 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 func TestEngineGoneStopsTheRun(t *testing.T) {
 	eng := &fakeHost{crashUnderLoad: map[string]bool{"second": true}}
 	s := newTestBench(t, eng, "first", "second", "third")
-	s.Alive = func(context.Context) error { return errors.New("connection refused") }
-	err := mustNew(t, s).Benchmark(context.Background(), []string{"first", "second", "third"})
+	s.Kit.Alive = func(context.Context) error { return errors.New("connection refused") }
+	err := s.bench(t, context.Background(), []string{"first", "second", "third"})
 	var gone *HostGoneError
 	if !errors.As(err, &gone) {
 		t.Fatalf("Benchmark = %v, want an HostGoneError", err)
@@ -500,11 +523,11 @@ func TestResumeFinishesAnInterruptedRun(t *testing.T) {
 	}}
 	s := newTestBench(t, eng, "first", "second")
 	s.Run.Seed = 3
-	s.Config.CapacityTool = "off" // one load a round, to count them
-	if err := mustNew(t, s).Benchmark(ctx, []string{"first", "second"}); !errors.Is(err, context.Canceled) {
+	s.Kit.Config.CapacityTool = "off" // one load a round, to count them
+	if err := s.bench(t, ctx, []string{"first", "second"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Benchmark = %v", err)
 	}
-	saved, err := record.Load(s.Folder.Dir)
+	saved, err := record.Load(s.Kit.Folder.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -523,7 +546,7 @@ func TestResumeFinishesAnInterruptedRun(t *testing.T) {
 	}
 	eng.onLoad, eng.loads = nil, nil
 	s.Run = &saved
-	if err := mustNew(t, s).Benchmark(context.Background(), []string{"first", "second"}); err != nil {
+	if err := s.bench(t, context.Background(), []string{"first", "second"}); err != nil {
 		t.Fatal(err)
 	}
 	if want := order(s.Run)[2:]; !slices.Equal(eng.ghzLoads(), want) || !slices.Equal(s.Run.Order[1], interrupted[1]) || s.Run.Seed != 3 { // rounds 2 and 3
@@ -546,14 +569,14 @@ func TestOrderIsRandomAndReplaysFromTheSeed(t *testing.T) {
 	run := func(seed string) *record.Run {
 		eng := &fakeHost{}
 		s := newTestBench(t, eng, servers...)
-		s.Config.Seed = seed
-		if err := mustNew(t, s).Benchmark(context.Background(), servers); err != nil {
+		s.Kit.Config.Seed = seed
+		if err := s.bench(t, context.Background(), servers); err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(eng.ghzLoads(), order(s.Run)) {
 			t.Errorf("loads %v, recorded %v", eng.ghzLoads(), order(s.Run))
 		}
-		bench, err := os.ReadFile(s.Folder.Path("bench.txt"))
+		bench, err := os.ReadFile(s.Kit.Folder.Path("bench.txt"))
 		if want := "random order from seed " + seed + "; GRPC_BENCHMARK_SEED=" + seed + " replays it"; err != nil || !bytes.Contains(bench, []byte(want)) {
 			t.Errorf("bench.txt does not say how to replay the order (%v):\n%s", err, bench)
 		}
@@ -588,7 +611,7 @@ func newTestBenchFolder(t *testing.T, run *record.Run) string {
 // autoBench is a run of GRPC_BENCHMARK_ROUNDS=auto over servers whose
 // ghz req/s are: fast 5000 in every round; x and y about 1000, swinging
 // ±10% against each other round by round, so their pair stays open.
-func autoBench(t *testing.T, extra map[string]string) Options {
+func autoBench(t *testing.T, extra map[string]string) *testBench {
 	t.Helper()
 	eng := &fakeHost{rate: func(server string, n int) float64 {
 		swing := []float64{1.1, 0.9}[n%2]
@@ -609,15 +632,15 @@ func autoBench(t *testing.T, extra map[string]string) Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Config = cfg
+	s.Kit.Config = cfg
 	return s
 }
 
 // runAutoFastXY runs fast, x and y under auto: fast stops at the first
 // look, x and y, whose pair stays open, go on to the last.
-func runAutoFastXY(t *testing.T, s Options) {
+func runAutoFastXY(t *testing.T, s *testBench) {
 	t.Helper()
-	if err := mustNew(t, s).Benchmark(context.Background(), []string{"fast", "x", "y"}); err != nil {
+	if err := s.bench(t, context.Background(), []string{"fast", "x", "y"}); err != nil {
 		t.Fatal(err)
 	}
 	rounds := map[string]int{}
@@ -667,7 +690,7 @@ func TestAutoMeasuresOnlyTheServersOfOpenPairs(t *testing.T) {
 // look while fast stops at the first.
 func TestAutoGoesOnForOpenCapacityPairs(t *testing.T) {
 	s := autoBench(t, nil)
-	eng := s.Hosts.Servers.(*fakeHost)
+	eng := s.host
 	eng.saturate = map[string]bool{"x": true, "y": true}
 	eng.capacity = func(server string, n int) float64 {
 		if server == "fast" {
@@ -685,7 +708,7 @@ func TestAutoGoesOnForOpenCapacityPairs(t *testing.T) {
 // the run there, saying why, the open pair unresolved.
 func TestAutoStopsAtTheBudget(t *testing.T) {
 	s := autoBench(t, map[string]string{"GRPC_BENCHMARK_BUDGET": "1ms"})
-	if err := mustNew(t, s).Benchmark(context.Background(), []string{"fast", "x", "y"}); err != nil {
+	if err := s.bench(t, context.Background(), []string{"fast", "x", "y"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, srv := range s.Run.Cells[0].Servers {
@@ -696,16 +719,16 @@ func TestAutoStopsAtTheBudget(t *testing.T) {
 	if len(s.Run.Looks) != 1 || !strings.HasPrefix(s.Run.StopReason, "GRPC_BENCHMARK_BUDGET=1ms") {
 		t.Errorf("looks %d, stop reason %q", len(s.Run.Looks), s.Run.StopReason)
 	}
-	bench, err := os.ReadFile(s.Folder.Path("bench.txt"))
+	bench, err := os.ReadFile(s.Kit.Folder.Path("bench.txt"))
 	if err != nil || !bytes.Contains(bench, []byte("2 pairs separated, 0 equivalent, 1 unresolved; GRPC_BENCHMARK_BUDGET=1ms")) {
 		t.Errorf("bench.txt does not say why the rounds stopped (%v):\n%s", err, bench)
 	}
 }
 
-// mustNew builds the benchmark of o.
-func mustNew(t *testing.T, o Options) *Bench {
+// mustNew builds the benchmark of s.
+func mustNew(t *testing.T, s *testBench) *Bench {
 	t.Helper()
-	b, err := New(o)
+	b, err := New(s.Options, *s.Run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -717,15 +740,15 @@ func mustNew(t *testing.T, o Options) *Bench {
 // built, naming the setting, the tool and the kind.
 func TestNewRefusesAToolForAKindItDoesNotDrive(t *testing.T) {
 	o := newTestBench(t, &fakeHost{}, "a")
-	streaming := *o.Scenarios["complex_proto"]
+	streaming := *o.Kit.Scenarios["complex_proto"]
 	streaming.Kind = scenario.Kind("duplex") // a kind no tool drives: every runner drives the four of gRPC
-	o.Scenarios = map[string]*scenario.Scenario{streaming.Name: &streaming}
-	_, err := New(o)
+	o.Kit.Scenarios = map[string]*scenario.Scenario{streaming.Name: &streaming}
+	_, err := New(o.Options, *o.Run)
 	var bad *config.Error
 	if !errors.As(err, &bad) || bad.Var != "GRPC_LOAD_TOOL" || bad.Value != "ghz" || !strings.Contains(bad.Reason, "not duplex") {
 		t.Errorf("New = %v, want GRPC_LOAD_TOOL=ghz refused for a duplex scenario", err)
 	}
-	if _, err := os.Stat(o.Folder.Path("grpcbench-build.log")); !os.IsNotExist(err) {
+	if _, err := os.Stat(o.Kit.Folder.Path("grpcbench-build.log")); !os.IsNotExist(err) {
 		t.Errorf("something was built: %v", err)
 	}
 }
@@ -738,7 +761,7 @@ func TestUnsupportedCellIsNeitherBuiltNorRun(t *testing.T) {
 	var built []string
 	eng := &fakeHost{onBuild: func(tag string) { built = append(built, tag) }}
 	s := newTestBench(t, eng, "good", "nostreams")
-	root := s.Builder.Catalog.Root
+	root := s.Kit.Catalog.Root
 	if err := os.WriteFile(filepath.Join(root, "servers", "nostreams", catalog.ManifestFile), []byte(`{"stack": "Go", "library": "x", "version": "1",
 		"pinned": {"unchecked": "a test"}, "unsupported": {"complex_proto": "no such method in its stack"}}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -747,8 +770,8 @@ func TestUnsupportedCellIsNeitherBuiltNorRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Builder.Catalog, s.ClientBuilder.Catalog = cat, cat
-	if err := mustNew(t, s).Benchmark(context.Background(), []string{"good", "nostreams"}); err != nil {
+	s.Kit.Catalog, s.Kit.Builder.Catalog, s.Kit.ClientBuilder.Catalog = cat, cat, cat
+	if err := s.bench(t, context.Background(), []string{"good", "nostreams"}); err != nil {
 		t.Fatal(err)
 	}
 	got := s.Run.Cells[0].Servers
@@ -769,7 +792,7 @@ func TestUnsupportedCellIsNeitherBuiltNorRun(t *testing.T) {
 			t.Errorf("loaded %s", l)
 		}
 	}
-	bench, err := os.ReadFile(s.Folder.Path("bench.txt"))
+	bench, err := os.ReadFile(s.Kit.Folder.Path("bench.txt"))
 	if err != nil || !bytes.Contains(bench, []byte("! nostreams: not supported: no such method in its stack")) {
 		t.Errorf("bench.txt does not list the cell as not supported (%v):\n%s", err, bench)
 	}

@@ -13,7 +13,7 @@ import (
 
 // sweepBench is a run of servers a (capacity 3000 req/s by h2) and b
 // (6000) under extra settings, its cells set up from them.
-func sweepBench(t *testing.T, extra map[string]string) (Options, *fakeHost) {
+func sweepBench(t *testing.T, extra map[string]string) (*testBench, *fakeHost) {
 	t.Helper()
 	eng := &fakeHost{capacity: func(server string, _ int) float64 {
 		return map[string]float64{"a": 3000, "b": 6000}[server]
@@ -27,8 +27,8 @@ func sweepBench(t *testing.T, extra map[string]string) (Options, *fakeHost) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Config, s.Run.Cells = cfg, plan.Cells(cfg, 2, 2)
-	if err := mustNew(t, s).Benchmark(context.Background(), []string{"a", "b"}); err != nil {
+	s.Kit.Config, s.Run.Cells = cfg, plan.Cells(cfg, 2, 2)
+	if err := s.bench(t, context.Background(), []string{"a", "b"}); err != nil {
 		t.Fatal(err)
 	}
 	return s, eng
@@ -76,7 +76,7 @@ func TestSharesOfCapacityFollowTheFirstRound(t *testing.T) {
 	}
 	for _, srv := range s.Run.Cells[1].Servers {
 		for _, r := range srv.Rounds {
-			if r.Load.Tool != config.RateTool || r.Capacity != nil || sweep.Unsustained(r.TargetRPS, *r.Load) != "" {
+			if r.Load.Tool != "h2" || r.Capacity != nil || sweep.Unsustained(r.TargetRPS, *r.Load) != "" {
 				t.Errorf("%s at 50%%: tool %s, capacity %v, unsustained %q", srv.Name, r.Load.Tool, r.Capacity, sweep.Unsustained(r.TargetRPS, *r.Load))
 			}
 		}
@@ -98,8 +98,8 @@ func TestSharesOfCapacityFollowTheFirstRound(t *testing.T) {
 // rate in every round.
 func TestAnObjectiveBisectsTheShareOfCapacity(t *testing.T) {
 	s, _ := sweepBench(t, map[string]string{"GRPC_LATENCY_SLO": "p99<10ms"})
-	if len(s.Run.Cells) != 1+config.SLOProbes {
-		t.Fatalf("%d cells, want the saturation cell and %d probes", len(s.Run.Cells), config.SLOProbes)
+	if len(s.Run.Cells) != 1+plan.SLOProbes {
+		t.Fatalf("%d cells, want the saturation cell and %d probes", len(s.Run.Cells), plan.SLOProbes)
 	}
 	shares := []float64{0.5, 0.75, 0.625, 0.5625}
 	for k, share := range shares {

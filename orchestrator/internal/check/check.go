@@ -13,10 +13,10 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
@@ -41,19 +41,13 @@ type Outcome struct {
 
 // Check is one pass over servers × scenarios.
 type Check struct {
-	// Hosts are where the servers and their clients run.
-	Hosts                  suite.Hosts
-	Builder, ClientBuilder images.Builder
-	Config                 config.Config
+	// Kit is the run's builders, catalog and suite.
+	Kit *session.Kit
 	// Cells give the servers their CPUs, cores and TLS mode, one cell per
 	// CPU count and mode (ByServerCPUs); their scenarios are replaced by
 	// each of the scenarios checked.
-	Cells  []record.Cell
-	Folder record.Folder
-	Out    progress.Reporter
-
-	// suite is made once the client image is built.
-	suite *suite.Suite
+	Cells []record.Cell
+	Out   progress.Reporter
 }
 
 // ByServerCPUs keeps the first cell of each server CPU count and TLS
@@ -73,11 +67,6 @@ func ByServerCPUs(cells []record.Cell) []record.Cell {
 // <run>/<scenario>/<server>/, under cpus-<n>/ when there are several
 // counts, and under tls/ for the TLS cells.
 func (c *Check) Servers(ctx context.Context, servers []string, scenarios []*scenario.Scenario) ([]Outcome, error) {
-	client, err := images.BuildClient(ctx, c.ClientBuilder, c.Folder, c.Out)
-	if err != nil {
-		return nil, err
-	}
-	c.suite = suite.New(c.Hosts, suite.Images{Client: client}, nil)
 	var rows []Outcome
 	for _, cell := range c.Cells {
 		for _, sc := range scenarios {
@@ -93,8 +82,8 @@ func (c *Check) Servers(ctx context.Context, servers []string, scenarios []*scen
 }
 
 func (c *Check) check(ctx context.Context, cell record.Cell, name string, sc *scenario.Scenario) Outcome {
-	row := Outcome{Server: name, Scenario: sc.Name, CPUs: cell.ServerCPUs, TLS: cell.TLS}
-	if row.Unsupported = c.Builder.Catalog.Unsupported(name, sc.Name, cell.TLS); row.Unsupported != "" {
+	row := Outcome{Server: name, Scenario: sc.Name, CPUs: config.CPUs(cell.ServerCPUs), TLS: cell.TLS}
+	if row.Unsupported = c.Kit.Catalog.Unsupported(name, sc.Name, cell.TLS); row.Unsupported != "" {
 		c.Out.Printf("%s / %s: %s", label(row, c.severalCPUs()), sc.Name, verdictText(row))
 		return row
 	}
@@ -134,18 +123,18 @@ func (c *Check) bringUp(ctx context.Context, cell record.Cell, name string, sc *
 		path = append([]string{"tls"}, path...)
 	}
 	if c.severalCPUs() {
-		path = append([]string{"cpus-" + cell.ServerCPUs.String()}, path...)
+		path = append([]string{"cpus-" + config.CPUs(cell.ServerCPUs).String()}, path...)
 	}
-	folder, err := c.Folder.Sub(path...)
+	folder, err := c.Kit.Folder.Sub(path...)
 	if err != nil {
 		return nil, err
 	}
-	img, _, err := images.BuildServer(ctx, c.Builder, name, sc, folder, "build.log", c.Out)
+	img, _, err := images.BuildServer(ctx, c.Kit.Builder, name, sc, folder, "build.log", c.Out)
 	if err != nil {
 		return nil, err
 	}
 	cell.Scenario = sc.Name
-	srv, err := c.suite.Up(ctx, plan.ServerSpec(c.Config, cell, name, img.Tag, c.Builder.Catalog.Env(name), sc, folder))
+	srv, err := c.Kit.Suite.Up(ctx, c.Kit.ServerSpec(cell, sc, name, img.Tag, folder))
 	srv.Down(ctx)
 	if srv.Conformance == nil {
 		return nil, err

@@ -16,10 +16,12 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
@@ -66,12 +68,12 @@ func newCheck(t *testing.T, h *fake.Host, servers ...string) (*Check, *bytes.Buf
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := images.Builder{Host: h, Catalog: catalog.Catalog{Root: root, Servers: servers}, Name: "chk"}
-	c := cfg.Cells(config.Facts{HostCPUs: 4, ClientCPUs: 4})[0]
-	cell := record.Cell{Cell: c, Settings: cfg.Settings(c), Placement: suite.Place(4, c.ServerCPUs, c.ClientCPUs)}
+	cat := catalog.Catalog{Root: root, Servers: servers}
+	b := images.Builder{Host: h, Catalog: cat, Name: "chk"}
+	kit := &session.Kit{Config: cfg, Catalog: cat, Folder: record.Folder{Dir: t.TempDir()}, Builder: b, ClientBuilder: b,
+		Suite: suite.New(suite.Options{Servers: h, ServerCPUs: 4, Images: suite.Images{Client: b.ClientTag()}})}
 	var out bytes.Buffer
-	return &Check{Hosts: suite.Hosts{Servers: h}, Builder: b, ClientBuilder: b, Config: cfg, Cells: []record.Cell{cell},
-		Folder: record.Folder{Dir: t.TempDir()}, Out: progress.Plain(&out)}, &out
+	return &Check{Kit: kit, Cells: plan.Cells(cfg, 4, 4)[:1], Out: progress.Plain(&out)}, &out
 }
 
 func scenarios(t *testing.T, names ...string) []*scenario.Scenario {
@@ -100,7 +102,7 @@ func TestVerdictsInOrder(t *testing.T) {
 		return nil
 	}
 	c, out := newCheck(t, h, "passes", "warns", "wrong", "exits", "broken")
-	rows, err := c.Servers(context.Background(), c.Builder.Catalog.Servers, scenarios(t, "complex_proto", "string_10B"))
+	rows, err := c.Servers(context.Background(), c.Kit.Catalog.Servers, scenarios(t, "complex_proto", "string_10B"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +152,7 @@ func TestInterruptedCheckKeepsItsRows(t *testing.T) {
 		return gate(spec)
 	}
 	c, _ := newCheck(t, h, "first", "second")
-	rows, err := c.Servers(ctx, c.Builder.Catalog.Servers, scenarios(t, "complex_proto"))
+	rows, err := c.Servers(ctx, c.Kit.Catalog.Servers, scenarios(t, "complex_proto"))
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Servers = %v, want cancelled", err)
 	}
@@ -175,21 +177,16 @@ func TestEachServerCPUCount(t *testing.T) {
 	h := fake.New("fake://check", backend.Facts{CPUs: 4})
 	h.Script = gate
 	c, _ := newCheck(t, h, "passes")
-	c.Hosts.ServerCPUs = 4
 	cfg, err := config.Parse(map[string]string{"GRPC_IMAGE_NAME": "chk", "GRPC_SERVER_CPUS": "1,2", "GRPC_REQUEST_SCENARIO": "complex_proto,string_10B"},
 		[]config.Tool{{Name: "ghz"}, {Name: "h2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Config = cfg
-	c.Cells = nil
-	for _, cell := range cfg.Cells(config.Facts{HostCPUs: 4, ClientCPUs: 4}) {
-		c.Cells = append(c.Cells, record.Cell{Cell: cell, Placement: suite.Place(4, cell.ServerCPUs, cell.ClientCPUs)})
-	}
-	if c.Cells = ByServerCPUs(c.Cells); len(c.Cells) != 2 {
+	c.Kit.Config = cfg
+	if c.Cells = ByServerCPUs(plan.Cells(cfg, 4, 4)); len(c.Cells) != 2 {
 		t.Fatalf("ByServerCPUs kept %d cells, want one per count", len(c.Cells))
 	}
-	rows, err := c.Servers(context.Background(), c.Builder.Catalog.Servers, scenarios(t, "complex_proto"))
+	rows, err := c.Servers(context.Background(), c.Kit.Catalog.Servers, scenarios(t, "complex_proto"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +194,7 @@ func TestEachServerCPUCount(t *testing.T) {
 		t.Fatalf("rows = %+v, want a pass at 1 CPU and a failure at 2", rows)
 	}
 	for _, cpus := range []string{"1", "2"} {
-		if _, err := os.Stat(c.Folder.Path("cpus-"+cpus, "complex_proto", "passes", "server.log")); err != nil {
+		if _, err := os.Stat(c.Kit.Folder.Path("cpus-"+cpus, "complex_proto", "passes", "server.log")); err != nil {
 			t.Errorf("no server log for %s CPUs: %v", cpus, err)
 		}
 	}
@@ -228,7 +225,7 @@ func TestUnsupportedIsNeitherBuiltNorFailed(t *testing.T) {
 		return nil
 	}
 	c, out := newCheck(t, h, "nostreams")
-	root := c.Builder.Catalog.Root
+	root := c.Kit.Catalog.Root
 	testfiles.Write(t, filepath.Join(root, "servers", "nostreams", catalog.ManifestFile),
 		`{"stack": "test", "library": "none", "version": "0", "pinned": {"unchecked": "a test server"}, "unsupported": {"stream_pingpong": "no bidi streams"}}`)
 	for _, sc := range []string{"complex_proto", "stream_pingpong"} {
@@ -238,7 +235,7 @@ func TestUnsupportedIsNeitherBuiltNorFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Builder.Catalog, c.ClientBuilder.Catalog = cat, cat
+	c.Kit.Catalog, c.Kit.Builder.Catalog, c.Kit.ClientBuilder.Catalog = cat, cat, cat
 	rows, err := c.Servers(context.Background(), []string{"nostreams"}, scenarios(t, "complex_proto", "stream_pingpong"))
 	if err != nil {
 		t.Fatal(err)
@@ -277,21 +274,18 @@ func TestEachTLSMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Config, c.Cells = cfg, nil
-	for _, cell := range cfg.Cells(config.Facts{HostCPUs: 4, ClientCPUs: 4}) {
-		c.Cells = append(c.Cells, record.Cell{Cell: cell, Placement: suite.Place(4, cell.ServerCPUs, cell.ClientCPUs)})
-	}
-	if c.Cells = ByServerCPUs(c.Cells); len(c.Cells) != 2 {
+	c.Kit.Config = cfg
+	if c.Cells = ByServerCPUs(plan.Cells(cfg, 4, 4)); len(c.Cells) != 2 {
 		t.Fatalf("ByServerCPUs kept %d cells, want one per TLS mode", len(c.Cells))
 	}
-	rows, err := c.Servers(context.Background(), c.Builder.Catalog.Servers, scenarios(t, "complex_proto"))
+	rows, err := c.Servers(context.Background(), c.Kit.Catalog.Servers, scenarios(t, "complex_proto"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rows) != 2 || rows[0].TLS || !rows[1].TLS {
 		t.Fatalf("rows = %+v, want plaintext then TLS", rows)
 	}
-	if _, err := os.Stat(c.Folder.Path("tls", "complex_proto", "passes", "server.log")); err != nil {
+	if _, err := os.Stat(c.Kit.Folder.Path("tls", "complex_proto", "passes", "server.log")); err != nil {
 		t.Errorf("no server log of the TLS check: %v", err)
 	}
 	var withCert int

@@ -19,9 +19,10 @@ import (
 	"math"
 	"slices"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
 
@@ -96,8 +97,8 @@ type Drift struct {
 
 // ComparedCell is one cell of either run.
 type ComparedCell struct {
-	Name string      `json:"name"`
-	Cell config.Cell `json:"cell"`
+	Name string    `json:"name"`
+	Cell plan.Cell `json:"cell"`
 	// In names the only run that has the cell ("a" or "b"); empty when
 	// both have it.
 	In string `json:"in,omitempty"`
@@ -147,21 +148,22 @@ func Runs(a, b record.Run, threshold float64) Comparison {
 	cmp := Comparison{A: a.ID, B: b.ID, RunA: a.ID, RunB: b.ID, Threshold: threshold,
 		Settings: differences(a.Settings, b.Settings), Hardware: hardware(a, b)}
 	matched := map[int]bool{}
-	for _, ca := range a.Cells {
-		i := slices.IndexFunc(b.Cells, func(c record.Cell) bool { return c.Cell == ca.Cell })
+	aa, ab := analysis.Of(a), analysis.Of(b)
+	for _, ca := range aa.Cells {
+		i := slices.IndexFunc(ab.Cells, func(c analysis.Cell) bool { return c.Plan == ca.Plan })
 		if i < 0 && len(a.Cells) == 1 && len(b.Cells) == 1 {
 			i = 0
 		}
 		if i < 0 {
-			cmp.Cells = append(cmp.Cells, ComparedCell{Name: ca.Name(), Cell: ca.Cell, In: "a", Servers: alone(ca, OnlyInA)})
+			cmp.Cells = append(cmp.Cells, ComparedCell{Name: ca.Name, Cell: ca.Plan, In: "a", Servers: alone(ca.Record, OnlyInA)})
 			continue
 		}
 		matched[i] = true
-		cmp.Cells = append(cmp.Cells, cell(ca, b.Cells[i], threshold))
+		cmp.Cells = append(cmp.Cells, cell(ca, ab.Cells[i], threshold))
 	}
-	for i, cb := range b.Cells {
+	for i, cb := range ab.Cells {
 		if !matched[i] {
-			cmp.Cells = append(cmp.Cells, ComparedCell{Name: cb.Name(), Cell: cb.Cell, In: "b", Servers: alone(cb, OnlyInB)})
+			cmp.Cells = append(cmp.Cells, ComparedCell{Name: cb.Name, Cell: cb.Plan, In: "b", Servers: alone(cb.Record, OnlyInB)})
 		}
 	}
 	for _, c := range cmp.Cells {
@@ -180,7 +182,7 @@ func alone(c record.Cell, status string) []Change {
 	for _, s := range c.Servers {
 		ch := Change{Server: s.Name, Status: status}
 		if !s.Ranked() {
-			ch.Failure = report.FailureText(s)
+			ch.Failure = analysis.FailureText(s)
 		}
 		out = append(out, ch)
 	}
@@ -191,23 +193,23 @@ func alone(c record.Cell, status string) []Change {
 // capacity row, where it has them.
 type side struct {
 	srv      *record.Server
-	row, cap *report.RankingRow
+	row, cap *analysis.Row
 }
 
-func sides(c record.Cell) (map[string]side, []string) {
+func sides(c analysis.Cell) (map[string]side, []string) {
 	out := map[string]side{}
 	var order []string
-	for _, r := range report.Ranking(c) {
+	for _, r := range c.Load.Rows {
 		out[r.Name] = side{row: &r}
 		order = append(order, r.Name)
 	}
-	for _, r := range report.CapacityRanking(c) {
+	for _, r := range c.Capacity.Rows {
 		s := out[r.Name]
 		s.cap = &r
 		out[r.Name] = s
 	}
-	for i := range c.Servers {
-		srv := &c.Servers[i]
+	for i := range c.Record.Servers {
+		srv := &c.Record.Servers[i]
 		s := out[srv.Name]
 		s.srv = srv
 		out[srv.Name] = s
@@ -220,8 +222,8 @@ func sides(c record.Cell) (map[string]side, []string) {
 
 // cell compares a cell present in both runs: a's servers in a's order
 // (ranked first), then those only b has.
-func cell(ca, cb record.Cell, threshold float64) ComparedCell {
-	out := ComparedCell{Name: ca.Name(), Cell: ca.Cell, Settings: differences(ca.Settings, cb.Settings)}
+func cell(ca, cb analysis.Cell, threshold float64) ComparedCell {
+	out := ComparedCell{Name: ca.Name, Cell: ca.Plan, Settings: differences(ca.Record.Settings, cb.Record.Settings)}
 	sa, order := sides(ca)
 	sb, orderB := sides(cb)
 	for _, name := range orderB {
@@ -259,7 +261,7 @@ func change(name string, a, b side) Change {
 	}
 	for _, s := range []side{b, a} { // the newer failure says more
 		if s.srv != nil && !s.srv.Ranked() && ch.Failure == "" {
-			ch.Failure = report.FailureText(*s.srv)
+			ch.Failure = analysis.FailureText(*s.srv)
 		}
 	}
 	if a.srv != nil && b.srv != nil && a.srv.ImageID != b.srv.ImageID {
@@ -323,7 +325,7 @@ func judge(ch *Change, a, b side, rpsDrift, capDrift *Drift, threshold float64) 
 	for _, m := range []struct {
 		name  string
 		f     *Figure
-		a, b  *report.RankingRow
+		a, b  *analysis.Row
 		drift *Drift
 	}{{"req/s", ch.RPS, a.row, b.row, rpsDrift}, {"capacity req/s", ch.Capacity, a.cap, b.cap, capDrift}} {
 		if m.f == nil || !m.f.Judged {
@@ -362,7 +364,7 @@ func joinAnd(parts []string) string {
 
 // differences lists the settings whose values differ; where the results
 // went changes no figure.
-func differences(a, b []config.Setting) []ChangedSetting {
+func differences(a, b []record.Setting) []ChangedSetting {
 	values := map[string]string{}
 	for _, s := range a {
 		values[config.Current(s.Name)] = s.Value // a record may hold a setting's old name
@@ -386,8 +388,8 @@ func differences(a, b []config.Setting) []ChangedSetting {
 
 // hardware lists the facts of the machines that differ.
 func hardware(a, b record.Run) []ChangedSetting {
-	facts := func(h record.Hardware) []config.Setting {
-		return []config.Setting{{Name: "cpu model", Value: h.CPUModel}, {Name: "cpus", Value: fmt.Sprint(h.CPUs)},
+	facts := func(h record.Hardware) []record.Setting {
+		return []record.Setting{{Name: "cpu model", Value: h.CPUModel}, {Name: "cpus", Value: fmt.Sprint(h.CPUs)},
 			{Name: "memory", Value: fmt.Sprint(h.MemoryBytes)}, {Name: "kernel", Value: h.Kernel}, {Name: "os", Value: h.OS},
 			{Name: "docker", Value: h.DockerVersion}, {Name: "cgroup", Value: h.CgroupVersion}, {Name: "storage driver", Value: h.StorageDriver}}
 	}

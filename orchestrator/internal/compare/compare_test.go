@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
 // srv is a server measured once per value of rps by ghz (the p99 of a
@@ -30,9 +28,9 @@ func srv(name string, rps []float64, opts ...func(*record.Server)) record.Server
 
 func measurement(engine string, rps float64) record.Measurement {
 	return record.Measurement{
-		Load:   &load.Result{Tool: engine, RPS: rps, Requests: 10, OK: 10, Latency: load.Latency{P99: time.Duration(float64(time.Second) * 10 / rps)}},
-		Client: usage.Summary{Samples: 1, CPUAvgPercent: 50},
-		Server: usage.Summary{Samples: 1, CPUAvgPercent: 90},
+		Load:   &record.Result{Tool: engine, RPS: rps, Requests: 10, OK: 10, Latency: record.Latency{P99: time.Duration(float64(time.Second) * 10 / rps)}},
+		Client: record.Usage{Samples: 1, CPUAvgPercent: 50},
+		Server: record.Usage{Samples: 1, CPUAvgPercent: 90},
 	}
 }
 
@@ -59,8 +57,8 @@ func fails(s *record.Server) {
 }
 
 func run(cpus config.CPUs, servers ...record.Server) record.Run {
-	cell := record.Cell{Cell: config.Cell{Scenario: "complex_proto", ServerCPUs: cpus, ClientCPUs: 1, Connections: 50, Concurrency: 1000},
-		Servers: servers, Settings: []config.Setting{{Name: "GRPC_SERVER_CPUS", Value: cpus.String()}}}
+	cell := record.Cell{Scenario: "complex_proto", ServerCPUs: float64(cpus), ClientCPUs: 1, Connections: 50, Concurrency: 1000,
+		Servers: servers, Settings: []record.Setting{{Name: "GRPC_SERVER_CPUS", Value: cpus.String()}}}
 	return record.Run{ID: "x", Cells: []record.Cell{cell}, Hardware: record.Hardware{CPUs: 2, Kernel: "6.1"}}
 }
 
@@ -121,9 +119,9 @@ func TestASignificantChange(t *testing.T) {
 	}
 	// Runs of one cell each are compared whatever their settings, and say
 	// which differ.
-	a.Cells[0].Settings = []config.Setting{{Name: "GRPC_SERVER_CPUS", Value: "1"}, {Name: "GRPC_BENCHMARK_ROUNDS", Value: "6"}, {Name: "GRPC_RESULTS_DIR", Value: "one"}}
+	a.Cells[0].Settings = []record.Setting{{Name: "GRPC_SERVER_CPUS", Value: "1"}, {Name: "GRPC_BENCHMARK_ROUNDS", Value: "6"}, {Name: "GRPC_RESULTS_DIR", Value: "one"}}
 	two := run(2, srv("rust_tonic_mt", faster))
-	two.Cells[0].Settings = []config.Setting{{Name: "GRPC_SERVER_CPUS", Value: "2"}, {Name: "GRPC_BENCHMARK_ROUNDS", Value: "6"}, {Name: "GRPC_RESULTS_DIR", Value: "two"}}
+	two.Cells[0].Settings = []record.Setting{{Name: "GRPC_SERVER_CPUS", Value: "2"}, {Name: "GRPC_BENCHMARK_ROUNDS", Value: "6"}, {Name: "GRPC_RESULTS_DIR", Value: "two"}}
 	got := Runs(a, two, DefaultThreshold)
 	if s := got.Cells[0].Settings; len(s) != 1 || s[0] != (ChangedSetting{"GRPC_SERVER_CPUS", "1", "2"}) || !byName(got, "rust_tonic_mt").RPS.Diff.Significant {
 		t.Errorf("1 CPU against 2: %+v", got)
@@ -292,8 +290,8 @@ func TestEveryServerAppears(t *testing.T) {
 // TestOldSettingNamesCompareAsTheNew: a run recorded when the load tool
 // settings had their old names differs from a newer one only in values.
 func TestOldSettingNamesCompareAsTheNew(t *testing.T) {
-	old := []config.Setting{{Name: "GRPC_LOAD_ENGINE", Value: "ghz"}, {Name: "GRPC_CAPACITY_ENGINE", Value: "h2"}}
-	current := []config.Setting{{Name: "GRPC_LOAD_TOOL", Value: "ghz"}, {Name: "GRPC_CAPACITY_TOOL", Value: "off"}}
+	old := []record.Setting{{Name: "GRPC_LOAD_ENGINE", Value: "ghz"}, {Name: "GRPC_CAPACITY_ENGINE", Value: "h2"}}
+	current := []record.Setting{{Name: "GRPC_LOAD_TOOL", Value: "ghz"}, {Name: "GRPC_CAPACITY_TOOL", Value: "off"}}
 	got := differences(old, current)
 	if len(got) != 1 || got[0] != (ChangedSetting{Name: "GRPC_CAPACITY_TOOL", A: "h2", B: "off"}) {
 		t.Errorf("differences = %+v, want only GRPC_CAPACITY_TOOL h2 → off", got)

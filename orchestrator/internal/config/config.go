@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,6 +18,7 @@ import (
 	"github.com/caarlos0/env/v11"
 	"github.com/joho/godotenv"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
 
@@ -206,25 +208,7 @@ func (c Config) DockerHosts() (server, client string) {
 // TwoHosts says servers and clients run on different engines.
 func (c Config) TwoHosts() bool {
 	server, client := c.DockerHosts()
-	return !SameHost(server, client)
-}
-
-// SameHost says two engine addresses name one engine: unix sockets are
-// compared by the file they resolve to (/var/run is a link to /run on
-// Debian), other addresses as written.
-func SameHost(a, b string) bool {
-	return socketFile(a) == socketFile(b)
-}
-
-func socketFile(host string) string {
-	path, ok := strings.CutPrefix(host, "unix://")
-	if !ok {
-		return host
-	}
-	if resolved, err := filepath.EvalSymlinks(path); err == nil {
-		return "unix://" + resolved
-	}
-	return "unix://" + filepath.Clean(path)
+	return !backend.Same(server, client)
 }
 
 // DockerTLS is TLS to a tcp:// engine as the Docker CLI takes it, from
@@ -266,14 +250,6 @@ func (c Config) FirstRounds() int {
 		return stats.AutoLooks[0]
 	}
 	return c.Rounds.N
-}
-
-// Design is how the rankings' pairs are tested.
-func (c Config) Design() stats.Design {
-	if c.Rounds.Auto {
-		return stats.Sequential(stats.AutoLooks, c.Margin)
-	}
-	return stats.Fixed(c.Rounds.N, c.Margin)
 }
 
 // SeedValue is GRPC_BENCHMARK_SEED, false when empty.
@@ -327,6 +303,23 @@ func (c Config) All() []Setting {
 		out = append(out, Setting{Name: v.name, Value: c.value(v.name), Help: c.help(v), Default: v.def, Given: given})
 	}
 	return out
+}
+
+// Given says the user set the variable, in the environment or .env.
+func (c Config) Given(name string) bool {
+	_, ok := c.given[name]
+	return ok
+}
+
+// With lists every variable as All does, with values in place of those
+// the user gave: a cell's footer, its list-valued settings one value each.
+func (c Config) With(values map[string]string) []Setting {
+	c.given = maps.Clone(c.given)
+	if c.given == nil {
+		c.given = map[string]string{}
+	}
+	maps.Copy(c.given, values)
+	return c.All()
 }
 
 // value is the variable's value as the user wrote it, else its default,

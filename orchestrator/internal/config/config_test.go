@@ -2,17 +2,19 @@ package config_test
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+
+	// The Docker backend checks and compares the engine addresses.
+	_ "github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 )
 
 // oneServer is the catalog the defaults are checked against.
@@ -221,7 +223,7 @@ func TestParseAccepted(t *testing.T) {
 		{"auto rounds and a seed", map[string]string{"GRPC_BENCHMARK_ROUNDS": "auto", "GRPC_BENCHMARK_SEED": "42", "GRPC_BENCHMARK_BUDGET": "30m"},
 			func(c config.Config) bool {
 				seed, ok := c.SeedValue()
-				return c.Rounds.Auto && seed == 42 && ok && c.Budget == 30*time.Minute && !c.Design().Fixed && c.RoundDuration() == 5333*time.Millisecond
+				return c.Rounds.Auto && seed == 42 && ok && c.Budget == 30*time.Minute && c.RoundDuration() == 5333*time.Millisecond
 			}, "auto, seed 42, budget 30m"},
 		{"capacity off", map[string]string{"GRPC_CAPACITY_TOOL": "off"},
 			func(c config.Config) bool { return c.CapacityTool == config.CapacityOff }, "CapacityTool=off"},
@@ -500,104 +502,12 @@ func TestErrorMessage(t *testing.T) {
 	}
 }
 
-func TestLoadProfileSetsTheShape(t *testing.T) {
-	for name, p := range config.Profiles {
-		cfg, err := config.Parse(map[string]string{"GRPC_LOAD_PROFILE": name}, testTools)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if err := cfg.Validate(on(oneServer, 2)); err != nil {
-			t.Errorf("%s: %v", name, err)
-		}
-		cells := cfg.Cells(config.Facts{HostCPUs: 2})
-		if len(cells) != 1 {
-			t.Fatalf("%s: %d cells", name, len(cells))
-		}
-		cell := cells[0]
-		if cell.Connections != p.Connections || cell.Concurrency != p.Connections*p.Streams || cell.Profile != name {
-			t.Errorf("%s: %d connections, %d in flight; want %d x %d", name, cell.Connections, cell.Concurrency, p.Connections, p.Streams)
-		}
-		settings := map[string]string{}
-		for _, s := range cfg.Settings(cell) {
-			settings[s.Name] = s.Value
-		}
-		if settings["GRPC_CLIENT_CONNECTIONS"] != strconv.Itoa(cell.Connections) || settings["GRPC_CLIENT_CONCURRENCY"] != strconv.Itoa(cell.Concurrency) {
-			t.Errorf("%s: settings show %v", name, settings)
-		}
-	}
-	if want := (config.Profile{Connections: 10, Streams: 10}); config.Profiles["2b"] != want {
-		t.Errorf("2b = %+v, want %+v", config.Profiles["2b"], want)
-	}
-}
-
 func TestLoadProfileWithAnExplicitShapeIsRefused(t *testing.T) {
 	cfg, err := config.Parse(map[string]string{"GRPC_LOAD_PROFILE": "2b", "GRPC_CLIENT_CONNECTIONS": "5"}, testTools)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkRefused(t, cfg.Validate(on(oneServer, 2)), "GRPC_LOAD_PROFILE", "2b")
-}
-
-// TestCellsAreTheProduct checks the matrix: scenarios outermost, then
-// server CPUs, then profiles, each cell with its own footer.
-func TestCellsAreTheProduct(t *testing.T) {
-	cfg, err := config.Parse(map[string]string{
-		"GRPC_REQUEST_SCENARIO": "complex_proto,string_10B", "GRPC_SERVER_CPUS": "1,2", "GRPC_LOAD_PROFILE": "1a,2b",
-	}, testTools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.Validate(on(oneServer, 4)); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, c := range cfg.Cells(config.Facts{HostCPUs: 4}) {
-		got = append(got, fmt.Sprintf("%s/%s/%s/%s", c.Scenario, c.ServerCPUs, c.Profile, c.ClientCPUs))
-	}
-	want := []string{
-		"complex_proto/1/1a/2", "complex_proto/1/2b/2", "complex_proto/2/1a/1", "complex_proto/2/2b/1",
-		"string_10B/1/1a/2", "string_10B/1/2b/2", "string_10B/2/1a/1", "string_10B/2/2b/1",
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("cells = %v, want %v", got, want)
-	}
-	footer := map[string]string{}
-	for _, s := range cfg.Settings(cfg.Cells(config.Facts{HostCPUs: 4})[6]) {
-		footer[s.Name] = s.Value
-	}
-	for name, value := range map[string]string{"GRPC_REQUEST_SCENARIO": "string_10B", "GRPC_SERVER_CPUS": "2", "GRPC_LOAD_PROFILE": "1a",
-		"GRPC_CLIENT_CONNECTIONS": "1", "GRPC_CLIENT_CONCURRENCY": "1", "GRPC_CLIENT_CPUS": "1 (auto)"} {
-		if footer[name] != value {
-			t.Errorf("footer %s=%q, want %q", name, footer[name], value)
-		}
-	}
-}
-
-// TestAutoClientCPUs: every core the server does not take, less one for
-// dockerd once two or more are left, at least one.
-func TestAutoClientCPUs(t *testing.T) {
-	for _, tc := range []struct {
-		engine int
-		server string
-		want   config.CPUs
-	}{
-		{2, "1", 1}, {2, "2", 1}, {2, "1.5", 1}, {4, "1", 2}, {8, "2", 5}, {3, "1", 1}, {1, "1", 1},
-	} {
-		cfg, err := config.Parse(map[string]string{"GRPC_SERVER_CPUS": tc.server}, testTools)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := cfg.Cells(config.Facts{HostCPUs: tc.engine})[0].ClientCPUs; got != tc.want {
-			t.Errorf("auto beside a %s-CPU server on %d cores = %v, want %v", tc.server, tc.engine, got, tc.want)
-		}
-	}
-	cfg, err := config.Parse(map[string]string{"GRPC_CLIENT_CPUS": "1.5"}, testTools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := cfg.Cells(config.Facts{HostCPUs: 8})[0].ClientCPUs; got != 1.5 {
-		t.Errorf("an explicit 1.5 resolved to %v", got)
-	}
 }
 
 func TestUnknownToolAndProfileAreRefused(t *testing.T) {
@@ -853,7 +763,7 @@ func TestRulesNameDeclaredVariables(t *testing.T) {
 }
 
 // testTools stand for the load registry, which config does not import.
-var testTools = []config.Tool{{Name: "ghz", Help: "the reference"}, {Name: "h2", Help: "the cheap one"}}
+var testTools = []config.Tool{{Name: "ghz", Help: "the reference"}, {Name: "h2", Help: "the cheap one", OpenLoop: true}}
 
 // TestToolsComeFromTheCaller: the help lists the tools handed to Parse, and
 // a tool not among them is refused naming the setting, the value and the
@@ -959,27 +869,26 @@ func TestServerFoldersMustNameTags(t *testing.T) {
 
 func TestTwoEngines(t *testing.T) {
 	for _, tc := range []struct {
-		name         string
-		vars         map[string]string
-		wantVar      string
-		wantValue    string
-		twoEngines   bool
-		clientCPUsOn int
+		name       string
+		vars       map[string]string
+		wantVar    string
+		wantValue  string
+		twoEngines bool
 	}{
-		{"one engine, as today", map[string]string{}, "", "", false, 0},
-		{"both name the same engine", map[string]string{"GRPC_SERVER_DOCKER_HOST": "unix:///var/run/docker.sock"}, "", "", false, 0},
-		{"two engines and the address", map[string]string{"GRPC_CLIENT_DOCKER_HOST": "ssh://bench@client", "GRPC_SERVER_ADDRESS": "10.0.0.2:50051"}, "", "", true, 8},
-		{"two engines without the address", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376"}, "GRPC_SERVER_ADDRESS", "", true, 0},
-		{"an address without a port: the engine picks one", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2"}, "", "", true, 0},
-		{"an address with port 0: the engine picks one", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2:0"}, "", "", true, 0},
-		{"an IPv6 address", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "fd00::2"}, "", "", true, 0},
-		{"an IPv6 address and port", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "[fd00::2]:50051"}, "", "", true, 0},
-		{"a host name", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "server-box:50051"}, "GRPC_SERVER_ADDRESS", "server-box:50051", true, 0},
-		{"a host name without a port", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "server-box"}, "GRPC_SERVER_ADDRESS", "server-box", true, 0},
-		{"a port past 65535", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2:70000"}, "GRPC_SERVER_ADDRESS", "10.0.0.2:70000", true, 0},
-		{"a port that is no number", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2:grpc"}, "GRPC_SERVER_ADDRESS", "10.0.0.2:grpc", true, 0},
-		{"an engine that is no URL", map[string]string{"GRPC_CLIENT_DOCKER_HOST": "client-box:2375", "GRPC_SERVER_ADDRESS": "10.0.0.2:50051"}, "GRPC_CLIENT_DOCKER_HOST", "client-box:2375", true, 0},
-		{"a tcp engine without a port", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2", "GRPC_SERVER_ADDRESS": "10.0.0.2:50051"}, "GRPC_SERVER_DOCKER_HOST", "tcp://10.0.0.2", true, 0},
+		{"one engine, as today", map[string]string{}, "", "", false},
+		{"both name the same engine", map[string]string{"GRPC_SERVER_DOCKER_HOST": "unix:///var/run/docker.sock"}, "", "", false},
+		{"two engines and the address", map[string]string{"GRPC_CLIENT_DOCKER_HOST": "ssh://bench@client", "GRPC_SERVER_ADDRESS": "10.0.0.2:50051"}, "", "", true},
+		{"two engines without the address", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376"}, "GRPC_SERVER_ADDRESS", "", true},
+		{"an address without a port: the engine picks one", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2"}, "", "", true},
+		{"an address with port 0: the engine picks one", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2:0"}, "", "", true},
+		{"an IPv6 address", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "fd00::2"}, "", "", true},
+		{"an IPv6 address and port", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "[fd00::2]:50051"}, "", "", true},
+		{"a host name", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "server-box:50051"}, "GRPC_SERVER_ADDRESS", "server-box:50051", true},
+		{"a host name without a port", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "server-box"}, "GRPC_SERVER_ADDRESS", "server-box", true},
+		{"a port past 65535", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2:70000"}, "GRPC_SERVER_ADDRESS", "10.0.0.2:70000", true},
+		{"a port that is no number", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2:2376", "GRPC_SERVER_ADDRESS": "10.0.0.2:grpc"}, "GRPC_SERVER_ADDRESS", "10.0.0.2:grpc", true},
+		{"an engine that is no URL", map[string]string{"GRPC_CLIENT_DOCKER_HOST": "client-box:2375", "GRPC_SERVER_ADDRESS": "10.0.0.2:50051"}, "GRPC_CLIENT_DOCKER_HOST", "client-box:2375", true},
+		{"a tcp engine without a port", map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://10.0.0.2", "GRPC_SERVER_ADDRESS": "10.0.0.2:50051"}, "GRPC_SERVER_DOCKER_HOST", "tcp://10.0.0.2", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := config.Parse(tc.vars, testTools)
@@ -996,14 +905,6 @@ func TestTwoEngines(t *testing.T) {
 				}
 			} else {
 				checkRefused(t, err, tc.wantVar, tc.wantValue)
-			}
-			if tc.clientCPUsOn > 0 {
-				f := on(oneServer, 2)
-				f.ClientCPUs = tc.clientCPUsOn
-				// Every core of the client's own machine, less dockerd's.
-				if got := cfg.Cells(f)[0].ClientCPUs; got != config.CPUs(tc.clientCPUsOn-1) {
-					t.Errorf("auto client CPUs on a client machine of %d cores = %v", tc.clientCPUsOn, got)
-				}
 			}
 		})
 	}
@@ -1032,8 +933,8 @@ func TestEngineHostsResolveSockets(t *testing.T) {
 		{"two tcp engines", "tcp://10.0.0.2:2376", "tcp://10.0.0.3:2376", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := config.SameHost(tc.a, tc.b); got != tc.same {
-				t.Errorf("SameHost(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
+			if got := backend.Same(tc.a, tc.b); got != tc.same {
+				t.Errorf("Same(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
 			}
 			cfg, err := config.Parse(map[string]string{"GRPC_SERVER_DOCKER_HOST": tc.a, "GRPC_CLIENT_DOCKER_HOST": tc.b}, testTools)
 			if err != nil {
@@ -1111,82 +1012,5 @@ func TestServerPublish(t *testing.T) {
 		if ip, port, err := cfg.ServerPublish(); ip != tc.ip || port != tc.port || err != nil {
 			t.Errorf("ServerPublish of %q = %q, %d, %v; want %q, %d", tc.address, ip, port, err, tc.ip, tc.port)
 		}
-	}
-}
-
-// TestRatesAreCellsAfterTheSaturationLoad: each rate of a sweep is a cell
-// of its own, after its saturation cell, with its rate in the footer; a
-// latency objective without rates makes the search's probe cells.
-func TestRatesAreCellsAfterTheSaturationLoad(t *testing.T) {
-	cfg, err := config.Parse(map[string]string{"GRPC_LOAD_RATES": "25%, 50%", "GRPC_SERVER_CPUS": "1,2"}, testTools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.Validate(on(oneServer, 4)); err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, c := range cfg.Cells(config.Facts{HostCPUs: 4}) {
-		rates := ""
-		for _, s := range cfg.Settings(c) {
-			if s.Name == "GRPC_LOAD_RATES" {
-				rates = s.Value
-			}
-		}
-		names = append(names, c.ServerCPUs.String()+"/"+c.Rate.String()+"/"+rates)
-		if c.Swept() && c.Saturation() != (config.Cell{Scenario: c.Scenario, ServerCPUs: c.ServerCPUs, ClientCPUs: c.ClientCPUs,
-			Connections: c.Connections, Concurrency: c.Concurrency}) {
-			t.Errorf("cell %s: saturation cell %+v", c.Name(), c.Saturation())
-		}
-	}
-	if want := "1/0/,1/25%/25%,1/50%/50%,2/0/,2/25%/25%,2/50%/50%"; strings.Join(names, ",") != want {
-		t.Errorf("cells %s, want %s", strings.Join(names, ","), want)
-	}
-	cfg, err = config.Parse(map[string]string{"GRPC_LATENCY_SLO": "p99.9<20ms"}, testTools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cells := cfg.Cells(config.Facts{HostCPUs: 2})
-	if len(cells) != 1+config.SLOProbes || cells[0].Swept() || cells[config.SLOProbes].Probe != config.SLOProbes ||
-		!strings.Contains(cells[1].Name(), "probe 1") || cfg.SLO.Bound != 20*time.Millisecond || cfg.SLO.Percentile != "p99.9" {
-		t.Errorf("objective %+v: cells %+v", cfg.SLO, cells)
-	}
-}
-
-// TestTLSIsAMatrixDimension: GRPC_TLS=off,on runs each cell plaintext and
-// over TLS, side by side, each footer with its own mode; the default is
-// plaintext alone.
-func TestTLSIsAMatrixDimension(t *testing.T) {
-	cfg, err := config.Parse(map[string]string{"GRPC_SERVER_CPUS": "1,2", "GRPC_TLS": "off,on"}, testTools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.Validate(on(oneServer, 4)); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	cells := cfg.Cells(config.Facts{HostCPUs: 4})
-	for _, c := range cells {
-		got = append(got, fmt.Sprintf("%s/%s", c.ServerCPUs, c.TLSMode()))
-	}
-	if want := []string{"1/off", "1/on", "2/off", "2/on"}; !slices.Equal(got, want) {
-		t.Errorf("cells = %v, want %v", got, want)
-	}
-	if !strings.HasSuffix(cells[1].Name(), ", TLS") || strings.Contains(cells[0].Name(), "TLS") {
-		t.Errorf("names %q, %q: only the TLS cell says TLS", cells[0].Name(), cells[1].Name())
-	}
-	for i, want := range []string{"off", "on"} {
-		for _, s := range cfg.Settings(cells[i]) {
-			if s.Name == "GRPC_TLS" && s.Value != want {
-				t.Errorf("footer of cell %d: GRPC_TLS=%q, want %q", i, s.Value, want)
-			}
-		}
-	}
-	plain, err := config.Parse(nil, testTools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cells := plain.Cells(config.Facts{HostCPUs: 4}); len(cells) != 1 || cells[0].TLS {
-		t.Errorf("default cells %+v, want one plaintext cell", cells)
 	}
 }

@@ -110,17 +110,5 @@ func (l Rates) Strings() []string {
 	return parts
 }
 
-// RateTool is the load tool of rate cells: the one that loads open-loop,
-// calls on a schedule with latency from each call's intended start. ghz
-// at a rate is closed-loop-paced (a call waits for a free slot, and its
-// latency runs from when it went), which hides the queueing a sweep is
-// there to show.
-const RateTool = "h2"
-
-// SLOProbes is how many rates the search of a latency objective's
-// sustainable throughput probes: a bisection of the share of capacity,
-// 1/16 of it apart at the end.
-const SLOProbes = 4
-
 // percent writes a share as a percentage: 0.25 as 25%.
 func percent(share float64) string { return Rate{Share: share}.String() }

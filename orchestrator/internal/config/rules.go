@@ -2,7 +2,6 @@ package config
 
 import (
 	"net"
-	"net/url"
 	"os"
 	"regexp"
 
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/agnivade/levenshtein"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 )
 
 // Facts are what the checks need to know of the world outside the
@@ -52,7 +53,7 @@ const (
 	// MinRoundDuration is the stats period: a shorter measurement has no
 	// CPU or memory reading of its own.
 	MinRoundDuration = time.Second
-	// MaxDuration bounds the measured time per server and engine: a longer
+	// MaxDuration bounds the measured time per server and load tool: a longer
 	// run is a soak test, not a benchmark.
 	MaxDuration = time.Hour
 	// MinWarmup lets the client's connections open and settle.
@@ -60,9 +61,9 @@ const (
 	// MaxWarmup and MaxReadyTimeout bound the waits before a measurement.
 	MaxWarmup       = 10 * time.Minute
 	MaxReadyTimeout = 10 * time.Minute
-	// MaxQPS is more than one client core of any engine here schedules
+	// MaxQPS is more than one client core of any load tool here schedules
 	// (h2: about 400k req/s), and keeps the per-call interval above a
-	// nanosecond for every engine.
+	// nanosecond for every load tool.
 	MaxQPS = 1_000_000
 	// MinBuildRAM is less than any build of the catalog needs; MaxBuildStall
 	// is longer than any of its steps runs silent.
@@ -291,8 +292,8 @@ var rules = []rule{
 		if len(c.Rates) > 0 && c.QPS != 0 {
 			return fmt.Sprintf("each rate is a cell's GRPC_CLIENT_QPS, and GRPC_CLIENT_QPS=%d is set too; set one or the other", c.QPS)
 		}
-		if len(c.Rates) > 0 && !slices.Contains(c.toolNames(), RateTool) {
-			return "rate cells are loaded open-loop by " + RateTool + ", which this binary does not offer"
+		if len(c.Rates) > 0 && c.openLoopTool() == "" {
+			return "rate cells are loaded open-loop, and this binary offers no load tool that loads open-loop"
 		}
 		return duplicate(c.Rates.Strings())
 	}},
@@ -331,20 +332,13 @@ func (c Config) ServerPublish() (ip string, port int, err error) {
 	return host, port, nil
 }
 
-// dockerHost checks an engine address as the Docker CLI takes them.
+// dockerHost checks an engine address with the backend of its scheme.
 func dockerHost(v string) string {
 	if v == "" {
 		return ""
 	}
-	u, err := url.Parse(v)
-	switch {
-	case err != nil:
-		return "not a URL: " + reason(err)
-	case u.Scheme == "unix" && u.Path != "":
-	case u.Scheme == "tcp" && u.Port() != "" && u.Hostname() != "":
-	case u.Scheme == "ssh" && u.Hostname() != "":
-	default:
-		return "not unix:///path, tcp://host:port or ssh://[user@]host"
+	if err := backend.Check(v); err != nil {
+		return err.Error()
 	}
 	return ""
 }

@@ -9,18 +9,33 @@ type Tool struct {
 	Name string
 	// Help is one line on what the tool is for.
 	Help string
+	// OpenLoop says the tool loads open-loop at a rate, as rate cells are
+	// loaded.
+	OpenLoop bool
 }
 
 // Offered is the settings' view of the tools of the load registry.
 func Offered[T interface {
 	Name() string
 	Help() string
+	OpenLoop() bool
 }](tools []T) []Tool {
 	offered := make([]Tool, len(tools))
 	for i, t := range tools {
-		offered[i] = Tool{Name: t.Name(), Help: t.Help()}
+		offered[i] = Tool{Name: t.Name(), Help: t.Help(), OpenLoop: t.OpenLoop()}
 	}
 	return offered
+}
+
+// openLoopTool is the first offered tool that loads open-loop, "" when
+// none does.
+func (c Config) openLoopTool() string {
+	for _, t := range c.tools {
+		if t.OpenLoop {
+			return t.Name
+		}
+	}
+	return ""
 }
 
 // Renamed maps the old names of settings to their new ones: a run that

@@ -28,7 +28,7 @@ func init() {
 				return nil, err // not a typed nil inside the interface
 			}
 			return h, nil
-		}, Stats: ReadStats})
+		}, Check: checkAddress, Canonical: canonical, Stats: ReadStats})
 	}
 }
 

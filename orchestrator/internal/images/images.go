@@ -1,6 +1,6 @@
 // Package images builds what a run starts: the orchestrator's own image
-// (readiness probe, conformance gate and load client), the images of tool
-// engines, and each server's image for a scenario. Base images a Dockerfile
+// (readiness probe, conformance gate and load client), the images of the
+// load tools that have their own, and each server's image for a scenario. Base images a Dockerfile
 // starts FROM are made available first.
 package images
 
@@ -115,7 +115,7 @@ func Static(path, arch string) bool {
 	return true
 }
 
-// Tool builds the image of a tool engine from tools/<name>.
+// Tool builds the image of a load tool from tools/<name>.
 func (b Builder) Tool(ctx context.Context, tool string, log io.Writer) (string, error) {
 	tag := b.ToolTag(tool)
 	if _, err := b.build(ctx, b.Catalog.ToolDir(tool), nil, backend.BuildOptions{Tag: tag}, log); err != nil {

@@ -6,10 +6,6 @@
 package load
 
 import (
-	"fmt"
-	"maps"
-	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -19,7 +15,7 @@ import (
 // Spec is one load run against one server.
 type Spec struct {
 	// Tool names the load tool that runs the spec, for `grpcbench loadgen`.
-	Tool string `json:"engine,omitempty"`
+	Tool string `json:"tool,omitempty"`
 	// Kind is the scenario's call kind, which the tool must drive.
 	Kind scenario.Kind `json:"kind"`
 	// Target is host:port; the client shares the server's network
@@ -59,7 +55,7 @@ type Spec struct {
 // Result is what a load run measured over its measurement window (the
 // warm-up is not in it).
 type Result struct {
-	Tool string `json:"engine"`
+	Tool string `json:"tool"`
 	// Start and End bound the measurement window, on the host's clock; the
 	// container stats are cut to it.
 	Start time.Time `json:"start"`
@@ -144,24 +140,4 @@ func PercentileList(at func(q float64) time.Duration) []Percentile {
 		out[i] = Percentile{Q: q, Latency: at(q)}
 	}
 	return out
-}
-
-// ErrorShare is the fraction of completed calls that were not OK.
-func (r Result) ErrorShare() float64 {
-	if r.Requests == 0 {
-		return 0
-	}
-	return float64(r.Requests-r.OK) / float64(r.Requests)
-}
-
-// Failures lists the calls that were not OK by status, in name order:
-// "DeadlineExceeded: 40, Unavailable: 60".
-func (r Result) Failures() string {
-	var parts []string
-	for _, name := range slices.Sorted(maps.Keys(r.Statuses)) {
-		if name != "OK" {
-			parts = append(parts, fmt.Sprintf("%s: %d", name, r.Statuses[name]))
-		}
-	}
-	return strings.Join(parts, ", ")
 }

@@ -28,6 +28,12 @@ type Tool interface {
 	// TLS says whether the tool loads TLS cells, verifying the server's
 	// chain against the run's CA (Spec.CAFile).
 	TLS() bool
+	// OpenLoop says whether the tool loads open-loop at Spec.QPS: calls
+	// start on a Schedule whatever the answers, and latency runs from each
+	// call's intended start. Rate cells need it; a tool that paces a
+	// closed loop instead (a call waits for a free slot) hides the queueing
+	// a sweep is there to show.
+	OpenLoop() bool
 	// Client is the client container's command and the files it needs, by
 	// path, for a spec; the scenario's files are added by the caller.
 	Client(spec Spec, sc *scenario.Scenario) (Client, error)
@@ -86,6 +92,16 @@ func Runners() []Tool {
 		}
 	}
 	return runners
+}
+
+// OpenLoopTool is the first tool of the registry that loads open-loop:
+// the tool of rate cells.
+func OpenLoopTool() (Tool, bool) {
+	i := slices.IndexFunc(tools, Tool.OpenLoop)
+	if i < 0 {
+		return nil, false
+	}
+	return tools[i], true
 }
 
 // Names lists the names of tools.
@@ -153,7 +169,9 @@ const (
 type Loadgen struct {
 	ToolName, Text string
 	Drives         []scenario.Kind
-	RunLoad        func(context.Context, Spec) (Result, error)
+	// LoadsOpenLoop says RunLoad paces calls on a Schedule at a rate.
+	LoadsOpenLoop bool
+	RunLoad       func(context.Context, Spec) (Result, error)
 }
 
 func (l Loadgen) Name() string           { return l.ToolName }
@@ -164,6 +182,8 @@ func (l Loadgen) Kinds() []scenario.Kind { return l.Drives }
 // TLS: a loadgen tool is Go's gRPC stack or h2 on crypto/tls, which both
 // verify the chain.
 func (Loadgen) TLS() bool { return true }
+
+func (l Loadgen) OpenLoop() bool { return l.LoadsOpenLoop }
 
 func (l Loadgen) Run(ctx context.Context, spec Spec) (Result, error) { return l.RunLoad(ctx, spec) }
 

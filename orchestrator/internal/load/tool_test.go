@@ -20,6 +20,7 @@ func (fakeTool) Help() string                                             { retu
 func (fakeTool) Image() string                                            { return "" }
 func (f fakeTool) Kinds() []scenario.Kind                                 { return f.kinds }
 func (fakeTool) TLS() bool                                                { return true }
+func (fakeTool) OpenLoop() bool                                           { return false }
 func (fakeTool) Client(Spec, *scenario.Scenario) (Client, error)          { return Client{}, nil }
 func (fakeTool) Parse([]byte, Spec, time.Time, time.Time) (Result, error) { return Result{}, nil }
 

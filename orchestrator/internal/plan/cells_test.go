@@ -11,8 +11,9 @@ import (
 )
 
 // TestCellsPlacesEachCell sets up the cells of two server CPU limits on
-// one host of 4 cores and on two hosts of 4 and 8: each cell is config's,
-// with its own footer and its cores on the one machine, or on each.
+// one host of 4 cores and on two hosts of 4 and 8: each cell is the
+// matrix's, with its own footer and its cores on the one machine, or on
+// each.
 func TestCellsPlacesEachCell(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -29,13 +30,14 @@ func TestCellsPlacesEachCell(t *testing.T) {
 			t.Fatal(err)
 		}
 		cells := plan.Cells(cfg, 4, 8)
-		want := cfg.Cells(config.Facts{HostCPUs: 4, ClientCPUs: 8})
-		if len(cells) != len(want) || len(cells) != len(tc.want) {
+		if len(cells) != len(tc.want) {
 			t.Fatalf("%s: %d cells, want %d", tc.name, len(cells), len(tc.want))
 		}
 		for i, c := range cells {
-			if c.Cell != want[i] || !reflect.DeepEqual(c.Settings, cfg.Settings(want[i])) || c.Placement != tc.want[i] {
-				t.Errorf("%s: cell %d = %+v, want config's cell %+v, its footer and placement %+v", tc.name, i, c, want[i], tc.want[i])
+			cell := plan.Of(c)
+			if cell.ServerCPUs != cfg.ServerCPUs[i] || cell.Record().Scenario != c.Scenario ||
+				!reflect.DeepEqual(c.Settings, plan.Settings(plan.Footer(cfg, cell))) || c.Placement != tc.want[i] {
+				t.Errorf("%s: cell %d = %+v, want %s CPUs, its footer and placement %+v", tc.name, i, c, cfg.ServerCPUs[i], tc.want[i])
 			}
 		}
 	}

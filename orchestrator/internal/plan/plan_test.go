@@ -19,7 +19,7 @@ func TestLoadSpecCarriesTheCallKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cell := record.Cell{Cell: config.Cell{Connections: 2, Concurrency: 8, ClientCPUs: 1.5}}
+	cell := record.Cell{Connections: 2, Concurrency: 8, ClientCPUs: 1.5}
 	spec := LoadSpec(cfg, cell, &scenario.Scenario{Kind: scenario.ServerStreaming}, 3*time.Second)
 	if spec.Kind != scenario.ServerStreaming || spec.Connections != 2 || spec.Concurrency != 8 || spec.QPS != 100 ||
 		spec.Arrivals != load.ArrivalsPoisson || spec.Duration != 3*time.Second || spec.Warmup != cfg.Warmup || spec.CPUs != 1.5 {

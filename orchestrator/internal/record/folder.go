@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 )
 
 // Folder is a run's results folder: every file of a run is written through
@@ -130,6 +129,7 @@ func syncDir(dir string) error {
 
 // Save writes the run's record, results.json, in the current layout.
 func Save(f Folder, run Run) error {
+	run.Version = Version
 	return f.WriteJSON("results.json", run)
 }
 
@@ -140,7 +140,7 @@ func CellDir(run Run, c Cell) string {
 	if len(run.Cells) == 1 {
 		return ""
 	}
-	name := fmt.Sprintf("%s_cpu%s", c.Scenario, c.ServerCPUs)
+	name := c.Scenario + "_cpu" + strconv.FormatFloat(c.ServerCPUs, 'f', -1, 64)
 	if c.Profile != "" {
 		name += "_" + c.Profile
 	}
@@ -149,34 +149,49 @@ func CellDir(run Run, c Cell) string {
 	}
 	switch {
 	case c.Rate.Share > 0:
-		name += "_rate" + strings.TrimSuffix(c.Rate.String(), "%") + "pct"
+		name += "_rate" + strconv.FormatFloat(100*c.Rate.Share, 'f', -1, 64) + "pct"
 	case c.Rate.PerSecond > 0:
-		name += "_rate" + c.Rate.String()
+		name += "_rate" + strconv.FormatFloat(c.Rate.PerSecond, 'f', -1, 64)
 	case c.Probe > 0:
 		name += fmt.Sprintf("_probe%d", c.Probe)
 	}
 	return name
 }
 
-// Load reads the record of the run in dir. A results.json of the older
-// layout (servers at the top level, one measurement each) is read as one
-// cell with one round per server.
+// Load reads the record of the run in dir, in the current layout or one
+// before it (legacy.go); a layout of a later version than this binary
+// knows is refused rather than misread.
 func Load(dir string) (Run, error) {
-	var run Run
 	js, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if err != nil {
-		return run, fmt.Errorf("read the run in %s: %w", dir, err)
+		return Run{}, fmt.Errorf("read the run in %s: %w", dir, err)
 	}
-	if isLegacy(js) {
-		run, err = fromLegacy(js)
-	} else {
-		err = json.Unmarshal(js, &run)
-	}
+	run, err := decode(js)
 	if err != nil {
 		return run, fmt.Errorf("read the run in %s: results.json: %w", dir, err)
 	}
 	if run.ID == "" {
 		return run, fmt.Errorf("read the run in %s: results.json holds no run", dir)
 	}
+	run.Dir = dir
 	return run, nil
+}
+
+// decode reads results.json of any layout this binary knows.
+func decode(js []byte) (Run, error) {
+	var head struct {
+		Version *int `json:"version"`
+	}
+	if err := json.Unmarshal(js, &head); err != nil {
+		return Run{}, err
+	}
+	switch {
+	case head.Version == nil:
+		return fromUnversioned(js)
+	case *head.Version == Version:
+		var run Run
+		err := json.Unmarshal(js, &run)
+		return run, err
+	}
+	return Run{}, fmt.Errorf("layout version %d, and this grpcbench reads versions 1 to %d: read it with the grpcbench that wrote it", *head.Version, Version)
 }

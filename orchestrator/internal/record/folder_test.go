@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
@@ -81,6 +80,7 @@ func TestLoadRefuses(t *testing.T) {
 		{"not JSON", write("garbled", "{\"id\": \"x\", \"cells\": [")},
 		{"no run", write("empty", "{}")},
 		{"old layout, wrong types", write("legacy", `{"id": "x", "servers": [{"name": 3}]}`)},
+		{"a layout of a later version", write("later", `{"version": 4, "id": "x", "cells": []}`)},
 	} {
 		if _, err := record.Load(tc.dir); err == nil {
 			t.Errorf("%s: Load returned no error", tc.name)
@@ -88,9 +88,9 @@ func TestLoadRefuses(t *testing.T) {
 	}
 }
 
-// TestSaveThenLoadIsTheSameRun saves the recorded run of report's test data,
-// reads it back and saves it again: the same run, the same bytes, every
-// field of the record through results.json and back.
+// TestSaveThenLoadIsTheSameRun saves the recorded run of report's test data
+// (layout 2), reads it back (layout 3) and saves it again: the same run,
+// the same bytes, every field of the record through results.json and back.
 func TestSaveThenLoadIsTheSameRun(t *testing.T) {
 	run, err := record.Load(filepath.Join("..", "report", "testdata", "run"))
 	if err != nil {
@@ -104,6 +104,10 @@ func TestSaveThenLoadIsTheSameRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if back.Version != record.Version || back.Dir != first.Dir {
+		t.Errorf("read back as version %d from %q, want %d from %q", back.Version, back.Dir, record.Version, first.Dir)
+	}
+	run.Version, run.Dir = back.Version, back.Dir
 	if !reflect.DeepEqual(back, run) {
 		t.Errorf("the run read back differs from the saved one:\n got %+v\nwant %+v", back, run)
 	}
@@ -120,10 +124,10 @@ func TestSaveThenLoadIsTheSameRun(t *testing.T) {
 // TestCellDirNamesTheRate: every cell of a run has a folder of its own,
 // a rate cell's and a probe's beside their saturation cell's.
 func TestCellDirNamesTheRate(t *testing.T) {
-	sat := config.Cell{Scenario: "complex_proto", ServerCPUs: 1}
-	probe := sat
-	probe.Probe = 2
-	run := record.Run{Cells: []record.Cell{{Cell: sat}, {Cell: sat.WithRate(config.Rate{Share: 0.25})}, {Cell: sat.WithRate(config.Rate{PerSecond: 5000})}, {Cell: probe}}}
+	sat := record.Cell{Scenario: "complex_proto", ServerCPUs: 1}
+	share, rate, probe := sat, sat, sat
+	share.Rate, rate.Rate, probe.Probe = record.Rate{Share: 0.25}, record.Rate{PerSecond: 5000}, 2
+	run := record.Run{Cells: []record.Cell{sat, share, rate, probe}}
 	var got []string
 	for _, c := range run.Cells {
 		got = append(got, record.CellDir(run, c))

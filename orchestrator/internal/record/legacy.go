@@ -5,57 +5,108 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
 )
 
-// legacyRun is results.json as runs wrote it before cells and rounds: one
-// measurement per server, the servers at the top level.
-type legacyRun struct {
-	ID          string           `json:"id"`
-	Started     time.Time        `json:"started"`
-	Finished    time.Time        `json:"finished"`
-	Commit      string           `json:"commit"`
-	Settings    []config.Setting `json:"settings"`
-	Hardware    Hardware         `json:"hardware"`
-	Placement   Placement        `json:"placement"`
-	Servers     []legacyServer   `json:"servers"`
-	Interrupted bool             `json:"interrupted"`
+// The layouts before version 3 had no version key: version 1 kept the
+// servers at the top level with one measurement each, version 2 cells of
+// servers of rounds. Both named the hosts "engines" and a load's tool
+// "engine", and wrote CPU counts as strings; fromUnversioned rewrites those
+// keys and values, then reads the document as version 3 (version 2) or
+// converts it (version 1).
+
+// fromUnversioned reads a results.json of layout 1 or 2.
+func fromUnversioned(js []byte) (Run, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(js, &doc); err != nil {
+		return Run{}, err
+	}
+	if hosts, ok := doc["engines"]; ok {
+		doc["hosts"] = hosts
+		delete(doc, "engines")
+	}
+	renameToolKeys(doc)
+	for _, c := range list(doc["cells"]) {
+		if cell, ok := c.(map[string]any); ok {
+			for _, key := range []string{"server_cpus", "client_cpus"} {
+				if s, ok := cell[key].(string); ok {
+					cell[key], _ = strconv.ParseFloat(s, 64)
+				}
+			}
+		}
+	}
+	js, err := json.Marshal(doc)
+	if err != nil {
+		return Run{}, err
+	}
+	_, cells := doc["cells"]
+	_, servers := doc["servers"]
+	if servers && !cells {
+		return fromLayout1(js)
+	}
+	var run Run
+	err = json.Unmarshal(js, &run)
+	return run, err
 }
 
-type legacyServer struct {
+// renameToolKeys renames "engine" to "tool" in every load result of the
+// document: objects under a "load" key.
+func renameToolKeys(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, inner := range v {
+			if m, ok := inner.(map[string]any); ok && k == "load" {
+				if tool, ok := m["engine"]; ok {
+					m["tool"] = tool
+					delete(m, "engine")
+				}
+			}
+			renameToolKeys(inner)
+		}
+	case []any:
+		for _, inner := range v {
+			renameToolKeys(inner)
+		}
+	}
+}
+
+func list(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// layout1Run is results.json as layout 1 wrote it.
+type layout1Run struct {
+	ID          string          `json:"id"`
+	Started     time.Time       `json:"started"`
+	Finished    time.Time       `json:"finished"`
+	Commit      string          `json:"commit"`
+	Settings    []Setting       `json:"settings"`
+	Hardware    Hardware        `json:"hardware"`
+	Placement   Placement       `json:"placement"`
+	Servers     []layout1Server `json:"servers"`
+	Interrupted bool            `json:"interrupted"`
+}
+
+type layout1Server struct {
 	Name     string   `json:"name"`
 	Scenario string   `json:"scenario"`
 	Image    string   `json:"image"`
 	ImageID  string   `json:"image_id"`
 	Failure  *Failure `json:"failure"`
 	Measurement
-	Phases      []Phase        `json:"phases"`
-	Conformance *probe.Verdict `json:"conformance"`
-	ClientBound bool           `json:"client_bound"`
+	Phases      []Phase      `json:"phases"`
+	Conformance *Conformance `json:"conformance"`
+	ClientBound bool         `json:"client_bound"`
 }
 
-// isLegacy tells the older layout by its servers at the top level and no
-// cells.
-func isLegacy(js []byte) bool {
-	var keys map[string]json.RawMessage
-	if json.Unmarshal(js, &keys) != nil {
-		return false
-	}
-	_, cells := keys["cells"]
-	_, servers := keys["servers"]
-	return servers && !cells
-}
-
-// fromLegacy converts the older layout to one cell whose servers have one
-// round each; the cell's shape comes from the run's settings.
-func fromLegacy(js []byte) (Run, error) {
-	var old legacyRun
+// fromLayout1 converts layout 1 to one cell whose servers have one round
+// each; the cell's shape comes from the run's settings.
+func fromLayout1(js []byte) (Run, error) {
+	var old layout1Run
 	if err := json.Unmarshal(js, &old); err != nil {
 		return Run{}, err
 	}
-	cell := Cell{Cell: legacyCell(old), Settings: old.Settings, Placement: old.Placement}
+	cell := layout1Cell(old)
 	for _, s := range old.Servers {
 		if s.Scenario != "" {
 			cell.Scenario = s.Scenario
@@ -76,9 +127,9 @@ func fromLegacy(js []byte) (Run, error) {
 		Hardware: old.Hardware, Cells: []Cell{cell}, Interrupted: old.Interrupted}, nil
 }
 
-// legacyCell reads the cell's figures from the settings as they were
+// layout1Cell reads the cell's figures from the settings as they were
 // given; a value that does not read stays zero.
-func legacyCell(old legacyRun) config.Cell {
+func layout1Cell(old layout1Run) Cell {
 	get := func(name string) string {
 		for _, s := range old.Settings {
 			if s.Name == name {
@@ -94,12 +145,14 @@ func legacyCell(old legacyRun) config.Cell {
 		f, _ := strconv.ParseFloat(get(name), 64)
 		return f
 	}
-	return config.Cell{
+	return Cell{
 		Scenario:    get("GRPC_REQUEST_SCENARIO"),
-		ServerCPUs:  config.CPUs(num("GRPC_SERVER_CPUS")),
-		ClientCPUs:  config.CPUs(num("GRPC_CLIENT_CPUS")),
+		ServerCPUs:  num("GRPC_SERVER_CPUS"),
+		ClientCPUs:  num("GRPC_CLIENT_CPUS"),
 		Profile:     get("GRPC_LOAD_PROFILE"),
 		Connections: int(num("GRPC_CLIENT_CONNECTIONS")),
 		Concurrency: int(num("GRPC_CLIENT_CONCURRENCY")),
+		Settings:    old.Settings,
+		Placement:   old.Placement,
 	}
 }

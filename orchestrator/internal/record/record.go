@@ -1,34 +1,38 @@
 // Package record is the record of a run: what was measured, round by round,
 // and under which settings, as results.json holds it, and the run's folder
-// it is read from and written to. The record is versioned by its layout:
-// Save writes the current one (cells of servers of rounds), Load reads it
-// and the older one (servers at the top level, one measurement each).
-// Package report makes the files people read from a record; the benchmark
-// adds to one as its rounds finish, and a resume goes on from one.
+// it is read from and written to. The record owns its schema: every type of
+// results.json is defined here, and the packages that measure convert their
+// own types at the edge, so that no change elsewhere changes the file. The
+// file carries its layout's version (Version); Load reads the layouts
+// before it (legacy.go) and refuses one it does not know.
 package record
 
 import (
+	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
-
-	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
+
+// Version is the layout of results.json that Save writes: 1 had the servers
+// at the top level, 2 cells of servers of rounds without a version key, 3
+// the record's own types (keys hosts and tool; samples in the record's
+// form).
+const Version = 3
 
 // Run is everything known about one run; results.json is this, encoded.
 type Run struct {
+	Version  int       `json:"version"`
 	ID       string    `json:"id"`
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished,omitzero"`
 	Commit   string    `json:"commit"`
 	// Settings are the variables as given; each cell has its own, resolved.
-	Settings []config.Setting `json:"settings"`
-	// Hosts are where the run's containers ran, which a resume uses too.
-	Hosts *Hosts `json:"engines,omitempty"`
+	Settings []Setting `json:"settings"`
+	// Hosts are the addresses of the hosts the run's containers ran on,
+	// which a resume uses too.
+	Hosts *HostAddresses `json:"hosts,omitempty"`
 	// Contexts are a hash of each server's build context (its folder and
 	// the run's scenarios), by server: a resume refuses to go on with
 	// other code.
@@ -50,21 +54,48 @@ type Run struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Design is how the rankings' pairs are tested: one look at the end,
 	// or (GRPC_BENCHMARK_ROUNDS=auto) the looks of a sequential design.
-	Design *stats.Design `json:"design,omitempty"`
+	Design *Design `json:"design,omitempty"`
 	// Seed drew the order of the rounds (GRPC_BENCHMARK_SEED replays it);
 	// Order is each round's visits, in the order they ran.
 	Seed  uint64    `json:"seed"`
 	Order [][]Visit `json:"order,omitempty"`
 	// Looks are the sequential design's looks as they ran, and StopReason
 	// why the rounds ended: every pair decided, the last look, the budget.
-	Looks      []RunLook `json:"looks,omitempty"`
-	StopReason string    `json:"stop_reason,omitempty"`
+	Looks      []Look `json:"looks,omitempty"`
+	StopReason string `json:"stop_reason,omitempty"`
 	// Dir is the run's folder, where it was read from.
 	Dir string `json:"-"`
 }
 
-// Hardware is the machine the servers ran on, as the Docker engine sees it
-// (the orchestrator itself may run in a container).
+// Setting is one variable of the run's configuration with its value as
+// text, as the settings wrote it.
+type Setting struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Help  string `json:"help"`
+	// Default is the value used when the variable is not set.
+	Default string `json:"default"`
+	// Given says the user set the variable: a resumed run sets only these.
+	Given bool `json:"given,omitempty"`
+}
+
+// Setting is the run's setting of that name, if it has one.
+func (r Run) Setting(name string) (Setting, bool) {
+	i := slices.IndexFunc(r.Settings, func(s Setting) bool { return s.Name == name })
+	if i < 0 {
+		return Setting{}, false
+	}
+	return r.Settings[i], true
+}
+
+// HostAddresses are the addresses of the servers' and the clients' host.
+type HostAddresses struct {
+	Servers string `json:"servers"`
+	Clients string `json:"clients"`
+}
+
+// Hardware is the machine the servers ran on, as its host sees it (the
+// orchestrator itself may run in a container).
 type Hardware struct {
 	CPUModel      string `json:"cpu_model"`
 	CPUs          int    `json:"cpus"`
@@ -82,31 +113,58 @@ type Visit struct {
 	Server string `json:"server"`
 }
 
-// RunLook is one look of a sequential design: after which round, when,
-// and per cell the analysis it made (each pair's verdict so far).
-type RunLook struct {
-	Rounds  int              `json:"rounds"`
-	Elapsed float64          `json:"elapsed_seconds"`
-	Cells   []stats.Analysis `json:"cells"`
+// Design is how a run tests its rankings' pairs: the rounds after which
+// it looks and the significance level spent at each, the equivalence
+// margin, and whether the rounds were fixed (one look at the end).
+type Design struct {
+	Looks  []int     `json:"looks"`
+	Levels []float64 `json:"levels"`
+	Margin float64   `json:"margin"`
+	Fixed  bool      `json:"fixed"`
+}
+
+// Look is one look of a sequential design: after which round, when, and
+// per cell the analysis it made (each pair's verdict so far).
+type Look struct {
+	Rounds  int        `json:"rounds"`
+	Elapsed float64    `json:"elapsed_seconds"`
+	Cells   []Analysis `json:"cells"`
 	// Capacity is the same analysis of each cell's capacity ranking.
-	Capacity []stats.Analysis `json:"capacity"`
+	Capacity []Analysis `json:"capacity"`
 	// Continuing are the servers of unresolved pairs, per cell, measured
 	// in the next look's rounds.
 	Continuing [][]string `json:"continuing"`
 }
 
-// DesignOrFixed is the run's design; a record without one had fixed rounds.
-func (r Run) DesignOrFixed() stats.Design {
-	if r.Design != nil {
-		return *r.Design
-	}
-	return stats.Fixed(0, 0)
+// Analysis is a ranking's pairs as a look tested them.
+type Analysis struct {
+	Pairs []Pair      `json:"pairs"`
+	Looks []LookLevel `json:"looks"`
 }
 
-// Hosts are the DOCKER_HOST of the servers' and the clients' host.
-type Hosts struct {
-	Servers string `json:"servers"`
-	Clients string `json:"clients"`
+// Pair is the verdict on two servers: the test, the rounds it paired, the
+// ratio of their req/s with its interval, the p-value and the verdict, and
+// the look that reached it.
+type Pair struct {
+	A       string  `json:"a"`
+	B       string  `json:"b"`
+	Test    string  `json:"test,omitempty"`
+	N       int     `json:"n"`
+	Ratio   float64 `json:"ratio"`
+	Lo      float64 `json:"lo,omitempty"`
+	Hi      float64 `json:"hi,omitempty"`
+	P       float64 `json:"p"`
+	Verdict string  `json:"verdict"`
+	Look    int     `json:"look"`
+}
+
+// LookLevel is what one look of a design tested: its rounds, the level it
+// spent, and how many pairs it tested and decided.
+type LookLevel struct {
+	Rounds  int     `json:"rounds"`
+	Level   float64 `json:"level"`
+	Tested  int     `json:"tested"`
+	Decided int     `json:"decided"`
 }
 
 // Resume prepares a record to go on after an interruption: rounds the
@@ -125,23 +183,41 @@ func (r *Run) Resume() {
 	}
 }
 
-// Cell is the servers measured under one combination of settings.
+// Cell is the servers measured under one combination of the list-valued
+// settings (package plan makes it and gives it its meaning).
 type Cell struct {
-	config.Cell
+	Scenario   string  `json:"scenario"`
+	ServerCPUs float64 `json:"server_cpus"`
+	// ClientCPUs is the client's limit, auto resolved.
+	ClientCPUs float64 `json:"client_cpus"`
+	// Profile is the load shape's name, "" when the shape comes from
+	// GRPC_CLIENT_CONNECTIONS and GRPC_CLIENT_CONCURRENCY.
+	Profile     string `json:"profile,omitempty"`
+	Connections int    `json:"connections"`
+	Concurrency int    `json:"concurrency"`
+	// Rate is a rate cell's target (GRPC_LOAD_RATES); zero in the cell of
+	// the saturation load.
+	Rate Rate `json:"rate,omitzero"`
+	// Probe is, from 1, which probe of a latency objective's search the
+	// cell is: its rate is each server's own, from the probes before.
+	Probe int `json:"probe,omitempty"`
+	// TLS says the load went over TLS (GRPC_TLS=on).
+	TLS bool `json:"tls,omitempty"`
 	// Settings are the variables as this cell ran them: its footer.
-	Settings  []config.Setting `json:"settings"`
-	Placement Placement        `json:"placement"`
+	Settings  []Setting `json:"settings"`
+	Placement Placement `json:"placement"`
 	// Kind is the scenario's call kind when it streams, whose figures count
-	// messages rather than calls; empty for unary (and before streams).
-	Kind    scenario.Kind `json:"kind,omitempty"`
-	Servers []Server      `json:"servers"`
+	// messages rather than calls; empty for unary.
+	Kind    string   `json:"kind,omitempty"`
+	Servers []Server `json:"servers"`
 }
 
-// Streams says whether the cell's figures count the messages of streams.
-func (c Cell) Streams() bool { return c.Kind != "" && c.Kind != scenario.Unary }
-
-// RateUnit is what the cell's rates count (scenario.Kind.RateUnit).
-func (c Cell) RateUnit() string { return c.Kind.RateUnit() }
+// Rate is a rate cell's target: req/s, or a share of the server's
+// capacity (0.25 for 25%).
+type Rate struct {
+	PerSecond float64 `json:"rate_rps,omitempty"`
+	Share     float64 `json:"rate_share,omitempty"`
+}
 
 // Server is the cell's server of that name, if the cell has it.
 func (c Cell) Server(name string) (Server, bool) {
@@ -169,7 +245,6 @@ type Server struct {
 	// Stack, Library and Version are what the server is built on, as its
 	// folder's server.json declares them; GRPC is the gRPC implementation
 	// under a framework ("grpc-java 1.75.0"), empty when Library is one.
-	// Runs recorded before them have none.
 	Stack   string `json:"stack,omitempty"`
 	Library string `json:"library,omitempty"`
 	Version string `json:"version,omitempty"`
@@ -181,8 +256,24 @@ type Server struct {
 	// scenario (its server.json): it is listed, never built, run or failed.
 	Unsupported string `json:"unsupported,omitempty"`
 	// Conformance is the gate's verdict in the first round.
-	Conformance *probe.Verdict `json:"conformance,omitempty"`
-	Rounds      []Round        `json:"rounds"`
+	Conformance *Conformance `json:"conformance,omitempty"`
+	Rounds      []Round      `json:"rounds"`
+}
+
+// Conformance is the conformance gate's verdict on a server: whether it
+// passed, each check, and the departures from the gRPC spec that do not
+// touch the benchmark's work.
+type Conformance struct {
+	Passed   bool     `json:"passed"`
+	Checks   []Check  `json:"checks"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Check is one check of the gate.
+type Check struct {
+	Name   string `json:"name"`
+	Passed bool   `json:"passed"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // Round is one fresh server container, warmed up and measured.
@@ -206,8 +297,7 @@ type Round struct {
 	// client, not the server.
 	ClientBound bool `json:"client_bound"`
 	// Capacity is the capacity measurement of the same server container,
-	// by the capacity tool, taken in every round when that tool is on
-	// (records from before that have it in client-bound rounds only).
+	// by the capacity tool, taken in every round when that tool is on.
 	Capacity *Measurement `json:"capacity,omitempty"`
 	// CapacityFailure says why the capacity measurement failed.
 	CapacityFailure string `json:"capacity_failure,omitempty"`
@@ -223,16 +313,100 @@ type Round struct {
 }
 
 // Measurement is what one load client measured, with the server's and the
-// client's stats over its measurement window.
+// client's usage over its measurement window.
 type Measurement struct {
-	Load   *load.Result  `json:"load,omitempty"`
-	Server usage.Summary `json:"server_stats"`
-	Client usage.Summary `json:"client_stats"`
+	Load   *Result `json:"load,omitempty"`
+	Server Usage   `json:"server_stats"`
+	Client Usage   `json:"client_stats"`
 	// OtherCores is how many of the host's cores, on average over the
 	// window, did work other than the server's and its load client's: the
-	// Docker engine, the orchestrator, and whatever else runs on the
+	// host's engine, the orchestrator, and whatever else runs on the
 	// machine. Not known when the host is another machine.
 	OtherCores *float64 `json:"host_other_cores,omitempty"`
+}
+
+// Result is what a load tool measured over its measurement window.
+type Result struct {
+	Tool string `json:"tool"`
+	// Start and End bound the measurement window, on the host's clock.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// Requests is every call that completed in the window; OK those whose
+	// grpc-status was OK.
+	Requests uint64 `json:"requests"`
+	OK       uint64 `json:"ok"`
+	// Statuses counts calls by gRPC status name; Errors failed calls by
+	// message.
+	Statuses map[string]uint64 `json:"statuses"`
+	Errors   map[string]uint64 `json:"errors,omitempty"`
+	// RPS is OK calls (or messages, in a streaming cell) per second.
+	RPS     float64 `json:"rps"`
+	Latency Latency `json:"latency"`
+	// Late counts, in an open-loop load, the calls of the window that
+	// could not start on time; Service is the latency from each call's
+	// actual start, where Latency runs from the intended one.
+	Late    uint64   `json:"late,omitempty"`
+	Service *Latency `json:"service_latency,omitempty"`
+	// WarmupRequests is how many calls the warm-up completed.
+	WarmupRequests uint64 `json:"warmup_requests"`
+	// Notes say where the figures are narrower than they look.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// ErrorShare is the share of the window's calls that failed.
+func (l Result) ErrorShare() float64 {
+	if l.Requests == 0 {
+		return 0
+	}
+	return float64(l.Requests-l.OK) / float64(l.Requests)
+}
+
+// Failures lists the calls that were not OK by status, in name order:
+// "DeadlineExceeded: 40, Unavailable: 60".
+func (l Result) Failures() string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(l.Statuses)) {
+		if name != "OK" {
+			parts = append(parts, fmt.Sprintf("%s: %d", name, l.Statuses[name]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Latency describes the latencies of OK calls.
+type Latency struct {
+	Count uint64        `json:"count"`
+	Mean  time.Duration `json:"mean"`
+	P50   time.Duration `json:"p50"`
+	P90   time.Duration `json:"p90"`
+	P95   time.Duration `json:"p95"`
+	P99   time.Duration `json:"p99"`
+	P999  time.Duration `json:"p999,omitempty"`
+	Max   time.Duration `json:"max"`
+	// Percentiles are, from a tool that keeps a histogram, the latency at
+	// each of a list of quantiles, for a percentile plot.
+	Percentiles []Percentile `json:"percentiles,omitempty"`
+}
+
+// Percentile is the latency at a quantile (0.999 for p99.9).
+type Percentile struct {
+	Q       float64       `json:"q"`
+	Latency time.Duration `json:"latency"`
+}
+
+// Usage is the CPU, throttling and memory of one container over a window.
+type Usage struct {
+	Samples        int     `json:"samples"`
+	CPUAvgPercent  float64 `json:"cpu_avg_percent"`
+	CPUMaxPercent  float64 `json:"cpu_max_percent"`
+	MemoryAvgBytes uint64  `json:"memory_avg_bytes"`
+	MemoryMaxBytes uint64  `json:"memory_max_bytes"`
+	// CPUSeconds is the CPU time the container used inside the window.
+	CPUSeconds float64 `json:"cpu_seconds"`
+	// ThrottledShare is the share of CFS periods in which the container's
+	// CPU quota stopped it; ThrottledSeconds the time it spent stopped.
+	ThrottledShare   float64 `json:"throttled_share"`
+	ThrottledSeconds float64 `json:"throttled_seconds"`
 }
 
 // Client-bound thresholds: a client that used this share of its CPU limit,

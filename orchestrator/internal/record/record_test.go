@@ -4,14 +4,11 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
 func measured(n int) record.Round {
-	return record.Round{Round: n, Measurement: record.Measurement{Load: &load.Result{RPS: 1000}}}
+	return record.Round{Round: n, Measurement: record.Measurement{Load: &record.Result{RPS: 1000}}}
 }
 
 // TestResumeDropsWhatTheInterruptionCutShort: rounds and server failures
@@ -81,20 +78,9 @@ func TestClientSaturatedAtNinetyPercentOrThrottled(t *testing.T) {
 		cpu, throttled float64
 		want           bool
 	}{{179, 0, false}, {180, 0, true}, {50, 0.09, false}, {50, 0.1, true}} {
-		m := record.Measurement{Client: usage.Summary{CPUAvgPercent: tc.cpu, ThrottledShare: tc.throttled}}
+		m := record.Measurement{Client: record.Usage{CPUAvgPercent: tc.cpu, ThrottledShare: tc.throttled}}
 		if got := m.ClientSaturated(2); got != tc.want {
 			t.Errorf("client at %v%% of 2 CPUs, throttled %v: saturated %v, want %v", tc.cpu, tc.throttled, got, tc.want)
 		}
-	}
-}
-
-// TestDesignOrFixed: a record without a design had fixed rounds.
-func TestDesignOrFixed(t *testing.T) {
-	if got := (record.Run{}).DesignOrFixed(); !reflect.DeepEqual(got, stats.Fixed(0, 0)) {
-		t.Errorf("no design: %+v, want a fixed one", got)
-	}
-	auto := stats.Design{Looks: []int{3, 6}, Levels: []float64{0.01, 0.04}, Margin: 0.05}
-	if got := (record.Run{Design: &auto}).DesignOrFixed(); !reflect.DeepEqual(got, auto) {
-		t.Errorf("design %+v, want the run's %+v", got, auto)
 	}
 }

@@ -14,13 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
 // ms is a latency given in milliseconds.
@@ -65,13 +62,13 @@ func (r row) server() record.Server {
 // measurement is the row's figures at a given req/s.
 func (r row) measurement(rps float64) record.Measurement {
 	ok := uint64(rps * 30)
-	return record.Measurement{Load: &load.Result{
+	return record.Measurement{Load: &record.Result{
 		Tool:     "ghz",
 		Requests: ok,
 		OK:       ok,
 		Statuses: map[string]uint64{"OK": ok},
 		RPS:      rps,
-		Latency: load.Latency{
+		Latency: record.Latency{
 			Count: ok,
 			Mean:  ms(r.mean),
 			P90:   ms(r.p90),
@@ -79,14 +76,14 @@ func (r row) measurement(rps float64) record.Measurement {
 			P99:   ms(r.p99),
 		},
 	},
-		Server: usage.Summary{Samples: 30, CPUAvgPercent: r.cpu, CPUMaxPercent: r.cpu + 10, MemoryAvgBytes: mibBytes(r.mem)},
-		Client: usage.Summary{Samples: 30, CPUAvgPercent: 40},
+		Server: record.Usage{Samples: 30, CPUAvgPercent: r.cpu, CPUMaxPercent: r.cpu + 10, MemoryAvgBytes: mibBytes(r.mem)},
+		Client: record.Usage{Samples: 30, CPUAvgPercent: 40},
 	}
 }
 
 const seedCommit = "160be4a Thu, 25 Apr 2024 16:18:16 +0200 GitHub Update sbt-assembly to 2.2.0 (#446)"
 
-var seedSettings = []config.Setting{
+var seedSettings = []record.Setting{
 	{Name: "GRPC_BENCHMARK_DURATION", Value: "30s"},
 	{Name: "GRPC_BENCHMARK_WARMUP", Value: "10s"},
 	{Name: "GRPC_SERVER_CPUS", Value: "16"},
@@ -101,7 +98,7 @@ var seedSettings = []config.Setting{
 // runOf is a run of one cell with the seed's settings.
 func runOf(servers ...record.Server) record.Run {
 	return record.Run{Commit: seedCommit, Settings: seedSettings, Cells: []record.Cell{
-		{Cell: config.Cell{Scenario: "complex_proto", ServerCPUs: 16, ClientCPUs: 8, Connections: 50, Concurrency: 1000},
+		{Scenario: "complex_proto", ServerCPUs: 16, ClientCPUs: 8, Connections: 50, Concurrency: 1000,
 			Settings: seedSettings, Servers: servers},
 	}}
 }
@@ -117,7 +114,7 @@ func seedRun() record.Run {
 func writeBench(t *testing.T, run record.Run) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := report.WriteBench(&b, run); err != nil {
+	if err := report.WriteBench(&b, analysis.Of(run)); err != nil {
 		t.Fatalf("WriteBench error: %v", err)
 	}
 	return b.String()
@@ -349,7 +346,7 @@ func TestWriteBenchBusyHost(t *testing.T) {
 
 func TestWriteBenchConformanceWarning(t *testing.T) {
 	s := seedRows[4].server()
-	s.Conformance = &probe.Verdict{Passed: true, Warnings: []string{"unknown method answered promptly with grpc-status NotFound (5)"}}
+	s.Conformance = &record.Conformance{Passed: true, Warnings: []string{"unknown method answered promptly with grpc-status NotFound (5)"}}
 	bench := writeBench(t, runOf(s))
 	if got := tableNames(bench); !slices.Equal(got, []string{"go_grpc"}) {
 		t.Errorf("a server with a warning is still ranked: table rows = %v", got)
@@ -386,13 +383,13 @@ var errWrite = errors.New("disk full")
 func (failingWriter) Write([]byte) (int, error) { return 0, errWrite }
 
 func TestWriteBenchWriteError(t *testing.T) {
-	if err := report.WriteBench(failingWriter{}, seedRun()); !errors.Is(err, errWrite) {
+	if err := report.WriteBench(failingWriter{}, analysis.Of(seedRun())); !errors.Is(err, errWrite) {
 		t.Errorf("WriteBench to a failing writer = %v, want %v", err, errWrite)
 	}
 }
 
 // names lists the rows' servers.
-func names(rows []report.RankingRow) []string {
+func names(rows []analysis.Row) []string {
 	var out []string
 	for _, r := range rows {
 		out = append(out, r.Name)
@@ -420,7 +417,7 @@ func TestRanking(t *testing.T) {
 	}
 	before := slices.Clone(servers)
 	cell := runOf(servers...).Cells[0]
-	rows := report.Ranking(cell)
+	rows := analysis.LoadRanking(cell)
 	if want := []string{"fast", "tie_first", "tie_second", "slow"}; !slices.Equal(names(rows), want) {
 		t.Errorf("Ranking = %v, want %v", names(rows), want)
 	}
@@ -430,7 +427,7 @@ func TestRanking(t *testing.T) {
 	if !reflect.DeepEqual(servers, before) {
 		t.Error("Ranking reordered its argument")
 	}
-	if r := report.Ranking(record.Cell{}); len(r) != 0 {
+	if r := analysis.LoadRanking(record.Cell{}); len(r) != 0 {
 		t.Errorf("Ranking of an empty cell = %v, want empty", r)
 	}
 }
@@ -450,7 +447,7 @@ func TestRankingKeepsTiesInCatalogOrder(t *testing.T) {
 				Rounds: []record.Round{{Round: 1, Measurement: seedRows[0].measurement(rps)}}})
 		}
 	}
-	if got := names(report.Ranking(runOf(servers...).Cells[0])); !slices.Equal(got, want) {
+	if got := names(analysis.LoadRanking(runOf(servers...).Cells[0])); !slices.Equal(got, want) {
 		t.Errorf("Ranking of tied servers =\n%v\nwant\n%v", got, want)
 	}
 }
@@ -468,14 +465,14 @@ func TestSave(t *testing.T) {
 	r := &c.Servers[0].Rounds[0]
 	r.Start = start
 	r.Phases = []record.Phase{{Name: "start", Start: start, Seconds: 0.5}, {Name: "load", Start: start.Add(time.Second), Seconds: 40}}
-	r.Client = usage.Summary{Samples: 29, CPUAvgPercent: 790.25, CPUMaxPercent: 801.5, MemoryAvgBytes: 1 << 27, MemoryMaxBytes: 1 << 28,
+	r.Client = record.Usage{Samples: 29, CPUAvgPercent: 790.25, CPUMaxPercent: 801.5, MemoryAvgBytes: 1 << 27, MemoryMaxBytes: 1 << 28,
 		CPUSeconds: 237.075, ThrottledShare: 0.25, ThrottledSeconds: 1.5}
 	r.Load.Start = start.Add(time.Minute)
 	r.Load.End = start.Add(time.Minute + 30*time.Second)
 	steal := 0.02
 	r.HostSteal = &steal
 	r.ClientBound = true
-	r.Capacity = &record.Measurement{Load: &load.Result{Tool: "h2", RPS: 150000, OK: 100, Requests: 100}}
+	r.Capacity = &record.Measurement{Load: &record.Result{Tool: "h2", RPS: 150000, OK: 100, Requests: 100}}
 	c.Servers[1].Rounds[0].Load.Statuses = map[string]uint64{"OK": 100, "Unavailable": 3}
 	c.Servers[1].Rounds[0].Load.Errors = map[string]uint64{"connection refused": 3}
 	c.Servers = append(c.Servers, record.Server{Name: "java_broken", Failure: &record.Failure{Phase: "build", Reason: "exit status 1"}})
@@ -510,6 +507,10 @@ func TestSave(t *testing.T) {
 	if err := json.Unmarshal(js, &back); err != nil {
 		t.Fatalf("results.json does not decode: %v", err)
 	}
+	if back.Version != record.Version {
+		t.Errorf("results.json is of layout %d, want %d", back.Version, record.Version)
+	}
+	run.Version = record.Version
 	if !reflect.DeepEqual(back, run) {
 		t.Errorf("decoded run differs from the saved one:\n got %+v\nwant %+v", back, run)
 	}
@@ -544,7 +545,7 @@ func TestWriteHardware(t *testing.T) {
 // does not serve the scenario is listed as not supported, not as failed.
 func TestWriteBenchStreamingCell(t *testing.T) {
 	run := runOf(seedRows[4].server(), record.Server{Name: "no_streams", Unsupported: "its stack has no bidi streams"})
-	run.Cells[0].Scenario, run.Cells[0].Kind = "stream_pingpong", scenario.BidiStreaming
+	run.Cells[0].Scenario, run.Cells[0].Kind = "stream_pingpong", string(scenario.BidiStreaming)
 	bench := writeBench(t, run)
 	if !strings.Contains(bench, "| name                        |   msg/s |") {
 		t.Errorf("the header does not say msg/s:\n%s", bench)
@@ -553,7 +554,7 @@ func TestWriteBenchStreamingCell(t *testing.T) {
 		t.Errorf("notes = %q, want %q", got, want)
 	}
 	var summary bytes.Buffer
-	if err := report.WriteSummary(&summary, run); err != nil {
+	if err := report.WriteSummary(&summary, analysis.Of(run)); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(summary.String(), "msg/s per core") {

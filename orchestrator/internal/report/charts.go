@@ -16,6 +16,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 )
 
 // Chart geometry: ranked charts are as wide as the page's column and grow
@@ -83,9 +85,9 @@ func (c rowClass) String() string {
 
 // classOf ranks failed calls above client-bound: a row with both is first
 // of all wrong.
-func classOf(r RankingRow) rowClass {
+func classOf(r analysis.Row) rowClass {
 	switch {
-	case r.ErrorShare() > errorShareMark:
+	case r.ErrorShare() > analysis.ErrorShareMark:
 		return classFailing
 	case r.ClientBound:
 		return classClientBound
@@ -94,12 +96,12 @@ func classOf(r RankingRow) rowClass {
 }
 
 // nameOf is a row's axis label: its name, and its class in words.
-func nameOf(r RankingRow) string {
+func nameOf(r analysis.Row) string {
 	var tags []string
 	if r.ClientBound {
 		tags = append(tags, "client-bound")
 	}
-	if r.ErrorShare() > errorShareMark {
+	if r.ErrorShare() > analysis.ErrorShareMark {
 		tags = append(tags, "failed calls")
 	}
 	if len(tags) == 0 {

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
@@ -43,12 +44,12 @@ func TestPageSaysWhichChartFailed(t *testing.T) {
 // The whiskers' caption names one kind of interval only when every row
 // has it: under auto the rows' rounds differ.
 func TestSpreadNamesTheIntervalPerRow(t *testing.T) {
-	three := RankingRow{RPS: stats.Of([]float64{1, 2, 3})}
-	six := RankingRow{RPS: stats.Of([]float64{1, 2, 3, 4, 5, 6})}
-	if got := spread([]RankingRow{three, three}); got != " (median; whiskers: min–max, 75% over 3 rounds)" {
+	three := analysis.Row{RPS: stats.Of([]float64{1, 2, 3})}
+	six := analysis.Row{RPS: stats.Of([]float64{1, 2, 3, 4, 5, 6})}
+	if got := spread([]analysis.Row{three, three}); got != " (median; whiskers: min–max, 75% over 3 rounds)" {
 		t.Errorf("same rounds: %q", got)
 	}
-	if got := spread([]RankingRow{three, six}); got != " (median; whiskers: each row's interval, named in the table)" {
+	if got := spread([]analysis.Row{three, six}); got != " (median; whiskers: each row's interval, named in the table)" {
 		t.Errorf("different rounds: %q", got)
 	}
 }
@@ -64,7 +65,7 @@ func TestRecordedStatsAreRead(t *testing.T) {
 	}
 	c := run.Cells[0]
 	s := c.Servers[slices.IndexFunc(c.Servers, func(s record.Server) bool { return s.Name == "go_grpc" })]
-	u := readUsage(dir, run, c, s)
+	u := readUsage(run, c, s)
 	if len(u.Missing) > 0 || len(u.CPU) != len(s.Rounds) || len(u.Memory) != len(s.Rounds) {
 		t.Errorf("go_grpc's %d rounds read as %d CPU and %d memory series, missing %q", len(s.Rounds), len(u.CPU), len(u.Memory), u.Missing)
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
 
 // CSVColumns are the columns of results.csv, in order. The file has one
@@ -27,7 +27,7 @@ import (
 //	connections          HTTP/2 connections of the load client
 //	concurrency          calls in flight over all connections
 //	server               the server's name (a folder of servers/)
-//	engines              load tools the figures come from, joined by "+"
+//	tools                load tools the figures come from, joined by "+"
 //	rounds               rounds the server was run in
 //	rps_median           OK calls per second, median of the rounds
 //	rps_lo, rps_hi       its interval: see rps_interval
@@ -75,7 +75,7 @@ import (
 //	                     docs/methodology.md), false when one did not
 var CSVColumns = []string{
 	"run", "scenario", "server_cpus", "client_cpus", "profile", "connections", "concurrency",
-	"server", "engines", "rounds",
+	"server", "tools", "rounds",
 	"rps_median", "rps_lo", "rps_hi", "rps_interval", "rps_cv",
 	"p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms",
 	"server_cpu_percent", "client_cpu_percent", "rps_per_server_core", "memory_mib",
@@ -98,25 +98,25 @@ var (
 )
 
 // WriteCSV writes results.csv: CSVColumns, then a row per server and cell.
-func WriteCSV(w io.Writer, run record.Run) error {
+func WriteCSV(w io.Writer, a analysis.Run) error {
+	run := a.Record
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVColumns); err != nil {
 		return fmt.Errorf("write results.csv: %w", err)
 	}
-	for ci, c := range run.Cells {
-		cell := []string{run.ID, c.Scenario, c.ServerCPUs.String(), c.ClientCPUs.String(), c.Profile,
+	for ci, ac := range a.Cells {
+		c := ac.Record
+		cell := []string{run.ID, c.Scenario, ac.Plan.ServerCPUs.String(), ac.Plan.ClientCPUs.String(), c.Profile,
 			strconv.Itoa(c.Connections), strconv.Itoa(c.Concurrency)}
 		capacity := map[string]float64{}
-		for _, r := range CapacityRanking(c) {
+		for _, r := range ac.Capacity.Rows {
 			capacity[r.Name] = r.RPS.Median
 		}
 		servers := map[string]record.Server{}
 		for _, s := range c.Servers {
 			servers[s.Name] = s
 		}
-		rows := Ranking(c)
-		Judge(run, rows)
-		for _, r := range rows {
+		for _, r := range ac.Load.Rows {
 			s := servers[r.Name]
 			rec := append(cell[:len(cell):len(cell)], r.Name, strings.Join(r.Tools, "+"), strconv.Itoa(len(s.Rounds)),
 				num(r.RPS.Median, 1), num(r.RPS.Lo, 1), num(r.RPS.Hi, 1), r.RPS.Interval, num(r.RPS.CV, 4),
@@ -124,8 +124,8 @@ func WriteCSV(w io.Writer, run record.Run) error {
 				num(r.ServerCPU, 2), num(r.ClientCPU, 2), num(r.PerServerCore, 1), num(float64(r.MemoryBytes)/(1<<20), 2),
 				num(r.ServerThrottled, 4), num(r.ClientThrottled, 4), strconv.FormatBool(r.ClientBound), num(r.ErrorShare(), 4),
 				"true", "", "", strconv.Itoa(r.BusyHostRounds), r.Group)
-			rec = append(append(rec, builtFields(s)...), c.TLSMode())
-			rec = append(rec, rateFields(run, c, ci, s)...)
+			rec = append(append(rec, builtFields(s)...), ac.Plan.TLSMode())
+			rec = append(rec, rateFields(a, ac, ci, s)...)
 			if r.ServerStats == 0 {
 				// No reading of the server: not a measured zero.
 				for _, col := range []int{colServerCPU, colPerCore, colMemory, colServerThrottled} {
@@ -145,10 +145,10 @@ func WriteCSV(w io.Writer, run record.Run) error {
 			}
 			rec := append(cell[:len(cell):len(cell)], s.Name, "", strconv.Itoa(len(s.Rounds)))
 			rec = append(rec, make([]string, colStack-len(rec))...)
-			rec = append(append(rec, builtFields(s)...), c.TLSMode())
-			rec = append(rec, rateFields(run, c, ci, s)...)
+			rec = append(append(rec, builtFields(s)...), ac.Plan.TLSMode())
+			rec = append(rec, rateFields(a, ac, ci, s)...)
 			rec[colRanked] = "false"
-			rec[colFailure] = csvText(FailureText(s))
+			rec[colFailure] = csvText(analysis.FailureText(s))
 			if err := cw.Write(rec); err != nil {
 				return fmt.Errorf("write results.csv: %w", err)
 			}
@@ -168,27 +168,15 @@ func builtFields(s record.Server) []string {
 
 // rateFields are a row's rate, target_rps and sustained: empty at
 // saturation, and the last two for a server not measured at its rate.
-func rateFields(run record.Run, c record.Cell, ci int, s record.Server) []string {
-	if !c.Swept() {
+func rateFields(a analysis.Run, c analysis.Cell, ci int, s record.Server) []string {
+	if !c.Plan.Swept() {
 		return []string{"", "", ""}
 	}
-	p, ok := pointOf(c, ci, s.Name, runSLO(run))
+	p, ok := a.RateCell(ci, s.Name)
 	if !ok {
-		return []string{rateName(c.Cell), "", ""}
+		return []string{analysis.RateName(c.Plan), "", ""}
 	}
-	return []string{rateName(c.Cell), num(p.Target, 1), strconv.FormatBool(p.Unsustained == "")}
-}
-
-// FailureText says why a server is not ranked, as bench.txt does: the
-// phase (and round) that failed and the reason.
-func FailureText(s record.Server) string {
-	if s.Unsupported != "" {
-		return visible.Text("not supported: " + s.Unsupported)
-	}
-	if f := s.FirstFailure(); f != nil {
-		return visible.Text(fmt.Sprintf("%s failed: %s", where(*f), f.Reason))
-	}
-	return "not measured"
+	return []string{p.Rate, num(p.Target, 1), strconv.FormatBool(p.Unsustained == "")}
 }
 
 // csvText keeps a text cell from being taken for a formula by a

@@ -12,7 +12,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
 // curveWidth and curveHeight size the latency–throughput chart.
@@ -25,13 +26,13 @@ const (
 // told apart by colour.
 var curvePercentiles = []struct {
 	name   string
-	of     func(RankingRow) time.Duration
+	of     func(analysis.Row) time.Duration
 	shape  draw.GlyphDrawer
 	dashes []vg.Length
 }{
-	{"p50", func(r RankingRow) time.Duration { return r.P50 }, draw.CircleGlyph{}, nil},
-	{"p99", func(r RankingRow) time.Duration { return r.P99 }, draw.TriangleGlyph{}, []vg.Length{vg.Points(5), vg.Points(3)}},
-	{"p99.9", func(r RankingRow) time.Duration { return r.P999 }, draw.PyramidGlyph{}, []vg.Length{vg.Points(1.5), vg.Points(2.5)}},
+	{"p50", func(r analysis.Row) time.Duration { return r.P50 }, draw.CircleGlyph{}, nil},
+	{"p99", func(r analysis.Row) time.Duration { return r.P99 }, draw.TriangleGlyph{}, []vg.Length{vg.Points(5), vg.Points(3)}},
+	{"p99.9", func(r analysis.Row) time.Duration { return r.P999 }, draw.PyramidGlyph{}, []vg.Length{vg.Points(1.5), vg.Points(2.5)}},
 }
 
 // curveChart draws a sweep's latency–throughput curves: p50, p99 and
@@ -40,7 +41,7 @@ var curvePercentiles = []struct {
 // their targets; an unsustained
 // point is a cross, off its line. The objective's bound, when there is
 // one, is a grey dashed line.
-func curveChart(sw Sweep) (template.HTML, error) {
+func curveChart(sw analysis.Sweep) (template.HTML, error) {
 	aria := "latency against achieved req/s, " + sw.Name
 	p := newPlot()
 	p.X.Label.Text = "achieved req/s"
@@ -151,7 +152,7 @@ func (l latencyTicks) Ticks(lo, hi float64) []plot.Tick {
 }
 
 // serversOf are a sweep's servers, in the order of their points.
-func serversOf(sw Sweep) []string {
+func serversOf(sw analysis.Sweep) []string {
 	var names []string
 	for _, pt := range sw.Points {
 		if len(names) == 0 || names[len(names)-1] != pt.Server {
@@ -163,11 +164,11 @@ func serversOf(sw Sweep) []string {
 
 // percentilesOf is a row's percentile list: its tool's, else the five
 // percentiles every result keeps.
-func percentilesOf(r RankingRow) []load.Percentile {
+func percentilesOf(r analysis.Row) []record.Percentile {
 	if len(r.Percentiles) > 0 {
 		return r.Percentiles
 	}
-	return []load.Percentile{{Q: 0.5, Latency: r.P50}, {Q: 0.9, Latency: r.P90}, {Q: 0.95, Latency: r.P95}, {Q: 0.99, Latency: r.P99}, {Q: 0.999, Latency: r.P999}}
+	return []record.Percentile{{Q: 0.5, Latency: r.P50}, {Q: 0.9, Latency: r.P90}, {Q: 0.95, Latency: r.P95}, {Q: 0.99, Latency: r.P99}, {Q: 0.999, Latency: r.P999}}
 }
 
 // hdrChart draws one server's latency distribution at each rate of a
@@ -175,7 +176,7 @@ func percentilesOf(r RankingRow) []load.Percentile {
 // known): latency against the percentile on a 1/(1−q) log axis, which
 // spreads the tail; one line per rate, from the percentiles its results
 // keep (medians over the rounds).
-func hdrChart(sw Sweep, server string) (template.HTML, error) {
+func hdrChart(sw analysis.Sweep, server string) (template.HTML, error) {
 	aria := "latency by percentile at each rate, " + server + ", " + sw.Name
 	p := newPlot()
 	p.X.Label.Text = "percentile (log scale of 1/(1−q))"
@@ -224,7 +225,7 @@ func hdrChart(sw Sweep, server string) (template.HTML, error) {
 
 // curveLabel names a point in a legend: its rate, what it achieved, and
 // whether it was sustained.
-func curveLabel(pt Point) string {
+func curveLabel(pt analysis.Point) string {
 	label := fmt.Sprintf("%s: %.0f req/s", pt.Rate, pt.Row.RPS.Median)
 	if pt.Unsustained != "" {
 		label += " (unsustained)"

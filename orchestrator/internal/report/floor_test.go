@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 )
@@ -24,13 +25,13 @@ func TestFloorLatencyCellReadsAsLatency(t *testing.T) {
 	floor.Profile, floor.Connections, floor.Concurrency = "1a", 1, 1
 	run.Cells = append(run.Cells, floor)
 	var summary, md, page bytes.Buffer
-	if err := report.WriteSummary(&summary, run); err != nil {
+	if err := report.WriteSummary(&summary, analysis.Of(run)); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteMarkdown(&md, run); err != nil {
+	if err := report.WriteMarkdown(&md, analysis.Of(run)); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteHTML(&page, run, filepath.Join("testdata", "run")); err != nil {
+	if err := writeHTML(&page, run, filepath.Join("testdata", "run")); err != nil {
 		t.Fatal(err)
 	}
 	for _, out := range []struct {

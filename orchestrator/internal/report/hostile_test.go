@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 )
@@ -34,7 +33,7 @@ func TestServerTextStaysInItsPlace(t *testing.T) {
 		case !failed && s.Failure != nil:
 			s.Failure.Reason, failed = hostile, true
 		case !warned && s.Ranked():
-			s.Conformance, warned = &probe.Verdict{Passed: true, Warnings: []string{hostile}}, true
+			s.Conformance, warned = &record.Conformance{Passed: true, Warnings: []string{hostile}}, true
 		}
 	}
 	if !failed || !warned {

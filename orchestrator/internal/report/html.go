@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
@@ -22,8 +22,9 @@ var pageTemplate = template.Must(template.New("report.html").Funcs(template.Func
 // WriteHTML writes report.html: one page that needs nothing beside it,
 // with the charts as inline SVG, for every cell of the run. dir is the
 // run's folder, where the rounds' stats streams are read from.
-func WriteHTML(w io.Writer, run record.Run, dir string) error {
-	pg := page{Run: run, Legend: legendParagraphs(), CapacityCaption: CapacityCaption}
+func WriteHTML(w io.Writer, a analysis.Run) error {
+	run := a.Record
+	pg := page{Run: run, Legend: legendParagraphs(), CapacityCaption: analysis.CapacityCaption}
 	if !run.Finished.IsZero() && !run.Started.IsZero() {
 		pg.Took = run.Finished.Sub(run.Started).Round(time.Second).String()
 	}
@@ -36,18 +37,18 @@ func WriteHTML(w io.Writer, run record.Run, dir string) error {
 	if run.RoundTrip != nil {
 		pg.RoundTrip = run.RoundTrip.String()
 	}
-	for i, c := range run.Cells {
-		pg.Cells = append(pg.Cells, cellViewOf(run, c, i, dir))
+	for i, c := range a.Cells {
+		pg.Cells = append(pg.Cells, cellViewOf(run, c, i))
 	}
-	pg.Sweeps = sweepViewsOf(run)
-	for _, tab := range tlsTables(run) {
+	pg.Sweeps = sweepViewsOf(a)
+	for _, tab := range a.TLS {
 		tv := tlsTableView{Name: tab.Name, By: tab.By, Notes: tab.Notes}
 		for _, c := range tab.Costs {
 			tv.Rows = append(tv.Rows, tlsViewOf(c))
 		}
 		pg.TLS = append(pg.TLS, tv)
 	}
-	pg.TLSCaption = tlsCaption
+	pg.TLSCaption = analysis.TLSCaption
 	if err := pageTemplate.Execute(w, pg); err != nil {
 		return fmt.Errorf("write report.html: %w", err)
 	}
@@ -100,7 +101,7 @@ type cellView struct {
 	Usage     []usageView
 	// CPULimit is the server's CPU limit in percent of one core.
 	CPULimit  float64
-	Settings  []config.Setting
+	Settings  []record.Setting
 	Placement record.Placement
 	// Floor heads the ranking of a floor-latency cell, which then shows
 	// its latencies first; empty for the others.
@@ -126,51 +127,51 @@ type usageView struct {
 // cellViewOf draws a cell's charts and lays out its tables. A chart that
 // cannot be drawn does not stop the page, nor the run that saves it: the
 // page says which and why instead.
-func cellViewOf(run record.Run, c record.Cell, i int, dir string) cellView {
-	cv := cellView{Anchor: fmt.Sprintf("cell-%d", i+1), Name: c.Name(), Tool: toolOf(c), Rounds: roundsText(c),
-		Settings: c.Settings, Placement: c.Placement, CPULimit: 100 * float64(c.ServerCPUs)}
+func cellViewOf(run record.Run, ac analysis.Cell, i int) cellView {
+	c := ac.Record
+	cv := cellView{Anchor: fmt.Sprintf("cell-%d", i+1), Name: ac.Name, Tool: ac.Tool, Rounds: roundsText(ac),
+		Settings: c.Settings, Placement: c.Placement, CPULimit: 100 * c.ServerCPUs}
 	chart := func(svg template.HTML, err error) template.HTML {
 		if err != nil {
 			cv.Problems = append(cv.Problems, err.Error())
 		}
 		return svg
 	}
-	rows := Ranking(c)
-	analysis := Judge(run, rows)
+	rows := ac.Load.Rows
 	cv.Rows = rowViews(rows)
-	if isFloor(c) {
-		cv.Floor = floorCaption
+	if ac.Floor {
+		cv.Floor = analysis.FloorCaption
 	}
-	cv.Notes = notes(run, c, rows, analysis)
+	cv.Notes = slices.Clone(ac.Notes)
 	for _, s := range c.Servers {
 		if !s.Ranked() {
-			cv.NotRanked = append(cv.NotRanked, notRanked{s.Name, FailureText(s)})
+			cv.NotRanked = append(cv.NotRanked, notRanked{s.Name, analysis.FailureText(s)})
 		}
 	}
 	if len(rows) > 0 {
-		what, unit := "OK requests per second", c.RateUnit()
-		if c.Streams() {
+		what, unit := "OK requests per second", ac.Unit
+		if ac.Streams {
 			what = "OK messages per second"
 		}
-		cv.RPS = chart(barChart(rpsBars(rows), what+spread(rows), unit+" per server, "+c.Name()))
-		cv.Latency = chart(latencyChart(latencyOf(c, rows)))
+		cv.RPS = chart(barChart(rpsBars(rows), what+spread(rows), unit+" per server, "+ac.Name))
+		cv.Latency = chart(latencyChart(latencyOf(ac, rows)))
 		if bars := perCoreBars(rows); len(bars) > 0 {
-			cv.PerCore = chart(barChart(bars, unit+" per server core ("+unit+" over the server's CPU)", unit+" per server core, "+c.Name()))
+			cv.PerCore = chart(barChart(bars, unit+" per server core ("+unit+" over the server's CPU)", unit+" per server core, "+ac.Name))
 		}
 	}
-	if capacity := CapacityRanking(c); len(capacity) > 0 {
-		for _, n := range verdicts(run, capacity, Judge(run, capacity)) {
+	if capacity := ac.Capacity.Rows; len(capacity) > 0 {
+		for _, n := range ac.Capacity.Verdicts {
 			cv.Notes = append(cv.Notes, "server capacity: "+n)
 		}
-		cv.Notes = append(cv.Notes, CapacityNotes(c, capacity)...)
+		cv.Notes = append(cv.Notes, ac.CapacityLeftOut...)
 		cv.CapacityRows = rowViews(capacity)
-		cv.Capacity = chart(barChart(rpsBars(capacity), "OK requests per second, server capacity"+spread(capacity), "server capacity, "+c.Name()))
+		cv.Capacity = chart(barChart(rpsBars(capacity), "OK requests per second, server capacity"+spread(capacity), "server capacity, "+ac.Name))
 	}
 	for _, s := range c.Servers {
 		if len(s.Rounds) == 0 {
 			continue
 		}
-		u := readUsage(dir, run, c, s)
+		u := readUsage(run, c, s)
 		uv := usageView{Server: s.Name, Missing: u.Missing}
 		if len(u.CPU) > 0 {
 			span := u.span()
@@ -185,8 +186,8 @@ func cellViewOf(run record.Run, c record.Cell, i int, dir string) cellView {
 // spread says what the bars and whiskers of req/s show: the rows'
 // interval when they all have the same kind, else each row's own, as the
 // table names it (under auto, rows have different rounds).
-func spread(rows []RankingRow) string {
-	if slices.ContainsFunc(rows, func(r RankingRow) bool { return r.RPS.N != rows[0].RPS.N }) {
+func spread(rows []analysis.Row) string {
+	if slices.ContainsFunc(rows, func(r analysis.Row) bool { return r.RPS.N != rows[0].RPS.N }) {
 		return " (median; whiskers: each row's interval, named in the table)"
 	}
 	if rows[0].RPS.N < 2 {
@@ -195,7 +196,7 @@ func spread(rows []RankingRow) string {
 	return fmt.Sprintf(" (median; whiskers: %s over %d rounds)", rows[0].RPS.Interval, rows[0].RPS.N)
 }
 
-func rowViews(rows []RankingRow) []rowView {
+func rowViews(rows []analysis.Row) []rowView {
 	var out []rowView
 	for i, r := range rows {
 		v := rowView{Rank: i + 1, Group: r.Group, Name: r.Name, Tools: strings.Join(r.Tools, "+"),
@@ -214,7 +215,7 @@ func rowViews(rows []RankingRow) []rowView {
 	return out
 }
 
-func rpsBars(rows []RankingRow) []bar {
+func rpsBars(rows []analysis.Row) []bar {
 	var bars []bar
 	for _, r := range rows {
 		bars = append(bars, bar{name: nameOf(r), value: r.RPS.Median, lo: r.RPS.Lo, hi: r.RPS.Hi, whisker: r.RPS.N > 1,
@@ -225,9 +226,9 @@ func rpsBars(rows []RankingRow) []bar {
 
 // perCoreBars ranks the rows by req/s per server core; a row without a
 // reading of the server's CPU has no figure and no bar.
-func perCoreBars(rows []RankingRow) []bar {
-	rows = slices.DeleteFunc(slices.Clone(rows), func(r RankingRow) bool { return r.ServerStats == 0 })
-	slices.SortStableFunc(rows, func(a, b RankingRow) int { return cmp.Compare(b.PerServerCore, a.PerServerCore) })
+func perCoreBars(rows []analysis.Row) []bar {
+	rows = slices.DeleteFunc(slices.Clone(rows), func(r analysis.Row) bool { return r.ServerStats == 0 })
+	slices.SortStableFunc(rows, func(a, b analysis.Row) int { return cmp.Compare(b.PerServerCore, a.PerServerCore) })
 	var bars []bar
 	for _, r := range rows {
 		bars = append(bars, bar{name: nameOf(r), value: r.PerServerCore, class: classOf(r),
@@ -238,9 +239,9 @@ func perCoreBars(rows []RankingRow) []bar {
 
 // latencyOf is the latency chart's arguments: each row's p50, p90, p99,
 // p99.9 (medians of the rounds) and the highest max of its rounds, in ms.
-func latencyOf(c record.Cell, rows []RankingRow) (names []string, values [][]float64, aria string) {
+func latencyOf(c analysis.Cell, rows []analysis.Row) (names []string, values [][]float64, aria string) {
 	worst := map[string]time.Duration{}
-	for _, s := range c.Servers {
+	for _, s := range c.Record.Servers {
 		for _, r := range s.Rounds {
 			if r.Load != nil {
 				worst[s.Name] = max(worst[s.Name], r.Load.Latency.Max)
@@ -251,7 +252,7 @@ func latencyOf(c record.Cell, rows []RankingRow) (names []string, values [][]flo
 		names = append(names, nameOf(r))
 		values = append(values, []float64{msOf(r.P50), msOf(r.P90), msOf(r.P99), msOf(r.P999), msOf(worst[r.Name])})
 	}
-	return names, values, "latency percentiles per server, " + c.Name()
+	return names, values, "latency percentiles per server, " + c.Name
 }
 
 // legendParagraphs is summary.txt's legend as paragraphs.

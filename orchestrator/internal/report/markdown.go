@@ -3,10 +3,12 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
@@ -14,7 +16,8 @@ import (
 // as a Markdown table (and the server capacity ranking where there is
 // one), its notes as a list and its settings, ready to paste into an
 // issue.
-func WriteMarkdown(w io.Writer, run record.Run) error {
+func WriteMarkdown(w io.Writer, a analysis.Run) error {
+	run := a.Record
 	var b strings.Builder
 	fmt.Fprintf(&b, "## grpcbench run %s\n\n", run.ID)
 	if run.Commit != "" {
@@ -26,23 +29,21 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 	case h.CPUs > 0:
 		fmt.Fprintf(&b, "Machine: %s\n", machineText(h))
 	}
-	for _, c := range run.Cells {
-		fmt.Fprintf(&b, "\n### %s\n\n", c.Name())
-		rows := Ranking(c)
-		n := notes(run, c, rows, Judge(run, rows))
-		if isFloor(c) {
-			b.WriteString("**" + floorCaption + "**\n\n")
+	for _, c := range a.Cells {
+		fmt.Fprintf(&b, "\n### %s\n\n", c.Name)
+		n := slices.Clone(c.Notes)
+		if c.Floor {
+			b.WriteString("**" + analysis.FloorCaption + "**\n\n")
 		}
-		fmt.Fprintf(&b, "Ranking by the load tool (%s), medians of %s:\n\n", toolOf(c), roundsText(c))
-		markdownTable(&b, c, rows, c.RateUnit())
-		capacity := CapacityRanking(c)
-		if capacity != nil {
-			for _, line := range verdicts(run, capacity, Judge(run, capacity)) {
+		fmt.Fprintf(&b, "Ranking by the load tool (%s), medians of %s:\n\n", c.Tool, roundsText(c))
+		markdownTable(&b, c.Floor, c.Load.Rows, c.Unit)
+		if c.Capacity.Rows != nil {
+			for _, line := range c.Capacity.Verdicts {
 				n = append(n, "server capacity: "+line)
 			}
-			n = append(n, CapacityNotes(c, capacity)...)
-			b.WriteString("\nServer capacity (" + CapacityCaption + "):\n\n")
-			markdownTable(&b, record.Cell{}, capacity, c.RateUnit()) // a capacity measurement is about throughput
+			n = append(n, c.CapacityLeftOut...)
+			b.WriteString("\nServer capacity (" + analysis.CapacityCaption + "):\n\n")
+			markdownTable(&b, false, c.Capacity.Rows, c.Unit) // a capacity measurement is about throughput
 		}
 		if len(n) > 0 {
 			b.WriteString("\nNotes:\n\n")
@@ -51,7 +52,7 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 			}
 		}
 		b.WriteString("\nSettings: ")
-		for i, s := range c.Settings {
+		for i, s := range c.Record.Settings {
 			if i > 0 {
 				b.WriteString(" ")
 			}
@@ -59,17 +60,19 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 		}
 		b.WriteString("\n")
 	}
-	writeSweepsMarkdown(&b, run)
+	writeSweepsMarkdown(&b, a)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// markdownTable writes a ranking whose rates count unit (record.Cell.RateUnit), its
-// latency columns first in a floor-latency cell.
-func markdownTable(b *strings.Builder, c record.Cell, rows []RankingRow, unit string) {
-	line := func(cols ...string) { b.WriteString("| " + strings.Join(latencyFirst(c, cols, 5, 11), " | ") + " |\n") }
+// markdownTable writes a ranking whose rates count unit, its latency
+// columns first in a floor-latency cell.
+func markdownTable(b *strings.Builder, floor bool, rows []analysis.Row, unit string) {
+	line := func(cols ...string) {
+		b.WriteString("| " + strings.Join(latencyFirst(floor, cols, 5, 11), " | ") + " |\n")
+	}
 	line("#", "group", "server", "stack", "library", "tool", unit, "interval", "CV", "server CPU", unit+" per core", "p50", "p99", "p99.9", "memory", "flags")
-	b.WriteString("|" + strings.Join(latencyFirst(c, strings.Split("--:|---|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---", "|"), 5, 11), "|") + "|\n")
+	b.WriteString("|" + strings.Join(latencyFirst(floor, strings.Split("--:|---|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---", "|"), 5, 11), "|") + "|\n")
 	for i, r := range rows {
 		cpu, perCore, mem := serverFigures(r)
 		stack, library := builtOn(r)
@@ -109,7 +112,7 @@ func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecon
 
 // serverFigures are a row's CPU, req/s per core and memory as text, n/a
 // when no round had a stats reading of the server: not a measured zero.
-func serverFigures(r RankingRow) (cpu, perCore, mem string) {
+func serverFigures(r analysis.Row) (cpu, perCore, mem string) {
 	if r.ServerStats == 0 {
 		return "n/a", "n/a", "n/a"
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -12,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
 // TestLegacyRunRenders ranks and renders a run of the older layout, as
@@ -26,14 +27,14 @@ func TestLegacyRunRenders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := names(report.Ranking(run.Cells[0])); !slices.Equal(got, []string{"go_grpc", "python_grpc"}) {
+	if got := names(analysis.LoadRanking(run.Cells[0])); !slices.Equal(got, []string{"go_grpc", "python_grpc"}) {
 		t.Errorf("ranking = %v", got)
 	}
 	var b bytes.Buffer
-	if err := report.WriteHTML(&b, run, dir); err != nil {
+	if err := writeHTML(&b, run, dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"go_grpc", "python_grpc", "java_grpc", "No stats for round 1: no stats file", "build failed: exit status 1"} {
+	for _, s := range []string{"go_grpc", "python_grpc", "java_grpc", "No stats for round 1: no samples file", "build failed: exit status 1"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("report.html of the old run lacks %q", s)
 		}
@@ -77,13 +78,13 @@ func TestEveryFileSaysWhatEachServerRan(t *testing.T) {
 func render(t *testing.T, run record.Run, dir string) (bench, summary, page string) {
 	t.Helper()
 	var b, s, p bytes.Buffer
-	if err := report.WriteBench(&b, run); err != nil {
+	if err := report.WriteBench(&b, analysis.Of(run)); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteSummary(&s, run); err != nil {
+	if err := report.WriteSummary(&s, analysis.Of(run)); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteHTML(&p, run, dir); err != nil {
+	if err := writeHTML(&p, run, dir); err != nil {
 		t.Fatal(err)
 	}
 	return b.String(), s.String(), p.String()
@@ -103,7 +104,7 @@ func TestWriteHTMLGrowsWithServers(t *testing.T) {
 			servers = append(servers, r.server())
 		}
 		var b bytes.Buffer
-		if err := report.WriteHTML(&b, runOf(servers...), t.TempDir()); err != nil {
+		if err := writeHTML(&b, runOf(servers...), t.TempDir()); err != nil {
 			t.Fatal(err)
 		}
 		m := svgSize.FindStringSubmatch(b.String())
@@ -131,7 +132,7 @@ func TestWriteHTMLMatrix(t *testing.T) {
 	second.ServerCPUs, second.Profile, second.Connections, second.Concurrency = 2, "3b", 100, 1000
 	run.Cells = append(run.Cells, second)
 	var b bytes.Buffer
-	if err := report.WriteHTML(&b, run, filepath.Join("testdata", "run")); err != nil {
+	if err := writeHTML(&b, run, filepath.Join("testdata", "run")); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()
@@ -139,7 +140,7 @@ func TestWriteHTMLMatrix(t *testing.T) {
 		`<section class="cell" id="cell-1">`, `<section class="cell" id="cell-2">`, `<a href="#cell-2">`,
 		"complex_proto, server 2 CPU, client 1 CPU, shape 3b (100×1000)",
 		// A matrix run keeps each cell's rounds in a folder of its own.
-		"No stats for rounds 1, 2, 3: no stats file (go_grpc/complex_proto_cpu2_3b/round-N/load-server-stats.jsonl)",
+		"No stats for rounds 1, 2, 3: no samples file (go_grpc/complex_proto_cpu2_3b/round-N/load-server-samples.jsonl)",
 	} {
 		if !strings.Contains(page, s) {
 			t.Errorf("the page of two cells lacks %q", s)
@@ -158,18 +159,18 @@ func TestServerWithoutStats(t *testing.T) {
 	for i, s := range run.Cells[0].Servers {
 		if s.Name == "python_grpc" {
 			for j := range s.Rounds {
-				run.Cells[0].Servers[i].Rounds[j].Server = usage.Summary{}
+				run.Cells[0].Servers[i].Rounds[j].Server = record.Usage{}
 			}
 		}
 	}
 	var csvOut, md, page bytes.Buffer
-	if err := report.WriteCSV(&csvOut, run); err != nil {
+	if err := report.WriteCSV(&csvOut, analysis.Of(run)); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteMarkdown(&md, run); err != nil {
+	if err := report.WriteMarkdown(&md, analysis.Of(run)); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteHTML(&page, run, t.TempDir()); err != nil {
+	if err := writeHTML(&page, run, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	records, err := csv.NewReader(&csvOut).ReadAll()
@@ -203,14 +204,14 @@ func TestWriteHTMLTwoMachines(t *testing.T) {
 	rtt := 180 * time.Microsecond
 	run.ClientHardware, run.RoundTrip = &client, &rtt
 	var md bytes.Buffer
-	if err := report.WriteMarkdown(&md, run); err != nil {
+	if err := report.WriteMarkdown(&md, analysis.Of(run)); err != nil {
 		t.Fatal(err)
 	}
 	if want := "Servers' machine: AMD EPYC 7B13, 2 cores, 24.0 GiB, Docker 20.10.24+dfsg1  \nClients' machine: AMD EPYC 9654, 96 cores"; !strings.Contains(md.String(), want) {
 		t.Errorf("results.md does not name both machines:\n%s", md.String())
 	}
 	var b bytes.Buffer
-	if err := report.WriteHTML(&b, run, t.TempDir()); err != nil {
+	if err := writeHTML(&b, run, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"servers&#39; machine", "AMD EPYC 7B13, 2 cores", "clients&#39; machine", "AMD EPYC 9654, 96 cores", "round trip between the clients' machine and the servers': 180µs"} {
@@ -218,4 +219,10 @@ func TestWriteHTMLTwoMachines(t *testing.T) {
 			t.Errorf("the page of a run on two machines lacks %q", s)
 		}
 	}
+}
+
+// writeHTML writes report.html of run, whose rounds' samples are in dir.
+func writeHTML(w io.Writer, run record.Run, dir string) error {
+	run.Dir = dir
+	return report.WriteHTML(w, analysis.Of(run))
 }

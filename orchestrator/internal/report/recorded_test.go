@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 )
@@ -52,7 +53,7 @@ func golden(t *testing.T, name, got string) {
 
 func TestWriteCSVGolden(t *testing.T) {
 	var b bytes.Buffer
-	if err := report.WriteCSV(&b, recorded(t)); err != nil {
+	if err := report.WriteCSV(&b, analysis.Of(recorded(t))); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "results.csv", b.String())
@@ -72,7 +73,7 @@ func TestWriteCSVGolden(t *testing.T) {
 
 func TestWriteMarkdownGolden(t *testing.T) {
 	var b bytes.Buffer
-	if err := report.WriteMarkdown(&b, recorded(t)); err != nil {
+	if err := report.WriteMarkdown(&b, analysis.Of(recorded(t))); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "results.md", b.String())
@@ -84,7 +85,7 @@ func TestWriteCSVMatrix(t *testing.T) {
 	second.ServerCPUs, second.Profile, second.Connections, second.Concurrency = 2, "3b", 100, 1000
 	run.Cells = append(run.Cells, second)
 	var b bytes.Buffer
-	if err := report.WriteCSV(&b, run); err != nil {
+	if err := report.WriteCSV(&b, analysis.Of(run)); err != nil {
 		t.Fatal(err)
 	}
 	records, err := csv.NewReader(&b).ReadAll()

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
 // rounds is a server measured once per value of rps, with seed row r's
@@ -65,8 +65,8 @@ func TestJudgeTestsEveryPairWithRoundsAsBlocks(t *testing.T) {
 		rounds(seedRows[1], "b", scaled(105, 1.08, 0.93, 1.06, 0.92, 1.03)...),
 		rounds(seedRows[2], "c", scaled(110, 1.002, 0.998, 1.001, 0.999, 1)...),
 	)
-	rows := report.Ranking(run.Cells[0])
-	a := report.Judge(run, rows)
+	rows := analysis.LoadRanking(run.Cells[0])
+	a := analysis.Judge(analysis.DesignOf(run), rows)
 	if got := names(rows); !slices.Equal(got, []string{"c", "b", "a"}) {
 		t.Fatalf("ranking = %v", got)
 	}
@@ -104,7 +104,7 @@ func TestCapacityRanking(t *testing.T) {
 		capacity(rounds(seedRows[2], "once", 30000, 30500, 31000), true, 80000), // the capacity tool's only round counts alone
 		rounds(seedRows[3], "capacity_off", 30000, 30500, 31000),                // never measured by it
 	).Cells[0]
-	rows := report.CapacityRanking(cell)
+	rows := analysis.CapacityRanking(cell)
 	if got := names(rows); !slices.Equal(got, []string{"bound", "once", "kept_up"}) {
 		t.Fatalf("capacity ranking = %v, want bound, once, kept_up", got)
 	}
@@ -120,17 +120,17 @@ func TestCapacityRanking(t *testing.T) {
 		"once: server capacity from 1 of 3 rounds, fewer than the others': round 2: h2 exited with code 1",
 		"capacity_off: not in the server capacity ranking, no round has a capacity measurement",
 	}
-	if got := report.CapacityNotes(cell, rows); !slices.Equal(got, wantNotes) {
+	if got := analysis.CapacityNotes(cell, rows); !slices.Equal(got, wantNotes) {
 		t.Errorf("capacity notes =\n%q\nwant\n%q", got, wantNotes)
 	}
-	if got := names(report.Ranking(cell)); !slices.Equal(got, []string{"bound", "once", "capacity_off", "kept_up"}) {
+	if got := names(analysis.LoadRanking(cell)); !slices.Equal(got, []string{"bound", "once", "capacity_off", "kept_up"}) {
 		t.Errorf("the load tool's ranking = %v", got)
 	}
-	if report.CapacityRanking(runOf(rounds(seedRows[0], "x", 1)).Cells[0]) != nil {
+	if analysis.CapacityRanking(runOf(rounds(seedRows[0], "x", 1)).Cells[0]) != nil {
 		t.Error("a cell without capacity measurements has a capacity ranking")
 	}
 	var b bytes.Buffer
-	if err := report.WriteSummary(&b, runOf(cell.Servers...)); err != nil {
+	if err := report.WriteSummary(&b, analysis.Of(runOf(cell.Servers...))); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"server capacity", "bound", "h2", "91000", "90000–95000", "min–max", "! " + wantNotes[0]} {
@@ -146,12 +146,12 @@ func TestMatrixSections(t *testing.T) {
 	var cells []record.Cell
 	for _, sc := range []string{"complex_proto", "string_10B"} {
 		for _, cpus := range []config.CPUs{1, 2} {
-			cell := config.Cell{Scenario: sc, ServerCPUs: cpus, ClientCPUs: 1, Profile: "2b", Connections: 10, Concurrency: 100}
-			settings := []config.Setting{{Name: "GRPC_SERVER_CPUS", Value: cpus.String()}, {Name: "GRPC_REQUEST_SCENARIO", Value: sc}}
-			cells = append(cells, record.Cell{Cell: cell, Settings: settings, Servers: []record.Server{
-				rounds(seedRows[0], "go_grpc", 1000*float64(cpus), 1010*float64(cpus), 990*float64(cpus)),
-				rounds(seedRows[1], "rust_tonic_mt", 2000*float64(cpus), 2100*float64(cpus), 1900*float64(cpus)),
-			}})
+			settings := []record.Setting{{Name: "GRPC_SERVER_CPUS", Value: cpus.String()}, {Name: "GRPC_REQUEST_SCENARIO", Value: sc}}
+			cells = append(cells, record.Cell{Scenario: sc, ServerCPUs: float64(cpus), ClientCPUs: 1, Profile: "2b", Connections: 10, Concurrency: 100,
+				Settings: settings, Servers: []record.Server{
+					rounds(seedRows[0], "go_grpc", 1000*float64(cpus), 1010*float64(cpus), 990*float64(cpus)),
+					rounds(seedRows[1], "rust_tonic_mt", 2000*float64(cpus), 2100*float64(cpus), 1900*float64(cpus)),
+				}})
 		}
 	}
 	got := writeBench(t, record.Run{Commit: seedCommit, Cells: cells})
@@ -171,7 +171,7 @@ func TestMatrixSections(t *testing.T) {
 func TestMissingStatsAndOOMKillsAreNoted(t *testing.T) {
 	blind := rounds(seedRows[0], "blind", 100, 101, 102)
 	for i := range blind.Rounds {
-		blind.Rounds[i].Server = usage.Summary{}
+		blind.Rounds[i].Server = record.Usage{}
 	}
 	killed := rounds(seedRows[1], "killed", 50, 51, 52)
 	killed.Rounds[1].OOMKills = 2

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
@@ -16,41 +16,36 @@ import (
 // WriteSummary writes summary.txt: per cell, the ranking with its spread,
 // efficiency and flags, the server capacity ranking where the load tool
 // could not keep up, and how long each round spent beyond its load.
-func WriteSummary(w io.Writer, run record.Run) error {
+func WriteSummary(w io.Writer, a analysis.Run) error {
 	var b strings.Builder
-	for i, c := range run.Cells {
+	for i, c := range a.Cells {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "== %s\n\n", c.Name())
-		rows := Ranking(c)
-		analysis := Judge(run, rows)
-		if isFloor(c) {
-			b.WriteString(floorCaption + ":\n")
+		fmt.Fprintf(&b, "== %s\n\n", c.Name)
+		if c.Floor {
+			b.WriteString(analysis.FloorCaption + ":\n")
 		}
-		fmt.Fprintf(&b, "ranking by the load tool (%s), medians of %s:\n", toolOf(c), roundsText(c))
-		writeRows(&b, c, rows, c.RateUnit())
-		var capacityNotes []string
-		capacity := CapacityRanking(c)
-		if capacity != nil {
-			capacityNotes = verdicts(run, capacity, Judge(run, capacity))
-			b.WriteString("\nserver capacity: " + CapacityCaption + ":\n")
-			writeRows(&b, record.Cell{}, capacity, c.RateUnit()) // a capacity measurement is about throughput
+		fmt.Fprintf(&b, "ranking by the load tool (%s), medians of %s:\n", c.Tool, roundsText(c))
+		writeRows(&b, c.Floor, c.Load.Rows, c.Unit)
+		if c.Capacity.Rows != nil {
+			b.WriteString("\nserver capacity: " + analysis.CapacityCaption + ":\n")
+			writeRows(&b, false, c.Capacity.Rows, c.Unit) // a capacity measurement is about throughput
 		}
-		for _, n := range append(notes(run, c, rows, analysis), CapacityNotes(c, capacity)...) {
+		for _, n := range append(c.Notes, c.CapacityLeftOut...) {
 			b.WriteString("! " + n + "\n")
 		}
-		for _, n := range capacityNotes {
+		for _, n := range c.Capacity.Verdicts {
 			b.WriteString("! server capacity: " + n + "\n")
 		}
-		noiseLine(&b, "load ranking", rows)
-		noiseLine(&b, "server capacity", capacity)
-		if o := overheads(c); len(o) > 0 {
+		noiseLine(&b, "load ranking", c.Load.Noise)
+		noiseLine(&b, "server capacity", c.Capacity.Noise)
+		if o := c.Overheads; len(o) > 0 {
 			fmt.Fprintf(&b, "overhead per round beyond warm-up and measurement (start, readiness, gate, clients, stats): median %.2f s, max %.2f s over %d rounds\n",
 				stats.Median(o), slices.Max(o), len(o))
 		}
 	}
-	writeSLO(&b, run)
+	writeSLO(&b, a)
 	b.WriteString(legend)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -59,9 +54,8 @@ func WriteSummary(w io.Writer, run record.Run) error {
 // noiseLine says how much of the rounds' spread the machine's state put
 // on every server of a round alike and how much is each server's own: the
 // paired tests cancel the first, so the second sets the gaps they resolve.
-func noiseLine(b *strings.Builder, ranking string, rows []RankingRow) {
-	_, samples := samplesOf(rows)
-	if n, ok := stats.NoiseOf(samples); ok {
+func noiseLine(b *strings.Builder, ranking string, n *stats.Noise) {
+	if n != nil {
 		fmt.Fprintf(b, "round-to-round noise of the %s: %.1f%% shared by every server of a round, %.1f%% each server's own (%d servers, %d rounds); the paired tests see the own part only\n",
 			ranking, 100*n.Shared, 100*n.Own, n.Servers, n.Rounds)
 	}
@@ -87,11 +81,11 @@ a round), busy-host (other work than the server and its client kept more than 0.
 cores busy in a round).
 `
 
-// writeRows writes a ranking whose rates count unit (record.Cell.RateUnit), its
-// latency columns first in a floor-latency cell.
-func writeRows(b *strings.Builder, c record.Cell, rows []RankingRow, unit string) {
+// writeRows writes a ranking whose rates count unit, its latency columns
+// first in a floor-latency cell.
+func writeRows(b *strings.Builder, floor bool, rows []analysis.Row, unit string) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	line := func(cols ...string) { fmt.Fprintln(tw, strings.Join(latencyFirst(c, cols, 4, 10), "\t")+"\t") }
+	line := func(cols ...string) { fmt.Fprintln(tw, strings.Join(latencyFirst(floor, cols, 4, 10), "\t")+"\t") }
 	line("group", "server", "stack", "library", "tool", unit, "interval", "CV", "server cpu", unit+" per core", "p50", "p99", "p99.9", "memory", "throttled", "flags")
 	for _, r := range rows {
 		cpu, perCore, mem := serverFigures(r)
@@ -104,19 +98,19 @@ func writeRows(b *strings.Builder, c record.Cell, rows []RankingRow, unit string
 
 // builtOn is a row's stack and library as text, "-" for a run recorded
 // before servers declared them.
-func builtOn(r RankingRow) (stack, library string) {
+func builtOn(r analysis.Row) (stack, library string) {
 	if r.Library == "" {
 		return "-", "-"
 	}
 	return visible.Text(r.Stack), visible.Text(r.Library)
 }
 
-func flags(r RankingRow) string {
+func flags(r analysis.Row) string {
 	var f []string
 	if r.ClientBound {
 		f = append(f, "client-bound")
 	}
-	if r.ErrorShare() > errorShareMark {
+	if r.ErrorShare() > analysis.ErrorShareMark {
 		f = append(f, "failures")
 	}
 	if r.StealRounds > 0 {
@@ -146,38 +140,9 @@ func ms(d time.Duration) string {
 	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
 }
 
-// toolOf names the load tool of a cell's rounds.
-func toolOf(c record.Cell) string {
-	for _, s := range c.Servers {
-		for _, r := range s.Rounds {
-			if r.Load != nil {
-				return r.Load.Tool
-			}
-		}
-	}
-	return "none measured"
-}
-
-func roundsText(c record.Cell) string {
-	n := 0
-	for _, s := range c.Servers {
-		n = max(n, len(s.Rounds))
-	}
-	if n == 1 {
+func roundsText(c analysis.Cell) string {
+	if c.Rounds == 1 {
 		return "1 round"
 	}
-	return fmt.Sprintf("%d rounds", n)
-}
-
-// overheads lists each measured round's time beyond its load.
-func overheads(c record.Cell) []float64 {
-	var out []float64
-	for _, s := range c.Servers {
-		for _, r := range s.Rounds {
-			if r.Failure == nil && r.Overhead > 0 {
-				out = append(out, r.Overhead)
-			}
-		}
-	}
-	return out
+	return fmt.Sprintf("%d rounds", c.Rounds)
 }

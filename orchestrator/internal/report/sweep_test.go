@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
 // sweepShares are the rate cells of sweepRun.
@@ -28,13 +29,15 @@ var sweepShares = []float64{0.25, 0.5, 0.9, 1.2}
 func sweepRun(t *testing.T) record.Run {
 	t.Helper()
 	run := recorded(t)
-	slo := config.Setting{Name: "GRPC_LATENCY_SLO", Value: "p99<10ms", Given: true}
-	run.Settings = append(run.Settings, slo, config.Setting{Name: "GRPC_LOAD_RATES", Value: "25%,50%,90%,120%", Given: true})
+	slo := record.Setting{Name: "GRPC_LATENCY_SLO", Value: "p99<10ms", Given: true}
+	run.Settings = append(run.Settings, slo, record.Setting{Name: "GRPC_LOAD_RATES", Value: "25%,50%,90%,120%", Given: true})
 	base := map[string]time.Duration{"go_grpc": 200 * time.Microsecond, "node_grpcjs_st": 500 * time.Microsecond, "python_grpc": 1200 * time.Microsecond}
 	sat := run.Cells[0]
 	for _, share := range sweepShares {
-		c := record.Cell{Cell: sat.WithRate(config.Rate{Share: share}), Placement: sat.Placement}
-		c.Settings = append(slices.Clone(sat.Settings), slo, config.Setting{Name: "GRPC_LOAD_RATES", Value: c.Rate.String(), Given: true})
+		rate := config.Rate{Share: share}
+		c := plan.Of(sat).WithRate(rate).Record()
+		c.Placement = sat.Placement
+		c.Settings = append(slices.Clone(sat.Settings), slo, record.Setting{Name: "GRPC_LOAD_RATES", Value: rate.String(), Given: true})
 		for _, s := range sat.Servers {
 			b, ok := base[s.Name]
 			if !ok {
@@ -55,11 +58,11 @@ func sweepRun(t *testing.T) record.Run {
 				n := uint64(achieved * 5)
 				tail := func(q float64) time.Duration { return time.Duration(float64(p50) * (1 + math.Log2(0.5/(1-q)))) }
 				srv.Rounds = append(srv.Rounds, record.Round{Round: r, TargetRPS: target, Measurement: record.Measurement{
-					Load: &load.Result{Tool: "h2", Requests: n, OK: n, Statuses: map[string]uint64{"OK": n}, RPS: achieved,
-						Latency: load.Latency{Count: n, Mean: p50, P50: p50, P90: p50 * 23 / 10, P95: p50 * 3, P99: p50 * 46 / 10, P999: p50 * 69 / 10, Max: p50 * 20,
-							Percentiles: load.PercentileList(tail)}},
-					Server: usage.Summary{Samples: 5, CPUAvgPercent: 100 * min(share, 1), MemoryAvgBytes: 30 << 20},
-					Client: usage.Summary{Samples: 5, CPUAvgPercent: 40 * min(share, 1)},
+					Load: &record.Result{Tool: "h2", Requests: n, OK: n, Statuses: map[string]uint64{"OK": n}, RPS: achieved,
+						Latency: record.Latency{Count: n, Mean: p50, P50: p50, P90: p50 * 23 / 10, P95: p50 * 3, P99: p50 * 46 / 10, P999: p50 * 69 / 10, Max: p50 * 20,
+							Percentiles: percentiles(tail)}},
+					Server: record.Usage{Samples: 5, CPUAvgPercent: 100 * min(share, 1), MemoryAvgBytes: 30 << 20},
+					Client: record.Usage{Samples: 5, CPUAvgPercent: 40 * min(share, 1)},
 				}})
 			}
 			c.Servers = append(c.Servers, srv)
@@ -73,12 +76,12 @@ func sweepRun(t *testing.T) record.Run {
 // compares each with its golden file.
 func TestSweepOutputsGolden(t *testing.T) {
 	run := sweepRun(t)
-	for name, write := range map[string]func(io.Writer, record.Run) error{
+	for name, write := range map[string]func(io.Writer, analysis.Run) error{
 		"sweep_bench.txt": report.WriteBench, "sweep_summary.txt": report.WriteSummary,
 		"sweep_results.md": report.WriteMarkdown, "sweep_results.csv": report.WriteCSV,
 	} {
 		var b bytes.Buffer
-		if err := write(&b, run); err != nil {
+		if err := write(&b, analysis.Of(run)); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, name, b.String())
@@ -90,7 +93,7 @@ func TestSweepOutputsGolden(t *testing.T) {
 // unsustained rate is never that, and the rows have groups.
 func TestSLORankingTakesTheHighestRateThatMetIt(t *testing.T) {
 	run := sweepRun(t)
-	sweeps := report.Sweeps(run)
+	sweeps := analysis.Of(run).Sweeps
 	if len(sweeps) != 1 || sweeps[0].Cell != 0 || !sweeps[0].SLO.Set() {
 		t.Fatalf("sweeps %+v, want one of cell 0 with its objective", sweeps)
 	}
@@ -103,7 +106,7 @@ func TestSLORankingTakesTheHighestRateThatMetIt(t *testing.T) {
 			t.Errorf("%s at %s: unsustained %q", p.Server, p.Rate, p.Unsustained)
 		}
 	}
-	rows, at, none := report.SLORanking(run, sw)
+	rows, at, none := sw.Objective.Rows, sw.Objective.At, sw.Objective.None
 	var got []string
 	for _, r := range rows {
 		got = append(got, r.Name+"@"+at[r.Name].Rate)
@@ -114,4 +117,13 @@ func TestSLORankingTakesTheHighestRateThatMetIt(t *testing.T) {
 	if want := "go_grpc@90%,node_grpcjs_st@50%,python_grpc@25%"; strings.Join(got, ",") != want || len(none) != 0 {
 		t.Errorf("ranking %s (none: %v), want %s", strings.Join(got, ","), none, want)
 	}
+}
+
+// percentiles is the latency at each of the quantiles a histogram keeps.
+func percentiles(at func(q float64) time.Duration) []record.Percentile {
+	var out []record.Percentile
+	for _, p := range load.PercentileList(at) {
+		out = append(out, record.Percentile{Q: p.Q, Latency: p.Latency})
+	}
+	return out
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"html/template"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 )
 
 // sweepView is a sweep as report.html shows it: its curves, each
@@ -39,9 +39,9 @@ type sloRowView struct {
 }
 
 // sweepViewsOf draws every sweep of the run.
-func sweepViewsOf(run record.Run) []sweepView {
+func sweepViewsOf(a analysis.Run) []sweepView {
 	var out []sweepView
-	for i, sw := range Sweeps(run) {
+	for i, sw := range a.Sweeps {
 		v := sweepView{Anchor: fmt.Sprintf("sweep-%d", i+1), Name: sw.Name}
 		chart := func(svg template.HTML, err error) template.HTML {
 			if err != nil {
@@ -61,15 +61,14 @@ func sweepViewsOf(run record.Run) []sweepView {
 			}
 			v.Points = append(v.Points, pv)
 		}
-		if sw.SLO.Set() {
-			rows, at, none := SLORanking(run, sw)
+		if o := sw.Objective; o != nil {
 			v.SLO = sw.SLO.String()
-			for k, r := range rows {
-				p := at[r.Name]
+			for k, r := range o.Rows {
+				p := o.At[r.Name]
 				v.SLORows = append(v.SLORows, sloRowView{Rank: k + 1, Group: r.Group, Name: r.Name, RPS: fmt.Sprintf("%.0f", r.RPS.Median),
-					Interval: intervalText(r.RPS), Rate: p.Rate, Target: fmt.Sprintf("%.0f", p.Target), Percentile: ms(percentileOf(r, sw.SLO.Percentile))})
+					Interval: intervalText(r.RPS), Rate: p.Rate, Target: fmt.Sprintf("%.0f", p.Target), Percentile: ms(r.Percentile(sw.SLO.Percentile))})
 			}
-			v.Notes = sloNotes(run, sw, rows, none)
+			v.Notes = o.Notes
 		}
 		out = append(out, v)
 	}

@@ -3,8 +3,6 @@ package report
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,27 +10,8 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
-
-// statsFiles are where a round's server stats stream may be, the current
-// layout first; runs of one cell and one round from before rounds kept
-// the stream in the server's folder.
-func statsFiles(run record.Run, c record.Cell, server string, round int) []string {
-	files := []string{roundStats(run, c, server, strconv.Itoa(round))}
-	if len(run.Cells) == 1 && round == 1 {
-		files = append(files, filepath.Join(server, "load-server-stats.jsonl"), filepath.Join(server, "server-stats.jsonl"))
-	}
-	return files
-}
-
-// roundStats is the path of a round's server stats stream in the current
-// layout; round is its number, or N in a message.
-func roundStats(run record.Run, c record.Cell, server, round string) string {
-	return filepath.Join(server, record.CellDir(run, c), "round-"+round, "load-server-stats.jsonl")
-}
 
 // usageSeries is one server's CPU and memory over time, a line per round,
 // in seconds from the start of each round's load (its warm-up).
@@ -48,7 +27,7 @@ type usageSeries struct {
 // readUsage reads the server stats streams of a server's rounds from the
 // run's folder dir. A missing or unreadable stream is named in Missing,
 // not an error: the page says so and shows the rest.
-func readUsage(dir string, run record.Run, c record.Cell, s record.Server) usageSeries {
+func readUsage(run record.Run, c record.Cell, s record.Server) usageSeries {
 	var u usageSeries
 	var absent []string // rounds without a stats file
 	windowSet := false
@@ -58,8 +37,8 @@ func readUsage(dir string, run record.Run, c record.Cell, s record.Server) usage
 			u.Missing = append(u.Missing, fmt.Sprintf("round %d: no load phase", r.Round))
 			continue
 		}
-		samples, err := readSamples(dir, serversHost(run), statsFiles(run, c, s.Name, r.Round))
-		if errors.Is(err, errNoStats) {
+		samples, err := run.ServerSamples(c, s.Name, r.Round)
+		if errors.Is(err, record.ErrNoSamples) {
 			absent = append(absent, strconv.Itoa(r.Round))
 			continue
 		}
@@ -88,7 +67,8 @@ func readUsage(dir string, run record.Run, c record.Cell, s record.Server) usage
 		if len(absent) > 1 {
 			word = "rounds"
 		}
-		u.Missing = append(u.Missing, fmt.Sprintf("%s %s: no stats file (%s)", word, strings.Join(absent, ", "), roundStats(run, c, s.Name, "N")))
+		u.Missing = append(u.Missing, fmt.Sprintf("%s %s: no samples file (%s)", word, strings.Join(absent, ", "),
+			filepath.Join(s.Name, record.CellDir(run, c), "round-N", record.SamplesFile("load", "server"))))
 	}
 	return u
 }
@@ -107,9 +87,6 @@ func (u usageSeries) span() [2]float64 {
 	return [2]float64{lo, hi}
 }
 
-// errNoStats says that a round has no stats file at all.
-var errNoStats = errors.New("no stats file")
-
 // loadStart is when a round's load client started: the start of its
 // "load" phase.
 func loadStart(r record.Round) time.Time {
@@ -119,38 +96,4 @@ func loadStart(r record.Round) time.Time {
 		}
 	}
 	return time.Time{}
-}
-
-// serversHost is the host that ran the servers and wrote their stats
-// files: runs from before the record kept it ran on the local socket.
-func serversHost(run record.Run) string {
-	if run.Hosts != nil && run.Hosts.Servers != "" {
-		return run.Hosts.Servers
-	}
-	return config.DefaultDockerHost
-}
-
-// readSamples reads the first of files that exists under dir, written by
-// the host at address.
-func readSamples(dir, address string, files []string) ([]backend.Sample, error) {
-	for _, name := range files {
-		f, err := os.Open(filepath.Join(dir, name))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", name, err)
-		}
-		var samples []backend.Sample
-		err = backend.ReadStats(address, f, func(s backend.Sample) { samples = append(samples, s) })
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", name, err)
-		}
-		if len(samples) == 0 {
-			return nil, fmt.Errorf("%s holds no stats sample", name)
-		}
-		return samples, nil
-	}
-	return nil, errNoStats
 }

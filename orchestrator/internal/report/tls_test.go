@@ -2,12 +2,12 @@ package report_test
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
 
@@ -27,29 +27,27 @@ func tlsServer(name string, rps, cpu float64) record.Server {
 // req/s over TLS at the same CPU, in every round alike (the rounds' noise
 // shared), and "b" fails in the TLS cell.
 func tlsRun() record.Run {
-	cell := config.Cell{Scenario: "complex_proto", ServerCPUs: 1, ClientCPUs: 1, Connections: 50, Concurrency: 1000}
+	cell := record.Cell{Scenario: "complex_proto", ServerCPUs: 1, ClientCPUs: 1, Connections: 50, Concurrency: 1000}
 	tlsCell := cell
 	tlsCell.TLS = true
 	failed := tlsServer("b", 1000, 50)
 	failed.Failure = &record.Failure{Phase: "conformance", Reason: "the server does not answer TLS"}
-	return record.Run{Commit: seedCommit, Cells: []record.Cell{
-		{Cell: cell, Servers: []record.Server{tlsServer("a", 10000, 100), tlsServer("b", 1000, 50)}},
-		{Cell: tlsCell, Servers: []record.Server{tlsServer("a", 8000, 100), failed}},
-	}}
+	cell.Servers = []record.Server{tlsServer("a", 10000, 100), tlsServer("b", 1000, 50)}
+	tlsCell.Servers = []record.Server{tlsServer("a", 8000, 100), failed}
+	return record.Run{Commit: seedCommit, Cells: []record.Cell{cell, tlsCell}}
 }
 
 // TestTLSCostsArePairedByRound: each server ranked in both twins is
 // compared with the rankings' paired test, TLS over plaintext, for req/s
 // and CPU per call; a server ranked in one cell only is listed as left.
 func TestTLSCostsArePairedByRound(t *testing.T) {
-	run := tlsRun()
-	twins := report.TLSTwinsOf(run)
-	if len(twins) != 1 || twins[0].Off.TLS || !twins[0].On.TLS {
-		t.Fatalf("twins %+v, want the plaintext cell and its TLS twin", twins)
+	tables := analysis.Of(tlsRun()).TLS
+	if len(tables) != 1 || !strings.Contains(tables[0].By, "load tool") {
+		t.Fatalf("TLS tables %+v, want one, by the load tool: the plaintext cell and its TLS twin", tables)
 	}
-	costs, left := report.TLSCosts(run, twins[0], false)
-	if len(costs) != 1 || costs[0].Name != "a" || len(left) != 1 || left[0] != "b" {
-		t.Fatalf("costs %+v, left %v: want a compared, b left", costs, left)
+	costs := tables[0].Costs
+	if len(costs) != 1 || costs[0].Name != "a" || !slices.Contains(tables[0].Notes, "not compared (not ranked in both cells): b") {
+		t.Fatalf("costs %+v, notes %v: want a compared, b left", costs, tables[0].Notes)
 	}
 	c := costs[0]
 	if p := c.RPS.Pair; p.Test != stats.PairedT || p.N != 4 || math.Abs(p.Ratio-0.8) > 1e-9 || p.Verdict != stats.Separated {
@@ -87,7 +85,7 @@ func TestBenchShowsTheTLSCost(t *testing.T) {
 // req/s per core beside CPU per call.
 func TestReportShowsTheTLSCost(t *testing.T) {
 	var b strings.Builder
-	if err := report.WriteHTML(&b, tlsRun(), t.TempDir()); err != nil {
+	if err := writeHTML(&b, tlsRun(), t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()

@@ -20,7 +20,7 @@ var ErrFinished = errors.New("nothing to resume")
 func resumeVars(prior record.Run) map[string]string {
 	// Records written before settings said whether they were given: a
 	// value other than the default was.
-	marked := slices.ContainsFunc(prior.Settings, func(s config.Setting) bool { return s.Given })
+	marked := slices.ContainsFunc(prior.Settings, func(s record.Setting) bool { return s.Given })
 	vars := map[string]string{}
 	for _, st := range prior.Settings {
 		if st.Given || !marked && st.Value != st.Default {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
@@ -45,7 +46,7 @@ func TestResumeUsesTheSettingsAsGiven(t *testing.T) {
 				t.Fatalf("the run itself is refused: %v", err)
 			}
 			servers, clients := cfg.DockerHosts()
-			resumed := recordAndResume(t, record.Run{ID: "r", Settings: cfg.All(), Hosts: &record.Hosts{Servers: servers, Clients: clients}})
+			resumed := recordAndResume(t, record.Run{ID: "r", Settings: plan.Settings(cfg.All()), Hosts: &record.HostAddresses{Servers: servers, Clients: clients}})
 			assertSameRun(t, cfg, resumed)
 		})
 	}
@@ -58,7 +59,7 @@ var tools = []config.Tool{{Name: "ghz", Help: "one"}, {Name: "h2", Help: "two"}}
 // load tools by the names before GRPC_LOAD_TOOL resumes with them under the
 // new names, not refused for the old ones.
 func TestResumeOfARecordOfTheOldToolNames(t *testing.T) {
-	settings := []config.Setting{{Name: "GRPC_LOAD_ENGINE", Value: "h2", Given: true}, {Name: "GRPC_CAPACITY_ENGINE", Value: "off", Given: true}}
+	settings := []record.Setting{{Name: "GRPC_LOAD_ENGINE", Value: "h2", Given: true}, {Name: "GRPC_CAPACITY_ENGINE", Value: "off", Given: true}}
 	resumed := recordAndResume(t, record.Run{ID: "r", Settings: settings})
 	if resumed.LoadTool != "h2" || resumed.CapacityTool != config.CapacityOff {
 		t.Errorf("resumed with GRPC_LOAD_TOOL=%s GRPC_CAPACITY_TOOL=%s, want h2 and off as recorded", resumed.LoadTool, resumed.CapacityTool)
@@ -73,7 +74,7 @@ func TestResumeOfAnOlderRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	settings := cfg.All()
+	settings := plan.Settings(cfg.All())
 	for i := range settings {
 		settings[i].Given = false
 	}
@@ -85,7 +86,7 @@ func TestResumeOfAnOlderRecord(t *testing.T) {
 func recordAndResume(t *testing.T, run record.Run) config.Config {
 	t.Helper()
 	f := record.Folder{Dir: t.TempDir()}
-	if err := f.WriteJSON("results.json", run); err != nil {
+	if err := record.Save(f, run); err != nil {
 		t.Fatal(err)
 	}
 	prior, err := record.Load(f.Dir)
@@ -114,7 +115,7 @@ func assertSameRun(t *testing.T, cfg, resumed config.Config) {
 	if got, want := values(resumed), values(cfg); !reflect.DeepEqual(got, want) {
 		t.Errorf("resumed settings %v\nwant %v", got, want)
 	}
-	if got, want := resumed.Cells(facts), cfg.Cells(facts); !reflect.DeepEqual(got, want) {
+	if got, want := plan.Cells(resumed, facts.HostCPUs, facts.ClientCPUs), plan.Cells(cfg, facts.HostCPUs, facts.ClientCPUs); !reflect.DeepEqual(got, want) {
 		t.Errorf("resumed cells %+v\nwant %+v", got, want)
 	}
 	gs, gc := resumed.DockerHosts()

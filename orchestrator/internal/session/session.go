@@ -24,7 +24,6 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/sources"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
@@ -263,8 +262,8 @@ func (s *Session) start(ctx context.Context, prior *record.Run, changed []string
 		ID:       filepath.Base(s.Folder.Dir),
 		Started:  started,
 		Commit:   s.commit,
-		Settings: s.Config.All(),
-		Hosts:    &record.Hosts{},
+		Settings: plan.Settings(s.Config.All()),
+		Hosts:    &record.HostAddresses{},
 		Contexts: s.contexts,
 		Hardware: hardwareOf(s.Hosts.ServerFacts),
 		Cells:    plan.Cells(s.Config, s.Hosts.ServerFacts.CPUs, s.Hosts.ClientFacts.CPUs),
@@ -274,7 +273,9 @@ func (s *Session) start(ctx context.Context, prior *record.Run, changed []string
 		client := hardwareOf(s.Hosts.ClientFacts)
 		s.Run.ClientHardware = &client
 	}
-	return report.SaveHardware(s.Folder, s.Run)
+	// The record is there from the start: a run stopped at once, even
+	// while the client image builds, is one to resume.
+	return record.Save(s.Folder, s.Run)
 }
 
 // Close gives the locks back and releases the hosts. A new run's folder
@@ -327,14 +328,10 @@ func (s *Session) Alive(ctx context.Context) error {
 	return nil
 }
 
-// Builder builds the servers' images, on the servers' host.
-func (s *Session) Builder() images.Builder {
-	return s.builder(s.Hosts.Server, s.Hosts.ServerFacts, s.Hosts.Client)
-}
-
-// ClientBuilder builds the client image, on the clients' host.
-func (s *Session) ClientBuilder() images.Builder {
-	return s.builder(s.Hosts.Client, s.Hosts.ClientFacts, s.Hosts.Server)
+// Builders build the servers' images on the servers' host and the client
+// image on the clients'.
+func (s *Session) Builders() (servers, clients images.Builder) {
+	return s.builder(s.Hosts.Server, s.Hosts.ServerFacts, s.Hosts.Client), s.builder(s.Hosts.Client, s.Hosts.ClientFacts, s.Hosts.Server)
 }
 
 // builder builds on host, taking base images it lacks from the other host.
@@ -349,12 +346,12 @@ func (s *Session) builder(host backend.Host, facts backend.Facts, other backend.
 	return b
 }
 
-// SuiteHosts are where the run's servers and clients go, its containers
+// suiteOptions are where the run's servers and clients go, its containers
 // labelled as the run's: servers on the servers' host, clients on the
 // clients', reaching the servers at GRPC_SERVER_ADDRESS when the two
 // differ.
-func (s *Session) SuiteHosts() suite.Hosts {
-	h := suite.Hosts{
+func (s *Session) suiteOptions() suite.Options {
+	h := suite.Options{
 		Servers:    s.Hosts.Server,
 		Clients:    s.Hosts.Client,
 		Labels:     map[string]string{backend.RunLabel: s.Run.ID, backend.ImagesLabel: s.Config.ImageName},
@@ -367,9 +364,9 @@ func (s *Session) SuiteHosts() suite.Hosts {
 	return h
 }
 
-// HostStat is where the servers' host's CPU counters are read, "" when
+// hostStat is where the servers' host's CPU counters are read, "" when
 // that host is not this machine.
-func (s *Session) HostStat() string {
+func (s *Session) hostStat() string {
 	if !s.Hosts.Server.Local() {
 		return ""
 	}

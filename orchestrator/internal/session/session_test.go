@@ -13,6 +13,9 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend/fake"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+
+	// The Docker backend checks and compares the tcp:// and ssh:// addresses.
+	_ "github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 )
 
 // machine is a host's machine, large enough for the default settings.
@@ -172,11 +175,11 @@ func TestTwoHosts(t *testing.T) {
 	if s.Run.ClientHardware == nil || s.Run.ClientHardware.CPUs != 8 || s.Run.Hardware.CPUs != 4 {
 		t.Errorf("hardware = %+v, client %+v; want 4 and 8 CPUs", s.Run.Hardware, s.Run.ClientHardware)
 	}
-	sh := s.SuiteHosts()
+	sh := s.suiteOptions()
 	if sh.Servers != hs[servers] || sh.Clients != hs[clients] || sh.Remote == nil || sh.Remote.IP != "192.0.2.1" {
 		t.Errorf("suite hosts = %+v, want servers, clients and the remote address", sh)
 	}
-	if b := s.ClientBuilder(); b.Host != hs[clients] || b.Peer != hs[servers] {
+	if _, b := s.Builders(); b.Host != hs[clients] || b.Peer != hs[servers] {
 		t.Error("the client image is not built on the clients' host with the servers' as its peer")
 	}
 	hs[clients].PingErr = errors.New("connection refused")

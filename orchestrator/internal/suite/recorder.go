@@ -2,14 +2,18 @@ package suite
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"log/slog"
 	"sync"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
 // statsRecorder keeps a container's stats stream: every sample, in memory
-// for the figures and raw on disk for whoever wants to check them.
+// for the figures and on disk in the record's form for the report's charts
+// and whoever wants to check them.
 type statsRecorder struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -22,13 +26,17 @@ func (srv *Instance) recordStats(ctx context.Context, c backend.Container, file 
 	rec := &statsRecorder{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(rec.done)
-		raw, err := srv.spec.Folder.Create(file)
+		out, err := srv.spec.Folder.Create(file)
 		if err != nil {
-			slog.Error("stats file", "err", err)
+			slog.Error("samples file", "err", err)
 			return
 		}
-		defer raw.Close()
-		err = c.Stats(ctx, raw, func(s backend.Sample) {
+		defer out.Close()
+		enc := json.NewEncoder(out)
+		err = c.Stats(ctx, io.Discard, func(s backend.Sample) {
+			if err := enc.Encode(record.SampleOf(s)); err != nil {
+				slog.Error("samples file", "file", file, "err", err)
+			}
 			rec.mu.Lock()
 			rec.samples = append(rec.samples, s)
 			rec.mu.Unlock()

@@ -49,8 +49,9 @@ const (
 	conformLimit = 2 * time.Minute
 )
 
-// Hosts are where a suite's containers run, and how they are marked.
-type Hosts struct {
+// Options are where a suite's containers run, how they are marked, what
+// its clients run from, and who hears what each server does.
+type Options struct {
 	// Servers runs the servers; Clients the probes, gates and load
 	// clients (nil: Servers).
 	Servers, Clients backend.Containers
@@ -63,6 +64,9 @@ type Hosts struct {
 	// ServerCPUs is the CPU count of the servers' host, which caps the
 	// workers the gate expects of a server.
 	ServerCPUs int
+	Images     Images
+	// Observer, when set, hears what each server is doing.
+	Observer Observer
 }
 
 // Images are what the clients run from.
@@ -70,13 +74,14 @@ type Images struct {
 	// Client is the orchestrator's own image: it runs the readiness probe,
 	// the conformance gate and the load tools that are Runners.
 	Client string
-	// Tools are the images of the other engines, by engine name.
+	// Tools are the images of the load tools that have their own, by the
+	// folder of tools/ they are built from.
 	Tools map[string]string
 }
 
 // Suite brings servers up and measures them.
 type Suite struct {
-	hosts    Hosts
+	hosts    Options
 	images   Images
 	observer Observer
 	// certs are the run's CA and server certificate, made for the first
@@ -86,16 +91,15 @@ type Suite struct {
 	certsOnce sync.Once
 }
 
-// New is a suite that starts containers on hosts from images; observer,
-// when not nil, hears what each server is doing.
-func New(hosts Hosts, images Images, observer Observer) *Suite {
-	if hosts.Clients == nil {
-		hosts.Clients = hosts.Servers
+// New is a suite that starts containers as opts say.
+func New(opts Options) *Suite {
+	if opts.Clients == nil {
+		opts.Clients = opts.Servers
 	}
-	if observer == nil {
-		observer = noObserver{}
+	if opts.Observer == nil {
+		opts.Observer = noObserver{}
 	}
-	return &Suite{hosts: hosts, images: images, observer: observer}
+	return &Suite{hosts: opts, images: opts.Images, observer: opts.Observer}
 }
 
 // Remote is an address of the servers' machine that the clients' machine
@@ -137,7 +141,7 @@ type Instance struct {
 	// Phases are the steps taken so far, with their timings.
 	Phases []record.Phase
 	// Conformance is the gate's verdict, once given.
-	Conformance *probe.Verdict
+	Conformance *record.Conformance
 	// RoundTrip is the network's round trip to a server on another
 	// machine, timed before the gate.
 	RoundTrip *time.Duration
@@ -157,6 +161,10 @@ func (srv *Instance) OOMKills() int {
 	}
 	return srv.oomKills
 }
+
+// Remote says the clients reach the server from another machine, at
+// Address.
+func (srv *Instance) Remote() bool { return srv.suite.hosts.Remote != nil }
 
 // Up starts the server, waits until it answers and passes it through the
 // conformance gate. It always returns the Instance, whose Down must be
@@ -431,7 +439,7 @@ func (srv *Instance) conform(ctx context.Context) error {
 		return fmt.Errorf("read the server's log for its start-up line: %w", err)
 	}
 	v.Add(probe.WorkersCheck(log.Bytes(), float64(srv.spec.CPUs), srv.suite.hosts.ServerCPUs))
-	srv.Conformance = &v
+	srv.Conformance = conformanceOf(v)
 	if !v.Passed {
 		return errors.New(v.Failures())
 	}
@@ -440,8 +448,8 @@ func (srv *Instance) conform(ctx context.Context) error {
 
 // Measure loads the server with a load tool under spec while both containers
 // are sampled, and returns the figures of the measurement window. The
-// client's files are named name.json, name.log and name-stats.jsonl (the
-// server's stats: name-server-stats.jsonl). The step is recorded as a phase
+// client's files are named name.json and name.log, the samples of both
+// containers' stats name-client-samples.jsonl and name-server-samples.jsonl. The step is recorded as a phase
 // called name.
 func (srv *Instance) Measure(ctx context.Context, tool load.Tool, spec load.Spec, name string) (record.Measurement, error) {
 	var m record.Measurement
@@ -473,7 +481,7 @@ func (srv *Instance) measure(ctx context.Context, tool load.Tool, spec load.Spec
 	container := srv.beside(backend.ContainerSpec{
 		Image:    image,
 		Cmd:      cl.Cmd,
-		Labels:   srv.labels("load", "io.grpcbench.engine", tool.Name()),
+		Labels:   srv.labels("load", "io.grpcbench.tool", tool.Name()),
 		Files:    srv.inputs(cl.Files),
 		InputDir: load.InputDir,
 		NanoCPUs: cpus.NanoCPUs(),
@@ -481,14 +489,14 @@ func (srv *Instance) measure(ctx context.Context, tool load.Tool, spec load.Spec
 		Memory:   loadMemory,
 	})
 
-	serverStats := srv.recordStats(ctx, srv.container, name+"-server-stats.jsonl")
+	serverStats := srv.recordStats(ctx, srv.container, record.SamplesFile(name, "server"))
 	var clientStats *statsRecorder
 	obs := srv.suite.observer
 	started := time.Now()
 	obs.Phase("warm-up with "+tool.Name(), spec.Warmup)
 	measuring := time.AfterFunc(spec.Warmup, func() { obs.Phase("measuring with "+tool.Name(), spec.Duration) })
 	stdout, err := srv.runBeside(ctx, container, name, spec.Warmup+spec.Duration+spec.Tail+clientGrace,
-		func(c backend.Container) { clientStats = srv.recordStats(ctx, c, name+"-client-stats.jsonl") })
+		func(c backend.Container) { clientStats = srv.recordStats(ctx, c, record.SamplesFile(name, "client")) })
 	measuring.Stop()
 	ended := time.Now()
 	serverSamples := serverStats.stop()
@@ -503,10 +511,11 @@ func (srv *Instance) measure(ctx context.Context, tool load.Tool, spec load.Spec
 	if err != nil {
 		return record.Measurement{}, err
 	}
+	r := resultOf(res)
 	return record.Measurement{
-		Load:   &res,
-		Server: usage.Summarize(serverSamples, res.Start, res.End),
-		Client: usage.Summarize(clientSamples, res.Start, res.End),
+		Load:   &r,
+		Server: usageOf(usage.Summarize(serverSamples, res.Start, res.End)),
+		Client: usageOf(usage.Summarize(clientSamples, res.Start, res.End)),
 	}, nil
 }
 

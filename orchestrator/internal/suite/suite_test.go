@@ -69,7 +69,7 @@ func serverSpec(t *testing.T) suite.ServerSpec {
 func oneHost(r roles) (*suite.Suite, *fake.Host) {
 	h := fake.New("fake://one", backend.Facts{CPUs: 4})
 	h.Script = r.script
-	return suite.New(suite.Hosts{Servers: h, Labels: map[string]string{backend.RunLabel: "run"}, ServerCPUs: 4}, suite.Images{Client: "img:client"}, nil), h
+	return suite.New(suite.Options{Servers: h, Labels: map[string]string{backend.RunLabel: "run"}, ServerCPUs: 4, Images: suite.Images{Client: "img:client"}}), h
 }
 
 // up brings the server up and always takes it down again.
@@ -195,7 +195,7 @@ func loadReport() string {
 
 // TestStatsCutToTheWindow: the server's and the client's samples are cut
 // to the load's window, a straddling sample counting for its share, and
-// the server's readings are kept in its stats file.
+// the server's readings are kept in its samples file, in the record's form.
 func TestStatsCutToTheWindow(t *testing.T) {
 	const mib = 1 << 20
 	serverSamples := []backend.Sample{busy(0, 1, 2, 10*mib), busy(1, 2, 1, 20*mib), busy(2, 3.5, 0.5, 30*mib), busy(3.5, 5, 2, 40*mib)}
@@ -227,9 +227,20 @@ func TestStatsCutToTheWindow(t *testing.T) {
 	if m.Load == nil || m.Load.RPS != 100 {
 		t.Errorf("load = %+v, want the client's report", m.Load)
 	}
-	raw, err := os.ReadFile(spec.Folder.Path("load-server-stats.jsonl"))
-	if err != nil || strings.Count(string(raw), "\n") != len(serverSamples) {
-		t.Errorf("load-server-stats.jsonl = %q, %v; want a line per reading", raw, err)
+	raw, err := os.ReadFile(spec.Folder.Path(record.SamplesFile("load", "server")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []record.Sample
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var sm record.Sample
+		if err := json.Unmarshal([]byte(line), &sm); err != nil {
+			t.Fatalf("samples file line %q: %v", line, err)
+		}
+		kept = append(kept, sm)
+	}
+	if len(kept) != len(serverSamples) || kept[1] != record.SampleOf(serverSamples[1]) {
+		t.Errorf("samples file holds %+v, want the %d readings in the record's form", kept, len(serverSamples))
 	}
 }
 
@@ -266,7 +277,7 @@ func TestCancelRemovesContainers(t *testing.T) {
 		}
 		return r.script(spec)
 	}
-	s := suite.New(suite.Hosts{Servers: servers, Clients: clients, Remote: &suite.Remote{IP: "192.0.2.1"}}, suite.Images{Client: "img:client"}, nil)
+	s := suite.New(suite.Options{Servers: servers, Clients: clients, Remote: &suite.Remote{IP: "192.0.2.1"}, Images: suite.Images{Client: "img:client"}})
 	srv, err := s.Up(ctx, serverSpec(t))
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
@@ -28,7 +29,7 @@ const ErrorShare = 0.001
 // server a quarter busy), and their latency runs from the intended start
 // anyway, where an objective sees it; a server that cannot keep up falls
 // short of the rate.
-func Unsustained(target float64, r load.Result) string {
+func Unsustained(target float64, r record.Result) string {
 	switch {
 	case r.RPS < (1-load.RateShortfall)*target:
 		return fmt.Sprintf("achieved %.0f req/s of %.0f (%.1f%% short)", r.RPS, target, 100*(1-r.RPS/target))
@@ -39,7 +40,7 @@ func Unsustained(target float64, r load.Result) string {
 }
 
 // Percentile is the latency percentile named as GRPC_LATENCY_SLO names it.
-func Percentile(name string, l load.Latency) time.Duration {
+func Percentile(name string, l record.Latency) time.Duration {
 	switch name {
 	case "p50":
 		return l.P50
@@ -65,7 +66,7 @@ func Meets(r record.Round, slo config.SLO) bool {
 // Stage orders a round's first visits: a cell at a share of capacity
 // after the saturation cells that measure it, each probe after the one
 // before it. Within a stage the order stays random.
-func Stage(c config.Cell) int {
+func Stage(c plan.Cell) int {
 	switch {
 	case c.Probe > 0:
 		return 1 + c.Probe
@@ -78,8 +79,8 @@ func Stage(c config.Cell) int {
 // Saturation is the index of the saturation cell of a run's cell ci,
 // -1 when the run has none.
 func Saturation(run record.Run, ci int) int {
-	want := run.Cells[ci].Saturation()
-	return slices.IndexFunc(run.Cells, func(c record.Cell) bool { return c.Cell == want })
+	want := plan.Of(run.Cells[ci]).Saturation()
+	return slices.IndexFunc(run.Cells, func(c record.Cell) bool { return plan.Of(c) == want })
 }
 
 // Capacity is a server's capacity in the saturation cell of cell ci, from
@@ -90,7 +91,7 @@ func Saturation(run record.Run, ci int) int {
 func Capacity(run record.Run, ci int, server string) (float64, error) {
 	si := Saturation(run, ci)
 	if si < 0 {
-		return 0, fmt.Errorf("no saturation cell for %s", run.Cells[ci].Name())
+		return 0, fmt.Errorf("no saturation cell for %s", plan.Of(run.Cells[ci]).Name())
 	}
 	srv, ok := run.Cells[si].Server(server)
 	if !ok || len(srv.Rounds) == 0 || srv.Rounds[0].Failure != nil || srv.Rounds[0].Load == nil {
@@ -134,9 +135,9 @@ func Target(run record.Run, ci int, server string, slo config.SLO) (float64, err
 func probeShare(run record.Run, ci int, server string, slo config.SLO) (float64, error) {
 	lo, hi := 0.0, 1.0
 	for k := 1; k < run.Cells[ci].Probe; k++ {
-		want := run.Cells[ci].Cell
+		want := plan.Of(run.Cells[ci])
 		want.Probe = k
-		pi := slices.IndexFunc(run.Cells, func(c record.Cell) bool { return c.Cell == want })
+		pi := slices.IndexFunc(run.Cells, func(c record.Cell) bool { return plan.Of(c) == want })
 		if pi < 0 {
 			return 0, fmt.Errorf("no probe %d before probe %d", k, want.Probe)
 		}

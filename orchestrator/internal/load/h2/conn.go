@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/certs"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 )
 
 // Windows this client grants the server. Large, so that answers never wait
@@ -80,7 +81,7 @@ type conn struct {
 	fr   *http2.Framer
 	dec  *hpack.Decoder
 	rec  *callCounter
-	plan *schedule
+	plan *load.Schedule
 	// heldByCap says that a call fell due while every slot was taken; the
 	// calls it held back are counted late because of the cap (under mu).
 	heldByCap bool
@@ -137,7 +138,7 @@ type streamUpdate struct {
 	inc uint32
 }
 
-func dial(addr string, c *call, slots int, rec *callCounter, plan *schedule) (*conn, error) {
+func dial(addr string, c *call, slots int, rec *callCounter, plan *load.Schedule) (*conn, error) {
 	nc, err := net.DialTimeout("tcp", addr, dialTimeout)
 	if err != nil {
 		return nil, err
@@ -169,7 +170,7 @@ func handshake(nc net.Conn, cfg *tls.Config) (net.Conn, error) {
 }
 
 // newConn sets up a connection's state on an open transport.
-func newConn(nc net.Conn, c *call, slots int, rec *callCounter, plan *schedule) *conn {
+func newConn(nc net.Conn, c *call, slots int, rec *callCounter, plan *load.Schedule) *conn {
 	size := 1
 	for size < ringPerSlot*slots {
 		size <<= 1
@@ -230,7 +231,7 @@ func (c *conn) serve(stop <-chan struct{}) error {
 		}
 	}()
 	paced := make(chan struct{})
-	if c.plan.rate > 0 {
+	if c.plan.Paced() {
 		go func() {
 			defer close(paced)
 			c.pace(writerDone)

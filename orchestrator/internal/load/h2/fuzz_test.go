@@ -19,6 +19,7 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 )
 
@@ -122,7 +123,7 @@ type scriptResult struct {
 type scriptSetup struct {
 	slots   int
 	firstID uint32
-	plan    *schedule
+	plan    *load.Schedule
 }
 
 // runScript plays script as the server and checks what must hold whatever
@@ -135,7 +136,7 @@ func runScript(t testing.TB, c *call, script []byte, setup scriptSetup) scriptRe
 	defer fallback.Stop()
 	rec := newCallCounter(time.Time{}, time.Now().Add(time.Hour), false, false)
 	slots := cmp.Or(setup.slots, scriptSlots)
-	cn := newConn(nc, c, slots, rec, &schedule{epoch: time.Now()})
+	cn := newConn(nc, c, slots, rec, &load.Schedule{})
 	cn.nextID = cmp.Or(setup.firstID, 1)
 	if setup.plan != nil {
 		cn.plan = setup.plan
@@ -496,12 +497,13 @@ func FuzzServerFrames(f *testing.F) {
 // checks that a finished connection leaves the schedule alone.
 func TestScheduleAcrossConnections(t *testing.T) {
 	c := testCall(t)
-	plan := &schedule{epoch: time.Now().Add(-time.Second), rate: 1e6}
+	start := time.Now().Add(-time.Second)
+	plan := load.NewSchedule(start, start, start.Add(time.Hour), 1_000_000, 0, 1, load.ArrivalsConstant)
 	const conns = 300
 	for range conns {
 		runScript(t, c, nil, scriptSetup{plan: plan})
 	}
-	if plan.issued != conns*scriptSlots {
-		t.Errorf("%d calls issued on the schedule, want %d", plan.issued, conns*scriptSlots)
+	if plan.Issued != conns*scriptSlots {
+		t.Errorf("%d calls issued on the schedule, want %d", plan.Issued, conns*scriptSlots)
 	}
 }

@@ -59,11 +59,11 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 
 	slots := split(spec.Concurrency, spec.Connections)
 	recs := make([]*callCounter, spec.Connections)
-	plans := make([]*schedule, spec.Connections)
+	plans := make([]*load.Schedule, spec.Connections)
 	var wg sync.WaitGroup
 	for i := range recs {
 		recs[i] = newCallCounter(measureStart, end, spec.Answered != nil, spec.QPS > 0)
-		plans[i] = newSchedule(start, measureStart, end, spec.QPS, i, spec.Connections, spec.Arrivals)
+		plans[i] = load.NewSchedule(start, measureStart, end, spec.QPS, i, spec.Connections, spec.Arrivals)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -132,7 +132,7 @@ func split(n, k int) []int {
 // keepConnected runs one connection slot until stop: a connection that
 // fails or drains is replaced. Calls lost with a failed connection are
 // counted as Unavailable.
-func keepConnected(addr string, c *call, slots int, rec *callCounter, plan *schedule, stop <-chan struct{}) {
+func keepConnected(addr string, c *call, slots int, rec *callCounter, plan *load.Schedule, stop <-chan struct{}) {
 	for {
 		select {
 		case <-stop:
@@ -316,14 +316,14 @@ func latencies(hist *hdrhistogram.Histogram, sum time.Duration) load.Latency {
 
 // openLoop adds what the schedules counted to an open-loop result: the
 // calls of the window that started late or never, and notes on why.
-func openLoop(res *load.Result, spec load.Spec, plans []*schedule) {
+func openLoop(res *load.Result, spec load.Spec, plans []*load.Schedule) {
 	var planned, capped, unsent, dropped uint64
 	for _, p := range plans {
-		unsent += p.unsent()
-		res.Late += p.late
-		planned += p.planned
-		capped += p.capped
-		dropped += p.dropped
+		unsent += p.Unsent()
+		res.Late += p.Late
+		planned += p.Planned
+		capped += p.Capped
+		dropped += p.Dropped
 	}
 	res.Late += unsent
 	if dropped > 0 {
@@ -334,7 +334,7 @@ func openLoop(res *load.Result, spec load.Spec, plans []*schedule) {
 	if res.Late > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf(
 			"open loop at %d req/s: %d of the window's %d calls started more than %v after their intended start (%d never started); their latency runs from the intended start",
-			spec.QPS, res.Late, planned, lateAfter, unsent))
+			spec.QPS, res.Late, planned, load.LateAfter, unsent))
 	}
 	if capped > 0 && res.Service != nil {
 		// Little's law: calls in flight = rate × the time each is in flight.

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 )
 
 const (
@@ -24,7 +26,7 @@ const (
 	minPace = 50 * time.Microsecond
 	// blockedPace is the pacer's sleep while calls owed cannot start: a
 	// fallback, not what starts them.
-	blockedPace = lateAfter / 2
+	blockedPace = load.LateAfter / 2
 )
 
 // The layout of an HTTP/2 frame header: length (3 bytes), type, flags,
@@ -71,8 +73,8 @@ func (c *conn) pace(done <-chan struct{}) {
 		}
 		c.flush()
 		c.mu.Lock()
-		next := c.plan.intended()
-		blocked := c.plan.due(time.Now()) // owed, but no slot, window or write turn is free
+		next := c.plan.Intended()
+		blocked := c.plan.Due(time.Now()) // owed, but no slot, window or write turn is free
 		c.mu.Unlock()
 		if blocked {
 			// The reader starts them as answers free slots and windows open
@@ -92,10 +94,10 @@ func (c *conn) newCalls(now time.Time) int {
 	if !c.settled || c.stopping || c.closed || len(c.pending) > 0 || c.connWindow <= 0 {
 		return 0
 	}
-	if !c.plan.due(now) {
+	if !c.plan.Due(now) {
 		return 0
 	}
-	if c.inflight >= c.slots && c.plan.rate > 0 {
+	if c.inflight >= c.slots && c.plan.Paced() {
 		c.heldByCap = true
 	}
 	n := min(int64(c.slots), int64(c.maxStreams)) - int64(c.inflight)
@@ -208,7 +210,7 @@ func (c *conn) fill(now time.Time) {
 		}
 	}
 
-	for n := c.newCalls(now); n > 0 && cap(c.out)-len(c.out) > need && c.plan.due(now); n-- {
+	for n := c.newCalls(now); n > 0 && cap(c.out)-len(c.out) > need && c.plan.Due(now); n-- {
 		s := c.open(now)
 		if s == nil {
 			break
@@ -236,7 +238,7 @@ func (c *conn) fill(now time.Time) {
 			c.pending = c.pending[1:]
 		}
 	}
-	if !c.plan.due(now) {
+	if !c.plan.Due(now) {
 		c.heldByCap = false // every call due is out
 	}
 }
@@ -285,9 +287,9 @@ func (c *conn) open(now time.Time) *stream {
 	c.nextID = id + 2
 	s := c.slot(id)
 	*s = stream{id: id, active: true, start: now, limit: c.call.firstSend(), sendWindow: c.initialWindow, httpStatus: -1, grpcStatus: -1, body: s.body[:0]}
-	if c.plan.rate > 0 {
+	if c.plan.Paced() {
 		s.sentAt = now
-		s.start = c.plan.take(now, c.heldByCap)
+		s.start = c.plan.Take(now, c.heldByCap)
 	}
 	c.inflight++
 	return s

@@ -39,6 +39,10 @@ func (tool) Kinds() []scenario.Kind { return []scenario.Kind{scenario.Unary} }
 // checks no chain, so a server with any certificate, or none valid, would
 // be measured.
 func (tool) TLS() bool { return false }
+
+// OpenLoop: h2load paces by connection, not on a schedule of intended
+// starts.
+func (tool) OpenLoop() bool { return false }
 func (tool) Client(spec load.Spec, sc *scenario.Scenario) (load.Client, error) {
 	if spec.CAFile != "" {
 		return load.Client{}, errNoVerify

@@ -1,4 +1,4 @@
-package toolcompare
+package calibrate
 
 import (
 	"errors"
@@ -20,7 +20,7 @@ import (
 func TestTLSLeavesOutToolsThatCannotVerify(t *testing.T) {
 	unary := &scenario.Scenario{Name: "complex_proto", Kind: scenario.Unary}
 	for _, tls := range []bool{false, true} {
-		c := &Comparison{Subject: "h2", Cell: record.Cell{Cell: config.Cell{TLS: tls}}, Scenario: unary}
+		c := &Comparison{Subject: "h2", Cell: record.Cell{TLS: tls}, Scenario: unary}
 		tools, err := c.compared()
 		if err != nil {
 			t.Fatal(err)
@@ -36,6 +36,11 @@ func TestTLSLeavesOutToolsThatCannotVerify(t *testing.T) {
 		}
 		if tls && (bad.Var != "--against" || bad.Allowed != "ghz, h2") {
 			t.Errorf("refusal %+v, want --against with ghz, h2 allowed", bad)
+		}
+		// The default reference shares no code with the subject where one
+		// of its own image loads the cell (h2load), else it is another.
+		if want := map[bool]string{false: "h2load", true: "ghz"}[tls]; c.Reference() != want {
+			t.Errorf("TLS %v: reference %s, want %s", tls, c.Reference(), want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package report
+package analysis
 
 import (
 	"cmp"
@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
@@ -22,14 +21,14 @@ const (
 	// the server and its load client, flag a round: the Docker engine's stats
 	// streams and the orchestrator take about 0.1 here.
 	BusyHostCores = 0.3
-	// errorShareMark is the share of failed calls above which a row is
+	// ErrorShareMark is the share of failed calls above which a row is
 	// marked.
-	errorShareMark = 0.01
+	ErrorShareMark = 0.01
 )
 
-// RankingRow is one server's figures over its rounds, as a ranking shows
+// Row is one server's figures over its rounds, as a ranking shows
 // them: medians, with the spread of req/s.
-type RankingRow struct {
+type Row struct {
 	Name string `json:"name"`
 	// Stack and Library are what the server is built on (record.Server's
 	// Stack and Built), empty for a run recorded before servers declared
@@ -37,7 +36,7 @@ type RankingRow struct {
 	Stack   string `json:"stack,omitempty"`
 	Library string `json:"library,omitempty"`
 	// Tools are the load tools the figures come from.
-	Tools []string `json:"engines"`
+	Tools []string `json:"tools"`
 	// RPS sums up OK calls per second; Values are the rounds' own, of the
 	// rounds numbered Rounds.
 	RPS    stats.Estimate `json:"rps"`
@@ -55,7 +54,7 @@ type RankingRow struct {
 	P999 time.Duration `json:"p999"`
 	// Percentiles are the medians of the rounds' percentile lists, when
 	// every round has one (a tool that keeps a histogram).
-	Percentiles []load.Percentile `json:"percentiles,omitempty"`
+	Percentiles []record.Percentile `json:"percentiles,omitempty"`
 	// P99Values are the rounds' own p99 latencies, in nanoseconds.
 	P99Values []float64 `json:"p99_rounds"`
 	// CPU in percent of one core, memory in bytes, medians.
@@ -91,17 +90,17 @@ type RankingRow struct {
 }
 
 // ErrorShare is the share of calls that failed.
-func (r RankingRow) ErrorShare() float64 {
+func (r Row) ErrorShare() float64 {
 	if r.Calls == 0 {
 		return 0
 	}
 	return float64(r.Failed) / float64(r.Calls)
 }
 
-// Ranking is a cell's ranked servers by the load tool's figures, fastest
-// first; servers of equal median keep their catalog order.
-func Ranking(c record.Cell) []RankingRow {
-	var rows []RankingRow
+// LoadRanking is a cell's ranked servers by the load tool's figures,
+// fastest first; servers of equal median keep their catalog order.
+func LoadRanking(c record.Cell) []Row {
+	var rows []Row
 	for _, s := range c.Servers {
 		if s.Ranked() {
 			rows = append(rows, rowOf(s, s.Rounds, loadMeasurement, float64(c.ClientCPUs)))
@@ -119,8 +118,8 @@ const CapacityCaption = "the capacity tool's figures alone: it measures every se
 // that no row mixes load tools (CapacityNotes says which servers have
 // fewer rounds, or none). It is nil when no round has a capacity
 // measurement.
-func CapacityRanking(c record.Cell) []RankingRow {
-	var rows []RankingRow
+func CapacityRanking(c record.Cell) []Row {
+	var rows []Row
 	for _, s := range c.Servers {
 		if capacity := capacityRounds(s); len(capacity) > 0 {
 			rows = append(rows, rowOf(s, capacity, capacityMeasurement, float64(c.ClientCPUs)))
@@ -143,7 +142,7 @@ func capacityRounds(s record.Server) []record.Round {
 // rounds than the others' (with why the others failed). Rows of records
 // from before every round was measured (only client-bound rounds were)
 // show here too.
-func CapacityNotes(c record.Cell, rows []RankingRow) []string {
+func CapacityNotes(c record.Cell, rows []Row) []string {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -176,14 +175,14 @@ func CapacityNotes(c record.Cell, rows []RankingRow) []string {
 	return out
 }
 
-func sorted(rows []RankingRow) []RankingRow {
-	slices.SortStableFunc(rows, func(a, b RankingRow) int { return cmp.Compare(b.RPS.Median, a.RPS.Median) })
+func sorted(rows []Row) []Row {
+	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(b.RPS.Median, a.RPS.Median) })
 	return rows
 }
 
 // rowOf sums up a server's rounds by the measurement pick takes of each.
-func rowOf(s record.Server, rounds []record.Round, pick measurement, clientCPUs float64) RankingRow {
-	row := RankingRow{Name: s.Name, Stack: s.Stack, Library: s.Built()}
+func rowOf(s record.Server, rounds []record.Round, pick measurement, clientCPUs float64) Row {
+	row := Row{Name: s.Name, Stack: s.Stack, Library: s.Built()}
 	var mean, p50, p90, p95, p99, p999, srvCPU, cliCPU, mem, perCore, srvThr, cliThr []float64
 	statuses := map[string]uint64{}
 	notes := map[string]bool{}
@@ -259,8 +258,8 @@ func rowOf(s record.Server, rounds []record.Round, pick measurement, clientCPUs 
 
 // medianPercentiles are the medians, quantile by quantile, of the rounds'
 // percentile lists; nil unless every round has the same list.
-func medianPercentiles(rounds []record.Round, pick func(record.Round) *record.Measurement) []load.Percentile {
-	var first []load.Percentile
+func medianPercentiles(rounds []record.Round, pick func(record.Round) *record.Measurement) []record.Percentile {
+	var first []record.Percentile
 	values := map[float64][]float64{}
 	for _, r := range rounds {
 		list := pick(r).Load.Latency.Percentiles
@@ -277,9 +276,9 @@ func medianPercentiles(rounds []record.Round, pick func(record.Round) *record.Me
 			values[p.Q] = append(values[p.Q], float64(p.Latency))
 		}
 	}
-	out := make([]load.Percentile, len(first))
+	out := make([]record.Percentile, len(first))
 	for i, p := range first {
-		out[i] = load.Percentile{Q: p.Q, Latency: time.Duration(stats.Median(values[p.Q]))}
+		out[i] = record.Percentile{Q: p.Q, Latency: time.Duration(stats.Median(values[p.Q]))}
 	}
 	return out
 }
@@ -288,9 +287,9 @@ func medianPercentiles(rounds []record.Round, pick func(record.Round) *record.Me
 // design, the rounds being blocks, and gives each its group letters. A
 // client-bound row is left out: its req/s is the client's, a lower bound of
 // the server's, so no order against it can be claimed.
-func Judge(run record.Run, rows []RankingRow) stats.Analysis {
+func Judge(design stats.Design, rows []Row) stats.Analysis {
 	judged, samples := samplesOf(rows)
-	a := stats.Analyse(samples, run.DesignOrFixed())
+	a := stats.Analyse(samples, design)
 	letters := stats.Letters(len(judged), func(i, j int) bool { return a.Separated(rows[judged[i]].Name, rows[judged[j]].Name) })
 	for k, i := range judged {
 		rows[i].Group = letters[k]
@@ -300,7 +299,7 @@ func Judge(run record.Run, rows []RankingRow) stats.Analysis {
 
 // samplesOf is the req/s of each round of the measured (not client-bound)
 // rows, and which rows they are.
-func samplesOf(rows []RankingRow) (judged []int, samples []stats.Sample) {
+func samplesOf(rows []Row) (judged []int, samples []stats.Sample) {
 	for i, r := range rows {
 		if !r.ClientBound {
 			judged = append(judged, i)

@@ -1,4 +1,4 @@
-package toolcompare
+package calibrate
 
 import (
 	"bytes"
@@ -7,17 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
 // measured is a measurement with the figures the verdict reads.
 func measured(rps float64, mean time.Duration, clientCPU float64) record.Measurement {
 	return record.Measurement{
-		Load:   &load.Result{RPS: rps, Requests: 100, OK: 100, Latency: load.Latency{Mean: mean}},
-		Client: usage.Summary{CPUAvgPercent: clientCPU},
-		Server: usage.Summary{CPUAvgPercent: 100},
+		Load:   &record.Result{RPS: rps, Requests: 100, OK: 100, Latency: record.Latency{Mean: mean}},
+		Client: record.Usage{CPUAvgPercent: clientCPU},
+		Server: record.Usage{CPUAvgPercent: 100},
 	}
 }
 
@@ -120,8 +118,8 @@ func TestWriteTableHasARatioPerShape(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"shape 1a:\n", "per-core ratio in 1a: engine/ghz=3.33 engine/h2load=0.71\n",
-		"shape 2b:\n", "per-core ratio in 2b: engine/ghz=12.00 engine/h2load=1.50\n",
+		"shape 1a:\n", "per-core ratio in 1a: h2/ghz=3.33 h2/h2load=0.71\n",
+		"shape 2b:\n", "per-core ratio in 2b: h2/ghz=12.00 h2/h2load=1.50\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
@@ -131,7 +129,7 @@ func TestWriteTableHasARatioPerShape(t *testing.T) {
 	if err := WriteTable(&b, []ToolRun{row("h2", "", 1000, 10), row("ghz", "", 500, 10), row("h2load", "", 1000, 10)}, "req/s"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix(b.String(), "\nper-core ratio: engine/ghz=2.00 engine/h2load=1.00\n") || strings.Contains(b.String(), "shape") {
+	if !strings.HasSuffix(b.String(), "\nper-core ratio: h2/ghz=2.00 h2/h2load=1.00\n") || strings.Contains(b.String(), "shape") {
 		t.Errorf("the settings' own shape is not printed as before:\n%s", b.String())
 	}
 }

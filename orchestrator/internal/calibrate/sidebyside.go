@@ -1,8 +1,8 @@
-// Package toolcompare compares the load tools on real servers: what each
-// costs per call against the same server (side by side), and whether one
-// tool, the subject, measures what a reference tool measures (accuracy, in
-// alternating rounds).
-package toolcompare
+// Package calibrate checks the load tools, the instruments of every
+// measurement, on real servers: what each costs per call against the same
+// server (side by side), and whether one tool, the subject, measures what
+// a reference tool measures (accuracy, in alternating rounds).
+package calibrate
 
 import (
 	"context"
@@ -19,12 +19,13 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 )
 
 // ToolRun is one tool's run against the shared server under one shape.
 type ToolRun struct {
-	Tool string `json:"engine"`
+	Tool string `json:"tool"`
 	// Profile is the load shape (GRPC_LOAD_PROFILE), "" for the settings'
 	// connections and concurrency.
 	Profile string `json:"profile,omitempty"`
@@ -44,19 +45,40 @@ func (e ToolRun) PerCore() float64 {
 type Comparison struct {
 	// Subject is the tool compared with the others.
 	Subject string
-	// Hosts are where the servers and their clients run.
-	Hosts                  suite.Hosts
-	Builder, ClientBuilder images.Builder
-	Config                 config.Config
+	// Kit is the run's builders, catalog and suite, with the images of the
+	// tools that have their own (Images).
+	Kit *session.Kit
 	// Cell is the scenario, CPUs and shape the tools run under; profiles
 	// given to a comparison replace its shape.
 	Cell     record.Cell
 	Scenario *scenario.Scenario
-	Folder   record.Folder
 	Out      progress.Reporter
+}
 
-	// suite is made once the client and tool images are built.
-	suite *suite.Suite
+// Images are the images of the tools that have their own, which the kit
+// of a comparison builds.
+func Images() []string {
+	var out []string
+	for _, t := range load.All() {
+		if img := t.Image(); img != "" && !slices.Contains(out, img) {
+			out = append(out, img)
+		}
+	}
+	return out
+}
+
+// Reference is the tool an accuracy comparison checks the subject
+// against by default: one that loads the cell and shares no code with the
+// subject (a tool of its own image), else any other that loads it.
+func (c *Comparison) Reference() string {
+	others := slices.DeleteFunc(load.All(), func(t load.Tool) bool { return t.Name() == c.Subject || !c.Loads(t) })
+	if i := slices.IndexFunc(others, func(t load.Tool) bool { return t.Image() != "" }); i >= 0 {
+		return others[i].Name()
+	}
+	if len(others) == 0 {
+		return c.Subject
+	}
+	return others[0].Name()
 }
 
 // compared are the tools SideBySide runs, in order: the subject, then
@@ -95,36 +117,17 @@ func (c *Comparison) tool(flag, name string) (load.Tool, error) {
 	return t, plan.Drives(flag, t, []*scenario.Scenario{c.Scenario})
 }
 
-// prepare builds the client image and the images of the tools that have
-// their own.
-func (c *Comparison) prepare(ctx context.Context) error {
-	client, err := images.BuildClient(ctx, c.ClientBuilder, c.Folder, c.Out)
-	if err != nil {
-		return err
-	}
-	tools := map[string]string{}
-	for _, e := range load.All() {
-		if t := e.Image(); t != "" {
-			if tools[t], err = c.ClientBuilder.Tool(ctx, t, io.Discard); err != nil {
-				return err
-			}
-		}
-	}
-	c.suite = suite.New(c.Hosts, suite.Images{Client: client, Tools: tools}, nil)
-	return nil
-}
-
 // up builds a server and brings it up; the caller calls Down.
 func (c *Comparison) up(ctx context.Context, name string) (*suite.Instance, error) {
-	folder, err := c.Folder.Sub(name)
+	folder, err := c.Kit.Folder.Sub(name)
 	if err != nil {
 		return nil, err
 	}
-	img, _, err := images.BuildServer(ctx, c.Builder, name, c.Scenario, folder, "build.log", c.Out)
+	img, _, err := images.BuildServer(ctx, c.Kit.Builder, name, c.Scenario, folder, "build.log", c.Out)
 	if err != nil {
 		return nil, err
 	}
-	return c.suite.Up(ctx, plan.ServerSpec(c.Config, c.Cell, name, img.Tag, c.Builder.Catalog.Env(name), c.Scenario, folder))
+	return c.Kit.Suite.Up(ctx, c.Kit.ServerSpec(c.Cell, c.Scenario, name, img.Tag, folder))
 }
 
 // SideBySide starts one server and loads it with each tool in turn, all
@@ -139,9 +142,6 @@ func (c *Comparison) SideBySide(ctx context.Context, server string, profiles []s
 	if err != nil {
 		return nil, err
 	}
-	if err := c.prepare(ctx); err != nil {
-		return nil, err
-	}
 	srv, err := c.up(ctx, server)
 	if srv != nil {
 		defer srv.Down(ctx)
@@ -154,7 +154,7 @@ func (c *Comparison) SideBySide(ctx context.Context, server string, profiles []s
 		for _, tool := range tools {
 			name := tool.Name()
 			c.Out.Printf("%s: loading with %s%s", server, name, shapeText(shape.Profile))
-			m, err := srv.Measure(ctx, tool, plan.LoadSpec(c.Config, shape, c.Scenario, c.Config.Duration), strings.TrimPrefix(shape.Profile+"-"+name, "-"))
+			m, err := srv.Measure(ctx, tool, plan.LoadSpec(c.Kit.Config, shape, c.Scenario, c.Kit.Config.Duration), strings.TrimPrefix(shape.Profile+"-"+name, "-"))
 			if err != nil {
 				return rows, fmt.Errorf("%s%s: %w", name, shapeText(shape.Profile), err)
 			}
@@ -175,8 +175,9 @@ func (c *Comparison) shapes(profiles []string) ([]record.Cell, error) {
 		if _, ok := config.Profiles[p]; !ok {
 			return nil, &config.Error{Var: "--profiles", Value: p, Reason: "no such profile", Allowed: strings.Join(config.ProfileNames(), ", ")}
 		}
-		shapes[i] = c.Cell
-		shapes[i].Cell = c.Cell.WithProfile(p)
+		shape := plan.Of(c.Cell).WithProfile(p).Record()
+		shape.Settings, shape.Placement = c.Cell.Settings, c.Cell.Placement
+		shapes[i] = shape
 	}
 	return shapes, nil
 }
@@ -190,7 +191,7 @@ func shapeText(profile string) string {
 
 // WriteTable prints the comparison, one table per shape, each ending with
 // the line tracked from run to run, the subject (the first row's tool)
-// against each other tool: per-core ratio[ in <shape>]: engine/<tool>=<x> ...
+// against each other tool: per-core ratio[ in <shape>]: <subject>/<tool>=<x> ...
 // The rates count unit: req/s, or msg/s for a streaming scenario.
 func WriteTable(w io.Writer, rows []ToolRun, unit string) error {
 	for i, shape := range profilesOf(rows) {
@@ -220,7 +221,7 @@ func writeShape(w io.Writer, shape string, rows []ToolRun, unit string) error {
 		fmt.Fprintf(w, "shape %s:\n", shape)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "engine\t%s\tavg. latency\tclient cpu\tclient cpu-seconds\t%s per client core\tserver cpu\t\n", unit, unit)
+	fmt.Fprintf(tw, "tool\t%s\tavg. latency\tclient cpu\tclient cpu-seconds\t%s per client core\tserver cpu\t\n", unit, unit)
 	per := map[string]float64{}
 	for _, r := range rows {
 		per[r.Tool] = r.PerCore()
@@ -238,7 +239,7 @@ func writeShape(w io.Writer, shape string, rows []ToolRun, unit string) error {
 	}
 	var ratios []string
 	for _, r := range rows[1:] {
-		ratios = append(ratios, fmt.Sprintf("engine/%s=%s", r.Tool, ratio(rows[0].Tool, r.Tool)))
+		ratios = append(ratios, fmt.Sprintf("%s/%s=%s", rows[0].Tool, r.Tool, ratio(rows[0].Tool, r.Tool)))
 	}
 	for _, r := range rows {
 		if r.Load.ErrorShare() > 0 {

@@ -1,4 +1,4 @@
-package toolcompare
+package calibrate
 
 import (
 	"context"
@@ -39,8 +39,10 @@ const (
 // the noise of the comparison itself: how far apart two identical clients
 // land.
 type AccuracyRow struct {
-	Server    string `json:"server"`
-	Profile   string `json:"profile"`
+	Server  string `json:"server"`
+	Profile string `json:"profile"`
+	// Subject and Reference are the two tools.
+	Subject   string `json:"subject"`
 	Reference string `json:"reference"`
 	// Connections and Concurrency are the profile's shape, as the tools ran it.
 	Connections int             `json:"connections"`
@@ -51,10 +53,9 @@ type AccuracyRow struct {
 	Failure    string  `json:"failure,omitempty"`
 }
 
-// AccuracyRound is one measurement by each tool of the same server. The
-// subject's key is "h2", the subject every record so far was made with.
+// AccuracyRound is one measurement by each tool of the same server.
 type AccuracyRound struct {
-	Subject   record.Measurement `json:"h2"`
+	Subject   record.Measurement `json:"subject"`
 	Reference record.Measurement `json:"reference"`
 }
 
@@ -132,9 +133,6 @@ func (c *Comparison) Accuracy(ctx context.Context, servers []string, reference s
 	if _, err := c.tool("--against", reference); err != nil {
 		return nil, err
 	}
-	if err := c.prepare(ctx); err != nil {
-		return nil, err
-	}
 	var all []AccuracyRow
 	for _, server := range servers {
 		rows, err := c.accuracy(ctx, server, reference, shapes, rounds)
@@ -156,8 +154,8 @@ func (c *Comparison) Accuracy(ctx context.Context, servers []string, reference s
 func (c *Comparison) accuracy(ctx context.Context, server, reference string, shapes []record.Cell, rounds int) ([]AccuracyRow, error) {
 	rows := make([]AccuracyRow, len(shapes))
 	for i, shape := range shapes {
-		rows[i] = AccuracyRow{Server: server, Profile: shape.Profile, Reference: reference, Connections: shape.Connections,
-			Concurrency: shape.Concurrency, ClientCPUs: float64(shape.ClientCPUs)}
+		rows[i] = AccuracyRow{Server: server, Profile: shape.Profile, Subject: c.Subject, Reference: reference, Connections: shape.Connections,
+			Concurrency: shape.Concurrency, ClientCPUs: shape.ClientCPUs}
 	}
 	fail := func(from int, reason string) []AccuracyRow {
 		c.Out.Printf("%s: %s", server, reason)
@@ -180,7 +178,7 @@ func (c *Comparison) accuracy(ctx context.Context, server, reference string, sha
 			var got AccuracyRound
 			for _, side := range accuracyOrder(round, &got, c.Subject, reference) {
 				tool, _ := load.Lookup(side.tool)
-				m, err := srv.Measure(ctx, tool, plan.LoadSpec(c.Config, shape, c.Scenario, c.Config.Duration), fmt.Sprintf("%s-%d-%s", p, round+1, side.name))
+				m, err := srv.Measure(ctx, tool, plan.LoadSpec(c.Kit.Config, shape, c.Scenario, c.Kit.Config.Duration), fmt.Sprintf("%s-%d-%s", p, round+1, side.name))
 				if err != nil {
 					return fail(i, fmt.Sprintf("shape %s, round %d, %s: %v", p, round+1, side.name, err)), ctx.Err()
 				}
