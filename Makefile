@@ -69,12 +69,12 @@ check-servers: engine $(BIN)
 
 # The load tools side by side on one server (go_grpc unless SERVER=...),
 # under the settings' shape or each of PROFILES (e.g. PROFILES=1a,2b,3b);
-# each shape ends with `per-core ratio[ in <shape>]: engine/ghz=<x> engine/h2load=<y>`.
+# each shape ends with `per-core ratio[ in <shape>]: h2/ghz=<x> h2/h2load=<y>` (the tool compared, --tool, against each other).
 bench-tools: engine $(BIN)
 	./$(BIN) tools --server $(or $(SERVER),go_grpc) $(if $(PROFILES),--profiles $(PROFILES))
 
 # h2 against h2load on every server (or GRPC_BENCHMARKS) in shapes 1a, 2b
-# and 3b, three alternating rounds each: docs/engine-accuracy.md. 18 loads
+# and 3b, three alternating rounds each: docs/tool-accuracy.md. 18 loads
 # per server: with the default 20 s + 5 s about two hours for the catalog,
 # 40 minutes with GRPC_BENCHMARK_DURATION=5s GRPC_BENCHMARK_WARMUP=3s.
 accuracy: engine $(BIN)
