@@ -1,5 +1,5 @@
 // Command grpcbench benchmarks gRPC servers in containers. `grpcbench bench`
-// (the default) runs the suite; `loadgen`, `probe` and `conform` are what it
+// (the default) runs the benchmark; `loadgen`, `probe` and `conform` are what it
 // runs inside the client containers. Each command builds its options and
 // calls the packages under internal/.
 package main
@@ -19,10 +19,10 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/escape"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scratch"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 
 	// The backends a run can use, each serving its address schemes.
 	_ "github.com/grpcbench/grpcbench/orchestrator/internal/docker"
@@ -176,7 +176,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "grpcbench:", visible.Lines(err.Error())) // it may quote a server or a build
+	fmt.Fprintln(stderr, "grpcbench:", escape.Lines(err.Error())) // it may quote a server or a build
 	var cfgErr *config.Error
 	switch {
 	case errors.As(err, &cfgErr):

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/escape"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
 
 // notes lists what a reader must know beside a cell's load ranking:
@@ -67,7 +67,7 @@ func (a Run) notes(c Cell) []string {
 		out = append(out, "the run was interrupted: servers and rounds after the last one listed were not measured")
 	}
 	for i, n := range out {
-		out[i] = visible.Text(n)
+		out[i] = escape.Text(n)
 	}
 	return out
 }
@@ -86,7 +86,7 @@ func librariesNote(c record.Cell) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return visible.Text("libraries: " + strings.Join(parts, "; "))
+	return escape.Text("libraries: " + strings.Join(parts, "; "))
 }
 
 // verdicts says which rows of a ranking can be told apart, by what test,
@@ -195,10 +195,10 @@ func where(f record.Failure) string {
 // phase (and round) that failed and the reason.
 func FailureText(s record.Server) string {
 	if s.Unsupported != "" {
-		return visible.Text("not supported: " + s.Unsupported)
+		return escape.Text("not supported: " + s.Unsupported)
 	}
 	if f := s.FirstFailure(); f != nil {
-		return visible.Text(fmt.Sprintf("%s failed: %s", where(*f), f.Reason))
+		return escape.Text(fmt.Sprintf("%s failed: %s", where(*f), f.Reason))
 	}
 	return "not measured"
 }

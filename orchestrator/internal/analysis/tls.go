@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/escape"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
 
 // TLSTwins are a plaintext cell and the TLS cell that differs from it by
@@ -175,7 +175,7 @@ func (a Run) tlsTables() []TLSTable {
 				tab.Notes = append(tab.Notes, "not compared (not ranked in both cells): "+strings.Join(left, ", "))
 			}
 			for i, n := range tab.Notes {
-				tab.Notes[i] = visible.Text(n)
+				tab.Notes[i] = escape.Text(n)
 			}
 			out = append(out, tab)
 		}

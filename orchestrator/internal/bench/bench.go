@@ -19,6 +19,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/harness"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
@@ -27,7 +28,6 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/sweep"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
@@ -59,7 +59,7 @@ type Store interface {
 
 // Options are what a benchmark runs with.
 type Options struct {
-	// Kit is the run's hosts, builders, catalog and suite.
+	// Kit is the run's hosts, builders, catalog and harness.
 	Kit   *session.Kit
 	Store Store
 	// Progress hears how the run goes.
@@ -337,7 +337,7 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 			}
 			img, _, err := images.BuildServer(ctx, k.Builder, base, k.Scenarios[sc], folder, "build-"+sc+".log", b.Progress)
 			if err != nil {
-				f := suite.FailureOf(err)
+				f := harness.FailureOf(err)
 				if gone := b.hostGone(ctx, &f); gone != nil {
 					return gone
 				}
@@ -366,7 +366,7 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 			}
 			srv.Unsupported = k.Catalog.Unsupported(name, cell.Scenario, cell.TLS)
 			if err := failed[built]; err != nil {
-				f := suite.FailureOf(err)
+				f := harness.FailureOf(err)
 				srv.Failure = &f
 			}
 		}
@@ -390,7 +390,7 @@ func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) re
 		}
 	}
 	sc := k.Scenarios[cell.Scenario]
-	up, err := k.Suite.Up(ctx, k.ServerSpec(cell, sc, srv.Name, srv.Image, folder))
+	up, err := k.Harness.Up(ctx, k.ServerSpec(cell, sc, srv.Name, srv.Image, folder))
 	defer up.Down(ctx)
 	if up.Conformance != nil && srv.Conformance == nil {
 		srv.Conformance = up.Conformance
@@ -450,7 +450,7 @@ func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) re
 
 // measure loads the server and, when the client runs on this machine,
 // reads how much other work the host did over the measurement window.
-func (b *Bench) measure(ctx context.Context, up *suite.Instance, tool load.Tool, spec load.Spec, name string) (record.Measurement, error) {
+func (b *Bench) measure(ctx context.Context, up *harness.Instance, tool load.Tool, spec load.Spec, name string) (record.Measurement, error) {
 	if b.Kit.HostStat == "" {
 		return up.Measure(ctx, tool, spec, name)
 	}
@@ -521,7 +521,7 @@ func (b *Bench) cellText(cell record.Cell) string {
 
 // fail records why a round could not be measured.
 func (b *Bench) fail(name string, round record.Round, err error) record.Round {
-	f := suite.FailureOf(err)
+	f := harness.FailureOf(err)
 	slog.Debug("round failed", "server", name, "round", round.Round, "phase", f.Phase, "err", err)
 	b.Progress.Printf("%s: %s failed: %s", name, f.Phase, f.Reason)
 	round.Failure = &f

@@ -24,6 +24,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/harness"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
@@ -33,7 +34,6 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 )
 
 // fakeHost scripts what each server does. Servers are told apart by the
@@ -276,7 +276,7 @@ func newTestBench(t *testing.T, eng *fakeHost, servers ...string) *testBench {
 	folder := record.Folder{Dir: t.TempDir()}
 	b := images.Builder{Host: eng, Catalog: cat, Name: "test"}
 	kit := &session.Kit{Config: cfg, Catalog: cat, Scenarios: map[string]*scenario.Scenario{sc.Name: sc}, Folder: folder,
-		Builder: b, ClientBuilder: b, Suite: suite.New(suite.Options{Servers: eng, Images: suite.Images{Client: b.ClientTag()}})}
+		Builder: b, ClientBuilder: b, Harness: harness.New(harness.Options{Servers: eng, Images: harness.Images{Client: b.ClientTag()}})}
 	return &testBench{Options: Options{Kit: kit, Store: folderStore{folder}, Progress: progress.Plain(io.Discard)},
 		Run: &record.Run{ID: "test", Cells: plan.Cells(cfg, 2, 2)}, host: eng}
 }

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/harness"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
@@ -20,7 +21,6 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 )
 
 // ToolRun is one tool's run against the shared server under one shape.
@@ -45,7 +45,7 @@ func (e ToolRun) PerCore() float64 {
 type Comparison struct {
 	// Subject is the tool compared with the others.
 	Subject string
-	// Kit is the run's builders, catalog and suite, with the images of the
+	// Kit is the run's builders, catalog and harness, with the images of the
 	// tools that have their own (Images).
 	Kit *session.Kit
 	// Cell is the scenario, CPUs and shape the tools run under; profiles
@@ -118,7 +118,7 @@ func (c *Comparison) tool(flag, name string) (load.Tool, error) {
 }
 
 // up builds a server and brings it up; the caller calls Down.
-func (c *Comparison) up(ctx context.Context, name string) (*suite.Instance, error) {
+func (c *Comparison) up(ctx context.Context, name string) (*harness.Instance, error) {
 	folder, err := c.Kit.Folder.Sub(name)
 	if err != nil {
 		return nil, err
@@ -127,7 +127,7 @@ func (c *Comparison) up(ctx context.Context, name string) (*suite.Instance, erro
 	if err != nil {
 		return nil, err
 	}
-	return c.Kit.Suite.Up(ctx, c.Kit.ServerSpec(c.Cell, c.Scenario, name, img.Tag, folder))
+	return c.Kit.Harness.Up(ctx, c.Kit.ServerSpec(c.Cell, c.Scenario, name, img.Tag, folder))
 }
 
 // SideBySide starts one server and loads it with each tool in turn, all

@@ -12,13 +12,13 @@ import (
 	"text/tabwriter"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/escape"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/harness"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
 
 // Outcome is the gate's verdict on one server under one scenario.
@@ -41,7 +41,7 @@ type Outcome struct {
 
 // Check is one pass over servers × scenarios.
 type Check struct {
-	// Kit is the run's builders, catalog and suite.
+	// Kit is the run's builders, catalog and harness.
 	Kit *session.Kit
 	// Cells give the servers their CPUs, cores and TLS mode, one cell per
 	// CPU count and mode (ByServerCPUs); their scenarios are replaced by
@@ -90,7 +90,7 @@ func (c *Check) check(ctx context.Context, cell record.Cell, name string, sc *sc
 	warnings, err := c.bringUp(ctx, cell, name, sc)
 	row.Passed, row.Warnings = err == nil, warnings
 	if err != nil {
-		f := suite.FailureOf(err)
+		f := harness.FailureOf(err)
 		row.Phase, row.Reason = f.Phase, f.Reason
 	}
 	c.Out.Printf("%s / %s: %s", label(row, c.severalCPUs()), sc.Name, verdictText(row))
@@ -134,7 +134,7 @@ func (c *Check) bringUp(ctx context.Context, cell record.Cell, name string, sc *
 		return nil, err
 	}
 	cell.Scenario = sc.Name
-	srv, err := c.Kit.Suite.Up(ctx, c.Kit.ServerSpec(cell, sc, name, img.Tag, folder))
+	srv, err := c.Kit.Harness.Up(ctx, c.Kit.ServerSpec(cell, sc, name, img.Tag, folder))
 	srv.Down(ctx)
 	if srv.Conformance == nil {
 		return nil, err
@@ -193,12 +193,12 @@ func WriteTable(w io.Writer, rows []Outcome) error {
 	}
 	for _, r := range rows {
 		if r.Unsupported != "" {
-			if _, err := fmt.Fprintf(w, "! %s / %s: not supported: %s\n", label(r, several), r.Scenario, visible.Text(r.Unsupported)); err != nil {
+			if _, err := fmt.Fprintf(w, "! %s / %s: not supported: %s\n", label(r, several), r.Scenario, escape.Text(r.Unsupported)); err != nil {
 				return err
 			}
 		}
 		if r.Failed() {
-			if _, err := fmt.Fprintf(w, "! %s / %s: %s failed: %s\n", label(r, several), r.Scenario, r.Phase, visible.Text(r.Reason)); err != nil {
+			if _, err := fmt.Fprintf(w, "! %s / %s: %s failed: %s\n", label(r, several), r.Scenario, r.Phase, escape.Text(r.Reason)); err != nil {
 				return err
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend/fake"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/harness"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
@@ -22,7 +23,6 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
 
@@ -71,7 +71,7 @@ func newCheck(t *testing.T, h *fake.Host, servers ...string) (*Check, *bytes.Buf
 	cat := catalog.Catalog{Root: root, Servers: servers}
 	b := images.Builder{Host: h, Catalog: cat, Name: "chk"}
 	kit := &session.Kit{Config: cfg, Catalog: cat, Folder: record.Folder{Dir: t.TempDir()}, Builder: b, ClientBuilder: b,
-		Suite: suite.New(suite.Options{Servers: h, ServerCPUs: 4, Images: suite.Images{Client: b.ClientTag()}})}
+		Harness: harness.New(harness.Options{Servers: h, ServerCPUs: 4, Images: harness.Images{Client: b.ClientTag()}})}
 	var out bytes.Buffer
 	return &Check{Kit: kit, Cells: plan.Cells(cfg, 4, 4)[:1], Out: progress.Plain(&out)}, &out
 }

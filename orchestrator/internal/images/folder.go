@@ -1,7 +1,7 @@
 package images
 
 // Builds into a run folder: each build's log there, a server's build timed
-// as a phase of the record, its failure a build-phase failure as the suite
+// as a phase of the record, its failure a build-phase failure as the harness
 // reports the others.
 
 import (

@@ -18,7 +18,7 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/term"
 
-	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/escape"
 )
 
 // Reporter hears what a run is doing.
@@ -74,7 +74,7 @@ type plain struct {
 func (p *plain) Printf(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintln(p.w, visible.Text(fmt.Sprintf(format, args...)))
+	fmt.Fprintln(p.w, escape.Text(fmt.Sprintf(format, args...)))
 }
 
 func (p *plain) Building(name string) { p.Round(name) }
@@ -209,7 +209,7 @@ func (b *bars) timing() string {
 
 // Printf's lines may quote a server or a build: they are shown escaped.
 func (b *bars) Printf(format string, args ...any) {
-	fmt.Fprintln(b.p, visible.Text(fmt.Sprintf(format, args...)))
+	fmt.Fprintln(b.p, escape.Text(fmt.Sprintf(format, args...)))
 }
 
 func (b *bars) Building(name string) {
@@ -240,7 +240,7 @@ func (b *bars) Rate(rate float64, unit string) {
 func (b *bars) Step(text string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.step = visible.Text(text) // a line of build output
+	b.step = escape.Text(text) // a line of build output
 }
 
 func (b *bars) RoundDone() {

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/escape"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
 
 // WriteSummary writes summary.txt: per cell, the ranking with its spread,
@@ -102,7 +102,7 @@ func builtOn(r analysis.Row) (stack, library string) {
 	if r.Library == "" {
 		return "-", "-"
 	}
-	return visible.Text(r.Stack), visible.Text(r.Library)
+	return escape.Text(r.Stack), escape.Text(r.Library)
 }
 
 func flags(r analysis.Row) string {

@@ -6,8 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/escape"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
 
 // tlsTestText says what the test of a figure found: the ratio's interval
@@ -59,7 +59,7 @@ type tlsView struct {
 }
 
 func tlsViewOf(c analysis.TLSCost) tlsView {
-	v := tlsView{Name: visible.Text(c.Name),
+	v := tlsView{Name: escape.Text(c.Name),
 		RPSOff: fmt.Sprintf("%.0f", c.RPS.Off), RPSOn: fmt.Sprintf("%.0f", c.RPS.On), RPSRatio: fmt.Sprintf("%.3f", c.RPS.Ratio()), RPSTest: tlsTestText(c.RPS),
 		PerCoreOff: perCoreText(c.CPUPerCall.Off), PerCoreOn: perCoreText(c.CPUPerCall.On),
 		CPUOff: micros(c.CPUPerCall.Off), CPUOn: micros(c.CPUPerCall.On), CPURatio: fmt.Sprintf("%.3f", c.CPUPerCall.Ratio()), CPUTest: tlsTestText(c.CPUPerCall)}

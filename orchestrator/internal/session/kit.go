@@ -6,17 +6,17 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/harness"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 )
 
 // Kit is what every command that starts servers works with, built once
 // per run: the settings, the catalog and the compiled scenarios, the run's
 // folder, the builders of the servers' and the clients' hosts, and the
-// suite that brings servers up, its client image built.
+// harness that brings servers up, its client image built.
 type Kit struct {
 	Config    config.Config
 	Catalog   catalog.Catalog
@@ -25,7 +25,7 @@ type Kit struct {
 	// Builder builds the servers' images on the servers' host,
 	// ClientBuilder the clients' on theirs.
 	Builder, ClientBuilder images.Builder
-	Suite                  *suite.Suite
+	Harness                *harness.Harness
 	// HostStat is the servers' host's /proc/stat for its CPU steal; ""
 	// when that host is another machine.
 	HostStat string
@@ -36,9 +36,9 @@ type Kit struct {
 }
 
 // Kit builds the client image, and the images of the load tools named,
-// and sets the suite up with them; observer, when not nil, hears what each
+// and sets the harness up with them; observer, when not nil, hears what each
 // server is doing.
-func (s *Session) Kit(ctx context.Context, out progress.Reporter, observer suite.Observer, tools ...string) (*Kit, error) {
+func (s *Session) Kit(ctx context.Context, out progress.Reporter, observer harness.Observer, tools ...string) (*Kit, error) {
 	k := &Kit{Config: s.Config, Catalog: s.Catalog, Scenarios: s.Scenarios, Folder: s.Folder,
 		HostStat: s.hostStat(), Alive: s.Alive, Held: s.Held}
 	k.Builder, k.ClientBuilder = s.Builders()
@@ -47,20 +47,20 @@ func (s *Session) Kit(ctx context.Context, out progress.Reporter, observer suite
 		return nil, err
 	}
 	opts := s.suiteOptions()
-	opts.Images, opts.Observer = suite.Images{Client: client, Tools: map[string]string{}}, observer
+	opts.Images, opts.Observer = harness.Images{Client: client, Tools: map[string]string{}}, observer
 	for _, t := range tools {
 		if opts.Images.Tools[t], err = k.ClientBuilder.Tool(ctx, t, io.Discard); err != nil {
 			return nil, err
 		}
 	}
-	k.Suite = suite.New(opts)
+	k.Harness = harness.New(opts)
 	return k, nil
 }
 
 // ServerSpec is how the server name runs in a cell under scenario sc,
 // from image, its logs and its clients' files in folder.
-func (k *Kit) ServerSpec(cell record.Cell, sc *scenario.Scenario, name, image string, folder record.Folder) suite.ServerSpec {
-	return suite.ServerSpec{Name: name, Image: image, Env: k.Catalog.Env(name), Scenario: sc,
+func (k *Kit) ServerSpec(cell record.Cell, sc *scenario.Scenario, name, image string, folder record.Folder) harness.ServerSpec {
+	return harness.ServerSpec{Name: name, Image: image, Env: k.Catalog.Env(name), Scenario: sc,
 		CPUs: config.CPUs(cell.ServerCPUs), RAM: k.Config.ServerRAM, ReadyTimeout: k.Config.ReadyTimeout,
 		Placement: cell.Placement, Folder: folder, TLS: cell.TLS}
 }

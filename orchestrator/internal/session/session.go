@@ -20,13 +20,13 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/harness"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/sources"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 )
 
 // runID is how a run's start time names it.
@@ -193,7 +193,7 @@ func (s *Session) check(ctx context.Context, parseErr error) error {
 	facts := config.Facts{Servers: s.Catalog.Servers, Scenarios: s.Catalog.Scenarios, HostCPUs: h.ServerFacts.CPUs,
 		HostMemory: h.ServerFacts.Memory, ClientCPUs: h.ClientFacts.CPUs, Writable: record.Writable}
 	errs := []error{parseErr, s.Config.Validate(facts)}
-	// The scenarios must compile, and have the shape the suite needs,
+	// The scenarios must compile, and have the shape the harness needs,
 	// before anything is built from them.
 	s.Scenarios = map[string]*scenario.Scenario{}
 	for _, name := range s.Config.Scenarios {
@@ -350,8 +350,8 @@ func (s *Session) builder(host backend.Host, facts backend.Facts, other backend.
 // labelled as the run's: servers on the servers' host, clients on the
 // clients', reaching the servers at GRPC_SERVER_ADDRESS when the two
 // differ.
-func (s *Session) suiteOptions() suite.Options {
-	h := suite.Options{
+func (s *Session) suiteOptions() harness.Options {
+	h := harness.Options{
 		Servers:    s.Hosts.Server,
 		Clients:    s.Hosts.Client,
 		Labels:     map[string]string{backend.RunLabel: s.Run.ID, backend.ImagesLabel: s.Config.ImageName},
@@ -359,7 +359,7 @@ func (s *Session) suiteOptions() suite.Options {
 	}
 	if s.Hosts.Two() {
 		ip, port, _ := s.Config.ServerPublish() // checked with the settings
-		h.Remote = &suite.Remote{IP: ip, Port: port}
+		h.Remote = &harness.Remote{IP: ip, Port: port}
 	}
 	return h
 }

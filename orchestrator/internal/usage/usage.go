@@ -43,7 +43,7 @@ type Summary struct {
 // and a window shorter than the sampling period still gets a reading.
 // The counters grow at the sample's mean rate inside it, so the sample that
 // holds the window's end must be under load to its own end: the caller
-// keeps loading a moment past the window (suite's statsTail). Memory is a
+// keeps loading a moment past the window (the harness's Spec.Tail). Memory is a
 // reading at Read: the average and maximum are of the samples that
 // overlap the window.
 func Summarize(samples []backend.Sample, from, to time.Time) Summary {

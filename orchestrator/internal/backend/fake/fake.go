@@ -1,5 +1,5 @@
 // Package fake is a backend.Host in memory, for unit tests of what drives
-// hosts (session, suite, check): containers behave as the test's script
+// hosts (session, harness, check): containers behave as the test's script
 // says, and locks, labels and images are kept as a host keeps them.
 package fake
 

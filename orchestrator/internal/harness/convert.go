@@ -1,4 +1,4 @@
-package suite
+package harness
 
 import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"

@@ -1,9 +1,9 @@
-// Package suite does one job: bring a server up on a host (start
+// Package harness does one job: bring a server up on a host (start
 // it under its limits, wait until it answers, pass it through the
 // conformance gate), measure it with a load tool from a client container
 // in its network namespace while both containers are sampled, and tear it
 // down, keeping its logs, whatever happened to it.
-package suite
+package harness
 
 import (
 	"bytes"
@@ -49,7 +49,7 @@ const (
 	conformLimit = 2 * time.Minute
 )
 
-// Options are where a suite's containers run, how they are marked, what
+// Options are where a harness's containers run, how they are marked, what
 // its clients run from, and who hears what each server does.
 type Options struct {
 	// Servers runs the servers; Clients the probes, gates and load
@@ -59,7 +59,7 @@ type Options struct {
 	// machine (GRPC_SERVER_ADDRESS): the server publishes its port there;
 	// nil has the clients join the server's network namespace.
 	Remote *Remote
-	// Labels mark every container the suite starts (the run, the image name).
+	// Labels mark every container the harness starts (the run, the image name).
 	Labels map[string]string
 	// ServerCPUs is the CPU count of the servers' host, which caps the
 	// workers the gate expects of a server.
@@ -79,8 +79,8 @@ type Images struct {
 	Tools map[string]string
 }
 
-// Suite brings servers up and measures them.
-type Suite struct {
+// Harness brings servers up and measures them.
+type Harness struct {
 	hosts    Options
 	images   Images
 	observer Observer
@@ -91,15 +91,15 @@ type Suite struct {
 	certsOnce sync.Once
 }
 
-// New is a suite that starts containers as opts say.
-func New(opts Options) *Suite {
+// New is a harness that starts containers as opts say.
+func New(opts Options) *Harness {
 	if opts.Clients == nil {
 		opts.Clients = opts.Servers
 	}
 	if opts.Observer == nil {
 		opts.Observer = noObserver{}
 	}
-	return &Suite{hosts: opts, images: opts.Images, observer: opts.Observer}
+	return &Harness{hosts: opts, images: opts.Images, observer: opts.Observer}
 }
 
 // Remote is an address of the servers' machine that the clients' machine
@@ -134,7 +134,7 @@ type ServerSpec struct {
 // Instance is a started server: its container and every container
 // started beside it.
 type Instance struct {
-	suite      *Suite
+	harness    *Harness
 	spec       ServerSpec
 	container  backend.Container
 	containers []backend.Container
@@ -164,13 +164,13 @@ func (srv *Instance) OOMKills() int {
 
 // Remote says the clients reach the server from another machine, at
 // Address.
-func (srv *Instance) Remote() bool { return srv.suite.hosts.Remote != nil }
+func (srv *Instance) Remote() bool { return srv.harness.hosts.Remote != nil }
 
 // Up starts the server, waits until it answers and passes it through the
 // conformance gate. It always returns the Instance, whose Down must be
 // called; an error is a *record.PhaseError.
-func (s *Suite) Up(ctx context.Context, spec ServerSpec) (*Instance, error) {
-	srv := &Instance{suite: s, spec: spec}
+func (s *Harness) Up(ctx context.Context, spec ServerSpec) (*Instance, error) {
+	srv := &Instance{harness: s, spec: spec}
 	s.observer.Phase("starting", 0)
 	err := srv.phase(ctx, "start", func(ctx context.Context) (err error) {
 		c, err := s.serverContainer(spec)
@@ -209,7 +209,7 @@ const (
 )
 
 // runCerts are the run's certificates, made once.
-func (s *Suite) runCerts() (*certs.Set, error) {
+func (s *Harness) runCerts() (*certs.Set, error) {
 	s.certsOnce.Do(func() {
 		s.certs, s.certsErr = certs.New(time.Now())
 	})
@@ -220,7 +220,7 @@ func (s *Suite) runCerts() (*certs.Set, error) {
 // clients join its namespace (loopback is all it needs), else publishing
 // its port on the remote address only, on a network of its own; with its
 // certificate and key when it serves TLS.
-func (s *Suite) serverContainer(spec ServerSpec) (backend.ContainerSpec, error) {
+func (s *Harness) serverContainer(spec ServerSpec) (backend.ContainerSpec, error) {
 	c := contained(backend.ContainerSpec{
 		Image: spec.Image,
 		Env: append([]string{
@@ -250,7 +250,7 @@ func (s *Suite) serverContainer(spec ServerSpec) (backend.ContainerSpec, error) 
 // published reads back where the server's port was published, the port
 // the host picked included.
 func (srv *Instance) published(ctx context.Context) error {
-	if srv.suite.hosts.Remote == nil {
+	if srv.harness.hosts.Remote == nil {
 		srv.Address = loopback
 		return nil
 	}
@@ -260,9 +260,9 @@ func (srv *Instance) published(ctx context.Context) error {
 	}
 	port := st.Ports[ServerPort]
 	if port == 0 {
-		return fmt.Errorf("the engine published port %d of the server at no port of %s", ServerPort, srv.suite.hosts.Remote.IP)
+		return fmt.Errorf("the engine published port %d of the server at no port of %s", ServerPort, srv.harness.hosts.Remote.IP)
 	}
-	srv.Address = net.JoinHostPort(srv.suite.hosts.Remote.IP, strconv.Itoa(port))
+	srv.Address = net.JoinHostPort(srv.harness.hosts.Remote.IP, strconv.Itoa(port))
 	return nil
 }
 
@@ -304,14 +304,14 @@ func (srv *Instance) saveLog(ctx context.Context) {
 	}
 }
 
-// labels are the suite's labels, the container's role and server, and
+// labels are the harness's labels, the container's role and server, and
 // extra key-value pairs.
 func (srv *Instance) labels(role string, extra ...string) map[string]string {
 	labels := map[string]string{backend.RoleLabel: role, "io.grpcbench.server": srv.spec.Name}
 	for i := 0; i+1 < len(extra); i += 2 {
 		labels[extra[i]] = extra[i+1]
 	}
-	for k, v := range srv.suite.hosts.Labels {
+	for k, v := range srv.harness.hosts.Labels {
 		labels[k] = v
 	}
 	return labels
@@ -335,7 +335,7 @@ func (srv *Instance) client(role string, args ...string) backend.ContainerSpec {
 		args = append(args, "--tls-ca", caFile)
 	}
 	return srv.beside(backend.ContainerSpec{
-		Image:    srv.suite.images.Client,
+		Image:    srv.harness.images.Client,
 		Cmd:      append([]string{role, "--target", srv.Address, "--scenario", load.ScenarioDir}, args...),
 		Labels:   srv.labels(role),
 		Files:    srv.inputs(nil),
@@ -346,7 +346,7 @@ func (srv *Instance) client(role string, args ...string) backend.ContainerSpec {
 
 // beside places a client container where it reaches the server, contained.
 func (srv *Instance) beside(c backend.ContainerSpec) backend.ContainerSpec {
-	if srv.suite.hosts.Remote != nil {
+	if srv.harness.hosts.Remote != nil {
 		c.HostNetwork = true
 	} else {
 		c.NetworkOf = srv.container.ID()
@@ -362,7 +362,7 @@ func (srv *Instance) inputs(extra map[string][]byte) map[string][]byte {
 		files[load.InputDir+"/"+name] = content
 	}
 	if srv.spec.TLS {
-		files[caFile] = srv.suite.certs.CA // made when the server started
+		files[caFile] = srv.harness.certs.CA // made when the server started
 	}
 	for path, content := range extra {
 		files[path] = content
@@ -370,7 +370,7 @@ func (srv *Instance) inputs(extra map[string][]byte) map[string][]byte {
 	return files
 }
 
-// Containment of every container the suite starts: no root, a read-only
+// Containment of every container the harness starts: no root, a read-only
 // root file system with a small tmpfs for /tmp, a bounded number of
 // processes and threads (capabilities, privileges and logs are bounded by
 // the docker package for every container).
@@ -438,7 +438,7 @@ func (srv *Instance) conform(ctx context.Context) error {
 	if err := srv.container.Logs(ctx, false, &log, &log); err != nil {
 		return fmt.Errorf("read the server's log for its start-up line: %w", err)
 	}
-	v.Add(probe.WorkersCheck(log.Bytes(), float64(srv.spec.CPUs), srv.suite.hosts.ServerCPUs))
+	v.Add(probe.WorkersCheck(log.Bytes(), float64(srv.spec.CPUs), srv.harness.hosts.ServerCPUs))
 	srv.Conformance = conformanceOf(v)
 	if !v.Passed {
 		return errors.New(v.Failures())
@@ -473,9 +473,9 @@ func (srv *Instance) measure(ctx context.Context, tool load.Tool, spec load.Spec
 	if err != nil {
 		return record.Measurement{}, err
 	}
-	image := srv.suite.images.Client
+	image := srv.harness.images.Client
 	if t := tool.Image(); t != "" {
-		image = srv.suite.images.Tools[t]
+		image = srv.harness.images.Tools[t]
 	}
 	cpus := config.CPUs(spec.CPUs)
 	container := srv.beside(backend.ContainerSpec{
@@ -491,7 +491,7 @@ func (srv *Instance) measure(ctx context.Context, tool load.Tool, spec load.Spec
 
 	serverStats := srv.recordStats(ctx, srv.container, record.SamplesFile(name, "server"))
 	var clientStats *statsRecorder
-	obs := srv.suite.observer
+	obs := srv.harness.observer
 	started := time.Now()
 	obs.Phase("warm-up with "+tool.Name(), spec.Warmup)
 	measuring := time.AfterFunc(spec.Warmup, func() { obs.Phase("measuring with "+tool.Name(), spec.Duration) })
@@ -572,7 +572,7 @@ func ending(who string, code int, oomKilled bool, memory int64) string {
 func bySignal(code int) bool { return code > 128 && code <= 128+64 }
 
 func (srv *Instance) runToEnd(ctx context.Context, spec backend.ContainerSpec, limit time.Duration, started func(backend.Container)) (code int64, oomKilled bool, stdout, stderr []byte, err error) {
-	c, err := srv.start(ctx, srv.suite.hosts.Clients, spec)
+	c, err := srv.start(ctx, srv.harness.hosts.Clients, spec)
 	if err != nil {
 		return 0, false, nil, nil, err
 	}
@@ -591,7 +591,7 @@ func (srv *Instance) runToEnd(ctx context.Context, spec backend.ContainerSpec, l
 	// as it comes, for the live rate of a load client.
 	var out, errOut bytes.Buffer
 	unit := srv.spec.Scenario.Kind.RateUnit()
-	live := load.ProgressWriter(&errOut, func(rate float64) { srv.suite.observer.Rate(rate, unit) })
+	live := load.ProgressWriter(&errOut, func(rate float64) { srv.harness.observer.Rate(rate, unit) })
 	logErr := c.Logs(ctx, true, &out, live)
 	live.Close()
 	if code, err = c.Wait(ctx); err != nil {

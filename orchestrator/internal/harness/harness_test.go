@@ -1,4 +1,4 @@
-package suite_test
+package harness_test
 
 import (
 	"context"
@@ -16,11 +16,11 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend/fake"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/harness"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/suite"
 )
 
 // roles are the behaviours of a test's containers by role; a role not
@@ -55,25 +55,25 @@ func verdict(v probe.Verdict) string {
 	return string(js)
 }
 
-func serverSpec(t *testing.T) suite.ServerSpec {
+func serverSpec(t *testing.T) harness.ServerSpec {
 	t.Helper()
 	sc, err := scenario.Load(context.Background(), filepath.Join("..", "..", "..", "scenarios", "complex_proto"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return suite.ServerSpec{Name: "s", Image: "img:s", Scenario: sc, CPUs: 1, RAM: config.Bytes(512 << 20), ReadyTimeout: time.Second,
+	return harness.ServerSpec{Name: "s", Image: "img:s", Scenario: sc, CPUs: 1, RAM: config.Bytes(512 << 20), ReadyTimeout: time.Second,
 		Folder: record.Folder{Dir: t.TempDir()}}
 }
 
 // oneHost is a suite with servers and clients on one fake host.
-func oneHost(r roles) (*suite.Suite, *fake.Host) {
+func oneHost(r roles) (*harness.Harness, *fake.Host) {
 	h := fake.New("fake://one", backend.Facts{CPUs: 4})
 	h.Script = r.script
-	return suite.New(suite.Options{Servers: h, Labels: map[string]string{backend.RunLabel: "run"}, ServerCPUs: 4, Images: suite.Images{Client: "img:client"}}), h
+	return harness.New(harness.Options{Servers: h, Labels: map[string]string{backend.RunLabel: "run"}, ServerCPUs: 4, Images: harness.Images{Client: "img:client"}}), h
 }
 
 // up brings the server up and always takes it down again.
-func up(t *testing.T, s *suite.Suite, spec suite.ServerSpec) (*suite.Instance, error) {
+func up(t *testing.T, s *harness.Harness, spec harness.ServerSpec) (*harness.Instance, error) {
 	t.Helper()
 	srv, err := s.Up(context.Background(), spec)
 	t.Cleanup(func() { srv.Down(context.Background()) })
@@ -100,7 +100,7 @@ func TestServerThatFailsToStart(t *testing.T) {
 			spec := serverSpec(t)
 			srv, err := s.Up(context.Background(), spec)
 			srv.Down(context.Background())
-			f := suite.FailureOf(err)
+			f := harness.FailureOf(err)
 			if f.Phase != tc.phase || f.Reason != tc.reason {
 				t.Errorf("Up failed in %q with %q, want %q with %q", f.Phase, f.Reason, tc.phase, tc.reason)
 			}
@@ -124,7 +124,7 @@ func TestGateVerdictKeptAndFailureStops(t *testing.T) {
 	failing := probe.Verdict{Checks: []probe.Check{{Name: "echo", Detail: "answer is not the echo"}}}
 	s, _ := oneHost(roles{"server": {Runs: true}, "conform": {Stdout: verdict(failing)}})
 	srv, err := up(t, s, serverSpec(t))
-	if f := suite.FailureOf(err); f.Phase != "conformance" || !strings.Contains(f.Reason, "answer is not the echo") {
+	if f := harness.FailureOf(err); f.Phase != "conformance" || !strings.Contains(f.Reason, "answer is not the echo") {
 		t.Errorf("Up = %+v, want a conformance failure naming the check", f)
 	}
 	if srv.Conformance == nil || srv.Conformance.Passed {
@@ -163,7 +163,7 @@ func TestWorkersChecked(t *testing.T) {
 			switch {
 			case tc.reason == "" && err != nil:
 				t.Errorf("Up = %v, want it up", err)
-			case tc.reason != "" && (err == nil || !strings.Contains(suite.FailureOf(err).Reason, tc.reason)):
+			case tc.reason != "" && (err == nil || !strings.Contains(harness.FailureOf(err).Reason, tc.reason)):
 				t.Errorf("Up = %v, want a failure containing %q", err, tc.reason)
 			}
 			if c := srv.Conformance; c == nil || c.Checks[len(c.Checks)-1].Name != probe.WorkersCheckName {
@@ -254,7 +254,7 @@ func TestOOMKills(t *testing.T) {
 	}
 	h2, _ := load.Lookup("h2")
 	_, err = srv.Measure(context.Background(), h2, loadSpec(), "load")
-	if f := suite.FailureOf(err); f.Phase != "load" || f.Reason != "the load client was killed for going over its memory limit of 1GiB (see load.log)" {
+	if f := harness.FailureOf(err); f.Phase != "load" || f.Reason != "the load client was killed for going over its memory limit of 1GiB (see load.log)" {
 		t.Errorf("Measure failed with %+v, want the load client's OOM kill", f)
 	}
 	if n := srv.OOMKills(); n != 2 {
@@ -277,7 +277,7 @@ func TestCancelRemovesContainers(t *testing.T) {
 		}
 		return r.script(spec)
 	}
-	s := suite.New(suite.Options{Servers: servers, Clients: clients, Remote: &suite.Remote{IP: "192.0.2.1"}, Images: suite.Images{Client: "img:client"}})
+	s := harness.New(harness.Options{Servers: servers, Clients: clients, Remote: &harness.Remote{IP: "192.0.2.1"}, Images: harness.Images{Client: "img:client"}})
 	srv, err := s.Up(ctx, serverSpec(t))
 	if err != nil {
 		t.Fatal(err)
@@ -287,7 +287,7 @@ func TestCancelRemovesContainers(t *testing.T) {
 	}
 	h2, _ := load.Lookup("h2")
 	_, err = srv.Measure(ctx, h2, loadSpec(), "load")
-	if f := suite.FailureOf(err); f.Phase != "load" || f.Reason != "interrupted" || !f.CutShort {
+	if f := harness.FailureOf(err); f.Phase != "load" || f.Reason != "interrupted" || !f.CutShort {
 		t.Errorf("Measure = %+v, want the load interrupted", f)
 	}
 	srv.Down(ctx)

@@ -1,4 +1,4 @@
-package visible
+package escape
 
 import "testing"
 
