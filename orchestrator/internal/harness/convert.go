@@ -13,12 +13,17 @@ import (
 
 // resultOf is a load tool's result as the record keeps it.
 func resultOf(r load.Result) record.Result {
-	return record.Result{Tool: r.Tool, Start: r.Start, End: r.End, Requests: r.Requests, OK: r.OK, Statuses: r.Statuses,
-		Errors: r.Errors, RPS: r.RPS, Latency: latencyOf(r.Latency), Late: r.Late, Service: servicePtr(r.Service),
-		WarmupRequests: r.WarmupRequests, Notes: r.Notes}
+	out := record.Result{Tool: r.Tool, Start: r.Start, End: r.End, Requests: r.Requests, OK: r.OK, Statuses: r.Statuses,
+		Errors: r.Errors, RPS: r.RPS, Latency: latencyOf(r.Latency), Late: r.Late, Service: latencyPtr(r.Service),
+		WarmupRequests: r.WarmupRequests, Planned: r.Planned, Unanswered: r.Unanswered, Pacer: latencyPtr(r.Pacer),
+		Histogram: r.Histogram, Notes: r.Notes}
+	if s := r.Series; s != nil {
+		out.Series = &record.Series{Start: s.Start, Interval: s.Interval, OK: s.OK, Failed: s.Failed, Mean: s.Mean, Max: s.Max, InFlight: s.InFlight}
+	}
+	return out
 }
 
-func servicePtr(l *load.Latency) *record.Latency {
+func latencyPtr(l *load.Latency) *record.Latency {
 	if l == nil {
 		return nil
 	}

@@ -84,9 +84,47 @@ type Result struct {
 	Service *Latency `json:"service_latency,omitempty"`
 	// WarmupRequests is how many calls the warm-up completed.
 	WarmupRequests uint64 `json:"warmup_requests"`
+	// Planned is, in an open-loop load, how many calls the schedule meant
+	// to start in the window (a Poisson schedule's count varies by its
+	// square root around the target's); Unanswered how many of them had
+	// no answer by the end of the grace after the window, or never
+	// started: they count as failed calls.
+	Planned    uint64 `json:"planned,omitempty"`
+	Unanswered uint64 `json:"unanswered,omitempty"`
+	// Pacer is, in an open-loop load, the pacer's own lateness: from each
+	// call's intended start to the moment it was written.
+	Pacer *Latency `json:"pacer,omitempty"`
+	// Series is the load interval by interval over warm-up and window, for
+	// the tools that record one.
+	Series *Series `json:"series,omitempty"`
+	// Histogram is the window's latencies of OK calls, in microseconds, as
+	// an HdrHistogram in its compressed, base64 form (V2), for the tools
+	// that keep one: the rounds' histograms are merged, not their
+	// percentiles.
+	Histogram string `json:"histogram,omitempty"`
 	// Notes say where the figures are narrower than they look.
 	Notes []string `json:"notes,omitempty"`
 }
+
+// Series is a load interval by interval, from its start (the warm-up's)
+// to the end of its window: what completed in each interval, and how
+// many calls were in flight at its end. Each slice has one entry per
+// interval.
+type Series struct {
+	Start    time.Time     `json:"start"`
+	Interval time.Duration `json:"interval"`
+	// OK and Failed count the calls (or messages) that completed in each
+	// interval; Mean and Max are the latencies of its OK ones.
+	OK     []uint64        `json:"ok"`
+	Failed []uint64        `json:"failed"`
+	Mean   []time.Duration `json:"mean"`
+	Max    []time.Duration `json:"max"`
+	// InFlight is the calls in flight at the interval's end.
+	InFlight []int `json:"in_flight,omitempty"`
+}
+
+// SeriesInterval is the interval of the series the tools record.
+const SeriesInterval = 250 * time.Millisecond
 
 // RateShortfall is how far below its target an achieved rate may be and
 // still count as sustained: the pacer holds the rate within a fraction of

@@ -349,8 +349,35 @@ type Result struct {
 	Service *Latency `json:"service_latency,omitempty"`
 	// WarmupRequests is how many calls the warm-up completed.
 	WarmupRequests uint64 `json:"warmup_requests"`
+	// Planned is, in an open-loop load, how many calls the schedule meant
+	// to start in the window; Unanswered how many of them had no answer by
+	// the end of the grace after the window, or never started (failed).
+	Planned    uint64 `json:"planned,omitempty"`
+	Unanswered uint64 `json:"unanswered,omitempty"`
+	// Pacer is, in an open-loop load, the pacer's own lateness: from each
+	// call's intended start to the moment it was written.
+	Pacer *Latency `json:"pacer,omitempty"`
+	// Series is the load interval by interval over warm-up and window.
+	Series *Series `json:"series,omitempty"`
+	// Histogram is the window's latencies of OK calls, in microseconds, an
+	// HdrHistogram in its compressed, base64 form (V2).
+	Histogram string `json:"histogram,omitempty"`
 	// Notes say where the figures are narrower than they look.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Series is a load interval by interval, from its start (the warm-up's)
+// to the end of its window: the calls (or messages) that completed in each
+// interval, OK and failed, the mean and the longest latency of the OK
+// ones, and the calls in flight at its end.
+type Series struct {
+	Start    time.Time       `json:"start"`
+	Interval time.Duration   `json:"interval"`
+	OK       []uint64        `json:"ok"`
+	Failed   []uint64        `json:"failed"`
+	Mean     []time.Duration `json:"mean"`
+	Max      []time.Duration `json:"max"`
+	InFlight []int           `json:"in_flight,omitempty"`
 }
 
 // ErrorShare is the share of the window's calls that failed.
