@@ -81,7 +81,7 @@ func (a Run) sweeps() []Sweep {
 			var points []Point
 			for ci, c := range run.Cells {
 				if plan.Of(c).Swept() && sweep.Saturation(run, ci) == si {
-					if p, ok := pointOf(c, ci, srv.Name, slo); ok {
+					if p, ok := pointOf(c, ci, srv.Name, slo, sweep.Poisson(run)); ok {
 						points = append(points, p)
 						sw.Tool = cmp.Or(sw.Tool, p.Row.Tools[0])
 					}
@@ -103,7 +103,7 @@ func (a Run) sweeps() []Sweep {
 
 // pointOf is a server's point in a rate cell, when every round of it was
 // measured.
-func pointOf(c record.Cell, ci int, name string, slo config.SLO) (Point, bool) {
+func pointOf(c record.Cell, ci int, name string, slo config.SLO, poisson bool) (Point, bool) {
 	s, ok := c.Server(name)
 	if !ok || !s.Ranked() {
 		return Point{}, false
@@ -111,10 +111,10 @@ func pointOf(c record.Cell, ci int, name string, slo config.SLO) (Point, bool) {
 	p := Point{Server: name, Cell: ci, Rate: RateName(plan.Of(c)), Target: s.Rounds[0].TargetRPS, Meets: slo.Set(),
 		Row: rowOf(s, s.Rounds, loadMeasurement, c.ClientCPUs)}
 	for _, r := range s.Rounds {
-		if why := sweep.Unsustained(r.TargetRPS, *r.Load); why != "" && p.Unsustained == "" {
+		if why := sweep.Unsustained(r.TargetRPS, poisson, *r.Load); why != "" && p.Unsustained == "" {
 			p.Unsustained = fmt.Sprintf("round %d: %s", r.Round, why)
 		}
-		p.Meets = p.Meets && sweep.Meets(r, slo)
+		p.Meets = p.Meets && sweep.Meets(r, slo, poisson)
 	}
 	return p, true
 }
@@ -140,7 +140,7 @@ func runSLO(run record.Run) config.SLO {
 // RateCell is a rate cell's sustained rate and whether it was sustained,
 // for the table rows of a server in a rate cell.
 func (a Run) RateCell(ci int, server string) (Point, bool) {
-	return pointOf(a.Record.Cells[ci], ci, server, runSLO(a.Record))
+	return pointOf(a.Record.Cells[ci], ci, server, runSLO(a.Record), sweep.Poisson(a.Record))
 }
 
 // objective ranks a sweep's servers by its objective.

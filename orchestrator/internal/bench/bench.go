@@ -444,7 +444,7 @@ func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) re
 		return b.fail(srv.Name, round, err)
 	}
 	round.Overhead = max(0, phaseTime(round.Phases)-spent.Seconds())
-	b.Progress.Printf("%s: %s", srv.Name, roundText(round, scenario.Kind(cell.Kind).RateUnit()))
+	b.Progress.Printf("%s: %s", srv.Name, roundText(round, scenario.Kind(cell.Kind).RateUnit(), sweep.Poisson(b.run)))
 	return round
 }
 
@@ -489,12 +489,12 @@ func rateText(target float64) string {
 }
 
 // roundText says what a round measured, its rates in unit.
-func roundText(r record.Round, unit string) string {
+func roundText(r record.Round, unit string, poisson bool) string {
 	text := fmt.Sprintf("%.0f %s, server CPU %.1f%%, client CPU %.1f%%", r.Load.RPS, unit, r.Server.CPUAvgPercent, r.Client.CPUAvgPercent)
 	if r.TargetRPS > 0 {
 		text = fmt.Sprintf("%.0f of %.0f %s, p99 %s, server CPU %.1f%%, client CPU %.1f%%", r.Load.RPS, r.TargetRPS, unit,
 			r.Load.Latency.P99.Round(10*time.Microsecond), r.Server.CPUAvgPercent, r.Client.CPUAvgPercent)
-		if why := sweep.Unsustained(r.TargetRPS, *r.Load); why != "" {
+		if why := sweep.Unsustained(r.TargetRPS, poisson, *r.Load); why != "" {
 			text += "; unsustained: " + why
 		}
 	}

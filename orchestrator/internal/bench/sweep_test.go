@@ -76,13 +76,13 @@ func TestSharesOfCapacityFollowTheFirstRound(t *testing.T) {
 	}
 	for _, srv := range s.Run.Cells[1].Servers {
 		for _, r := range srv.Rounds {
-			if r.Load.Tool != "h2" || r.Capacity != nil || sweep.Unsustained(r.TargetRPS, *r.Load) != "" {
-				t.Errorf("%s at 50%%: tool %s, capacity %v, unsustained %q", srv.Name, r.Load.Tool, r.Capacity, sweep.Unsustained(r.TargetRPS, *r.Load))
+			if r.Load.Tool != "h2" || r.Capacity != nil || sweep.Unsustained(r.TargetRPS, false, *r.Load) != "" {
+				t.Errorf("%s at 50%%: tool %s, capacity %v, unsustained %q", srv.Name, r.Load.Tool, r.Capacity, sweep.Unsustained(r.TargetRPS, false, *r.Load))
 			}
 		}
 	}
 	for _, srv := range s.Run.Cells[2].Servers {
-		if why := sweep.Unsustained(srv.Rounds[0].TargetRPS, *srv.Rounds[0].Load); why == "" {
+		if why := sweep.Unsustained(srv.Rounds[0].TargetRPS, false, *srv.Rounds[0].Load); why == "" {
 			t.Errorf("%s at 150%% of its capacity is sustained", srv.Name)
 		}
 	}

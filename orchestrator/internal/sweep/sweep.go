@@ -7,8 +7,11 @@
 package sweep
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
@@ -17,26 +20,74 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
-// ErrorShare is the share of calls a round at a rate may lose and still
-// count as sustained: a server that sheds load is not sustaining it,
-// whatever its latency.
+// ErrorShare is the share of the planned calls a round at a rate may lose
+// (failed, or never answered) and still count as sustained: a server that
+// sheds load is not sustaining it, whatever its latency.
 const ErrorShare = 0.001
 
-// Unsustained says why a load at target did not sustain it, "" when it did:
-// the rate achieved fell short, or calls failed. Calls that started late
-// do not decide it: a client's own scheduling starts some more than the
-// pacer's 1 ms late (10–18% of python_grpc's at 25% of its capacity, the
-// server a quarter busy), and their latency runs from the intended start
-// anyway, where an objective sees it; a server that cannot keep up falls
-// short of the rate.
-func Unsustained(target float64, r record.Result) string {
+// PoissonSpread is how many standard deviations of a Poisson count (√N
+// for N calls) a round's calls may stray from its target's when its calls
+// arrive as a Poisson process, beside load.RateShortfall: a round kept
+// perfectly is flagged in fewer than 1 in 1000 (at 500 req/s × 4 s, 2% and
+// 3√N are 3.9 standard deviations).
+const PoissonSpread = 3
+
+// Unsustained says why a round at target did not sustain it, "" when it
+// did. The round is judged on the calls its window planned (the schedule's
+// count when the tool records it, else target × the window): the calls
+// that failed or were never answered by the end of the grace count as
+// failures, more than ErrorShare of them fail it, and the rate achieved
+// may stray from the planned calls' by load.RateShortfall, short (the
+// server fell behind) or over (calls of the warm-up answered in the
+// window). A target is compared with a count of calls that, under Poisson
+// arrivals, varies by its square root, so against the target the
+// tolerance widens by PoissonSpread·√N. Calls that started late do not
+// decide it: their latency runs from the intended start, where an
+// objective sees it.
+func Unsustained(target float64, poisson bool, r record.Result) string {
+	window := r.End.Sub(r.Start).Seconds()
+	if window <= 0 { // a record without its window: rates alone
+		window = 1
+	}
+	wanted := target * window
+	spread := 0.0
+	if poisson {
+		spread = PoissonSpread * math.Sqrt(wanted)
+	}
+	expected, tolerance := wanted, load.RateShortfall*wanted+spread
+	if r.Planned > 0 {
+		expected, tolerance = float64(r.Planned), load.RateShortfall*float64(r.Planned)
+	}
+	calls := max(r.Planned, r.Requests+r.Unanswered)
+	failed := r.Requests - r.OK + r.Unanswered
+	achieved := r.RPS * window
 	switch {
-	case r.RPS < (1-load.RateShortfall)*target:
-		return fmt.Sprintf("achieved %.0f req/s of %.0f (%.1f%% short)", r.RPS, target, 100*(1-r.RPS/target))
-	case r.ErrorShare() > ErrorShare:
-		return fmt.Sprintf("%.2f%% of calls failed", 100*r.ErrorShare())
+	case calls > 0 && float64(failed) > ErrorShare*float64(calls):
+		return fmt.Sprintf("%.2f%% of the %d calls failed or went unanswered (%s)", 100*float64(failed)/float64(calls), calls, failuresText(r))
+	case achieved < expected-tolerance:
+		return fmt.Sprintf("achieved %.0f req/s of %.0f planned (%.1f%% short)", r.RPS, expected/window, 100*(1-achieved/expected))
+	case achieved > expected+tolerance:
+		return fmt.Sprintf("achieved %.0f req/s, %.1f%% above the %.0f planned: calls from before the window answered in it", r.RPS, 100*(achieved/expected-1), expected/window)
+	case r.Planned > 0 && math.Abs(float64(r.Planned)-wanted) > load.RateShortfall*wanted+spread+1:
+		return fmt.Sprintf("the schedule planned %d calls over the window, not the %.0f of %.0f req/s", r.Planned, wanted, target)
 	}
 	return ""
+}
+
+// failuresText lists the failed calls by status and the unanswered ones.
+func failuresText(r record.Result) string {
+	text := r.Failures()
+	if r.Unanswered > 0 {
+		text = strings.TrimPrefix(text+fmt.Sprintf(", unanswered: %d", r.Unanswered), ", ")
+	}
+	return cmp.Or(text, "no status recorded")
+}
+
+// Poisson says the run's calls arrive as a Poisson process
+// (GRPC_LOAD_ARRIVALS=poisson), so that a window's count of them varies.
+func Poisson(run record.Run) bool {
+	s, ok := run.Setting("GRPC_LOAD_ARRIVALS")
+	return ok && s.Value == string(load.ArrivalsPoisson)
 }
 
 // Percentile is the latency percentile named as GRPC_LATENCY_SLO names it.
@@ -58,8 +109,8 @@ func Percentile(name string, l record.Latency) time.Duration {
 
 // Meets says a round at a rate sustained it with its objective's
 // percentile within the bound.
-func Meets(r record.Round, slo config.SLO) bool {
-	return r.Failure == nil && r.Load != nil && Unsustained(r.TargetRPS, *r.Load) == "" &&
+func Meets(r record.Round, slo config.SLO, poisson bool) bool {
+	return r.Failure == nil && r.Load != nil && Unsustained(r.TargetRPS, poisson, *r.Load) == "" &&
 		Percentile(slo.Percentile, r.Load.Latency) <= slo.Bound
 }
 
@@ -145,7 +196,7 @@ func probeShare(run record.Run, ci int, server string, slo config.SLO) (float64,
 		if !ok || len(srv.Rounds) == 0 {
 			return 0, fmt.Errorf("probe %d was not measured", k)
 		}
-		if mid := (lo + hi) / 2; Meets(srv.Rounds[0], slo) {
+		if mid := (lo + hi) / 2; Meets(srv.Rounds[0], slo, Poisson(run)) {
 			lo = mid
 		} else {
 			hi = mid
