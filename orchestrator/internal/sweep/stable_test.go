@@ -1,0 +1,146 @@
+package sweep_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/sweep"
+)
+
+// queue is a simulated server of one worker loaded open-loop: calls
+// arrive at load × capacity a second (evenly, or as a Poisson process)
+// and are served in turn, each in 1/capacity (M/D/1, or D/D/1 with even
+// arrivals); a noisy one serves each in an exponential time of that mean
+// and stops for 50 ms every second, as a garbage collector would.
+type queue struct {
+	capacity, load float64
+	poisson, noisy bool
+	warmup, window time.Duration
+}
+
+func (q queue) String() string {
+	arrivals, server := "even", "exact"
+	if q.poisson {
+		arrivals = "poisson"
+	}
+	if q.noisy {
+		server = "noisy"
+	}
+	return fmt.Sprintf("ρ=%.3f %s arrivals, %s server, warm-up %s, window %s", q.load, arrivals, server, q.warmup, q.window)
+}
+
+// round is one round's result: its window after the warm-up, the calls
+// it planned and the ones answered in it, and the series over both.
+func (q queue) round(rng *rand.Rand) record.Result {
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return base.Add(time.Duration(s * float64(time.Second))) }
+	warm, end := q.warmup.Seconds(), (q.warmup + q.window).Seconds()
+	rate, service := q.load*q.capacity, 1/q.capacity
+	step := load.SeriesInterval.Seconds()
+	intervals := int(math.Round(end / step))
+	s := &record.Series{Start: base, Interval: load.SeriesInterval, OK: make([]uint64, intervals), Failed: make([]uint64, intervals),
+		Mean: make([]time.Duration, intervals), Max: make([]time.Duration, intervals), InFlight: make([]int, intervals)}
+	sums := make([]float64, intervals)
+	arrived, answered := make([]int, intervals), make([]int, intervals)
+	res := record.Result{Tool: "simulated", Start: at(warm), End: at(end), Series: s}
+	pause := rng.Float64()
+	free := 0.0
+	for t := rng.Float64() / rate; t < end; {
+		if t >= warm {
+			res.Planned++
+		}
+		arrived[min(intervals-1, int(t/step))]++
+		begin := max(t, free)
+		if q.noisy {
+			if into := begin - math.Floor(begin-pause) - pause; into >= 0 && into < 0.05 {
+				begin += 0.05 - into // the pause of this second
+			}
+			free = begin + rng.ExpFloat64()*service
+		} else {
+			free = begin + service
+		}
+		if free < end {
+			i := int(free / step)
+			latency := free - t
+			s.OK[i]++
+			sums[i] += latency
+			s.Max[i] = max(s.Max[i], time.Duration(latency*float64(time.Second)))
+			answered[i]++
+			if t >= warm {
+				res.Requests++
+			}
+		}
+		if q.poisson {
+			t += rng.ExpFloat64() / rate
+		} else {
+			t += 1 / rate
+		}
+	}
+	flying := 0
+	for i := range intervals {
+		flying += arrived[i] - answered[i]
+		s.InFlight[i] = flying
+		if s.OK[i] > 0 {
+			s.Mean[i] = time.Duration(sums[i] / float64(s.OK[i]) * float64(time.Second))
+		}
+	}
+	res.OK = res.Requests
+	res.RPS = float64(res.OK) / q.window.Seconds()
+	return res
+}
+
+// unstableShare is the share of n simulated rounds of q judged unstable.
+func unstableShare(q queue, n int, seed uint64) float64 {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	bad := 0
+	for range n {
+		if sweep.Unstable(q.load*q.capacity, q.round(rng)) != "" {
+			bad++
+		}
+	}
+	return float64(bad) / float64(n)
+}
+
+// TestQueuesAreJudged (Why 5) judges simulated rounds of a server of
+// capacity 500 calls a second at loads below, at and past it, after a
+// warm-up of 1 s, 5 s (the default) or 30 s, over the default window of 4 s:
+// past capacity by 1.4% (latency growing 14 ms a second) the exact server
+// is unstable in every round whatever the warm-up, and so is every server
+// 10% past it; below capacity, and a noisy server at 70%, they are stable.
+// Under Poisson arrivals a window of 2000 calls wanders by √2000 calls
+// (2.2% of them): an overload of 1.4% cannot be told from chance in it,
+// and the rule does not claim to (the shares are logged).
+func TestQueuesAreJudged(t *testing.T) {
+	const rounds = 200
+	for _, tc := range []struct {
+		q        queue
+		min, max float64 // the share of rounds judged unstable
+	}{
+		{queue{load: 0.9}, 0, 0},
+		{queue{load: 1.0}, 0, 0},
+		{queue{load: 1.014}, 1, 1},
+		{queue{load: 1.1}, 1, 1},
+		{queue{load: 0.7, noisy: true}, 0, 0.01},
+		{queue{load: 0.9, poisson: true}, 0, 0.01},
+		{queue{load: 1.0, poisson: true}, 0, 1},
+		{queue{load: 1.014, poisson: true}, 0, 1},
+		{queue{load: 1.1, poisson: true}, 0.5, 1},
+		{queue{load: 0.7, poisson: true, noisy: true}, 0, 0.01},
+		{queue{load: 1.1, poisson: true, noisy: true}, 0.5, 1},
+	} {
+		for _, warmup := range []time.Duration{time.Second, 5 * time.Second, 30 * time.Second} {
+			q := tc.q
+			q.capacity, q.warmup, q.window = 500, warmup, 4*time.Second
+			got := unstableShare(q, rounds, uint64(1000*q.load))
+			t.Logf("%s: unstable in %.1f%% of %d rounds", q, 100*got, rounds)
+			if got < tc.min || got > tc.max {
+				t.Errorf("%s: unstable in %.1f%% of rounds, want %.0f–%.0f%%", q, 100*got, 100*tc.min, 100*tc.max)
+			}
+		}
+	}
+}
