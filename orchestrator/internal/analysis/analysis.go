@@ -101,6 +101,9 @@ func (a Run) cell(c record.Cell) Cell {
 		Streams: kind != "" && kind != scenario.Unary, Floor: c.Profile == FloorProfile}
 	out.Name = out.Plan.Name()
 	out.Load = a.ranking(LoadRanking(c))
+	if out.Plan.Swept() {
+		out.Load = a.rateRanking(c)
+	}
 	out.Capacity = a.ranking(CapacityRanking(c))
 	out.Notes = a.notes(out)
 	out.CapacityLeftOut = CapacityNotes(c, out.Capacity.Rows)

@@ -139,15 +139,10 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) (record.Run, er
 			visits := b.visits(r, active)
 			b.run.Order = append(b.run.Order[:min(r-1, len(b.run.Order))], visits)
 			for _, v := range visits {
-				if ctx.Err() != nil {
-					return b.stop(ctx.Err())
+				spent, stop, err := b.next(ctx, v, r, look)
+				if stop != nil {
+					return b.stop(stop)
 				}
-				if b.Kit.Held != nil {
-					if err := b.Kit.Held(ctx); err != nil {
-						return b.stop(err)
-					}
-				}
-				spent, err := b.visit(ctx, v, r, look)
 				if err != nil {
 					return b.run, err
 				}
@@ -177,7 +172,29 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) (record.Run, er
 			return b.run, err
 		}
 	}
+	perProbe, _ := design.NextLook(0)
+	if stop, err := b.search(ctx, perProbe); stop != nil || err != nil {
+		if err != nil {
+			return b.run, err
+		}
+		return b.stop(stop)
+	}
 	return b.stop(ctx.Err())
+}
+
+// next measures round r of a visit unless the run must stop first (it was
+// interrupted, or its host is held): stop is then why.
+func (b *Bench) next(ctx context.Context, v record.Visit, r, look int) (spent time.Duration, stop, err error) {
+	if ctx.Err() != nil {
+		return 0, ctx.Err(), nil
+	}
+	if b.Kit.Held != nil {
+		if err := b.Kit.Held(ctx); err != nil {
+			return 0, err, nil
+		}
+	}
+	spent, err = b.visit(ctx, v, r, look)
+	return spent, nil, err
 }
 
 // seed is GRPC_BENCHMARK_SEED, else one drawn for the run.
@@ -195,6 +212,9 @@ func (b *Bench) seed() uint64 {
 func (b *Bench) visits(r int, active func(record.Server) bool) []record.Visit {
 	var visits []record.Visit
 	for ci, cell := range b.run.Cells {
+		if cell.Probe > 0 { // measured after the rounds, by search
+			continue
+		}
 		for _, srv := range cell.Servers {
 			if srv.Unsupported == "" && srv.FirstFailure() == nil && active(srv) {
 				visits = append(visits, record.Visit{Cell: ci, Server: srv.Name})
@@ -203,7 +223,7 @@ func (b *Bench) visits(r int, active func(record.Server) bool) []record.Visit {
 	}
 	rng := rand.New(rand.NewPCG(b.run.Seed, uint64(r)))
 	rng.Shuffle(len(visits), func(i, j int) { visits[i], visits[j] = visits[j], visits[i] })
-	if r == 1 { // a rate cell's first round needs its server's capacity, a probe the probe before
+	if r == 1 { // a rate cell's first round needs its server's capacity
 		stage := func(v record.Visit) int { return sweep.Stage(plan.Of(b.run.Cells[v.Cell])) }
 		slices.SortStableFunc(visits, func(v, w record.Visit) int { return cmp.Compare(stage(v), stage(w)) })
 	}

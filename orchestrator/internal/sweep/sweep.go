@@ -107,21 +107,11 @@ func Percentile(name string, l record.Latency) time.Duration {
 	return 0
 }
 
-// Meets says a round at a rate sustained it with its objective's
-// percentile within the bound.
-func Meets(r record.Round, slo config.SLO, poisson bool) bool {
-	return r.Failure == nil && r.Load != nil && Unsustained(r.TargetRPS, poisson, *r.Load) == "" &&
-		Percentile(slo.Percentile, r.Load.Latency) <= slo.Bound
-}
-
 // Stage orders a round's first visits: a cell at a share of capacity
-// after the saturation cells that measure it, each probe after the one
-// before it. Within a stage the order stays random.
+// after the saturation cells that measure it. Within a stage the order
+// stays random. (The probes are not in the rounds: see ProbeDue.)
 func Stage(c plan.Cell) int {
-	switch {
-	case c.Probe > 0:
-		return 1 + c.Probe
-	case c.Rate.Share > 0:
+	if c.Rate.Share > 0 {
 		return 1
 	}
 	return 0
@@ -180,27 +170,64 @@ func Target(run record.Run, ci int, server string, slo config.SLO) (float64, err
 	return max(1, share*capacity), nil
 }
 
-// probeShare bisects the share of capacity between 0 and 1 on the first
-// rounds of the probes before cell ci's: a probe that met the objective
-// raises the lower end, one that did not lowers the upper.
+// Grid is the shares of capacity the objective's search can end on:
+// k/Grid for k from 1 to Grid (with 4 probes, 1/15 apart up to the
+// capacity itself), or none.
+const Grid = 1<<plan.SLOProbes - 1
+
+// probeShare is the share of capacity of cell ci's probe: a bisection of
+// the grid's indices between 0 (met, trivially) and Grid+1 (failed,
+// beyond the capacity), steered by the verdicts on every round of the
+// probes before it (Decide): met raises the lower end to the probe's
+// index, not met lowers the upper. Probe 1 is at 8/15 (53%); after 4
+// probes the ends are one step apart, the highest index met and the
+// lowest failed.
 func probeShare(run record.Run, ci int, server string, slo config.SLO) (float64, error) {
-	lo, hi := 0.0, 1.0
+	lo, hi := 0, Grid+1
 	for k := 1; k < run.Cells[ci].Probe; k++ {
-		want := plan.Of(run.Cells[ci])
-		want.Probe = k
-		pi := slices.IndexFunc(run.Cells, func(c record.Cell) bool { return plan.Of(c) == want })
-		if pi < 0 {
-			return 0, fmt.Errorf("no probe %d before probe %d", k, want.Probe)
+		srv, err := probeServer(run, ci, k, server)
+		if err != nil {
+			return 0, err
 		}
-		srv, ok := run.Cells[pi].Server(server)
-		if !ok || len(srv.Rounds) == 0 {
-			return 0, fmt.Errorf("probe %d was not measured", k)
-		}
-		if mid := (lo + hi) / 2; Meets(srv.Rounds[0], slo, Poisson(run)) {
+		if mid := (lo + hi) / 2; Decide(srv.Rounds, slo, Poisson(run)).Met {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
-	return (lo + hi) / 2, nil
+	return float64((lo+hi)/2) / Grid, nil
+}
+
+// probeServer is the server of probe k of cell ci's search.
+func probeServer(run record.Run, ci, k int, server string) (record.Server, error) {
+	want := plan.Of(run.Cells[ci])
+	want.Probe = k
+	pi := slices.IndexFunc(run.Cells, func(c record.Cell) bool { return plan.Of(c) == want })
+	if pi < 0 {
+		return record.Server{}, fmt.Errorf("no probe %d before probe %d", k, run.Cells[ci].Probe)
+	}
+	srv, ok := run.Cells[pi].Server(server)
+	if !ok || len(srv.Rounds) == 0 {
+		return record.Server{}, fmt.Errorf("probe %d was not measured", k)
+	}
+	return srv, nil
+}
+
+// ProbeDue says whether the server's next round of probe cell ci may be
+// measured, each probe having rounds rounds: the probe's rate is decided
+// on every round of the probe before it, so its first round waits until
+// that probe has them all, or the server failed there. The benchmark
+// measures the probes after every other round, in passes of the servers
+// whose probe is due.
+func ProbeDue(run record.Run, ci int, server string, rounds int) bool {
+	c := run.Cells[ci]
+	srv, ok := c.Server(server)
+	if !ok || c.Probe == 0 || srv.Unsupported != "" || srv.FirstFailure() != nil || len(srv.Rounds) >= rounds {
+		return false
+	}
+	if c.Probe == 1 || len(srv.Rounds) > 0 {
+		return true
+	}
+	before, err := probeServer(run, ci, c.Probe-1, server)
+	return err == nil && (len(before.Rounds) >= rounds || before.FirstFailure() != nil)
 }
