@@ -166,3 +166,78 @@ func percentiles(at func(q float64) time.Duration) []record.Percentile {
 	}
 	return out
 }
+
+// TestAFailedRateIsAPoint (Why 8): a server killed at a rate is a point
+// of the sweep, marked failed with its reason in every file and drawn; it
+// was left out before.
+func TestAFailedRateIsAPoint(t *testing.T) {
+	run := sweepRun(t)
+	last := &run.Cells[len(run.Cells)-1] // 120%
+	srv := &last.Servers[slices.IndexFunc(last.Servers, func(s record.Server) bool { return s.Name == "node_grpcjs_st" })]
+	srv.Rounds[1] = record.Round{Round: 2, TargetRPS: srv.Rounds[1].TargetRPS, Failure: &record.Failure{Phase: "load", Reason: "server exited with code 137 (killed: out of memory at the 512m limit)"}}
+	srv.Rounds = srv.Rounds[:2]
+	a := analysis.Of(run)
+	i := slices.IndexFunc(a.Sweeps[0].Points, func(p analysis.Point) bool { return p.Server == "node_grpcjs_st" && p.Rate == "120%" })
+	if i < 0 {
+		t.Fatal("the rate node_grpcjs_st was killed at is not a point")
+	}
+	if p := a.Sweeps[0].Points[i]; !strings.Contains(p.Failed, "round 2, load failed: server exited with code 137") || p.Row.RPS.N != 1 {
+		t.Errorf("the point: failed %q, %d rounds measured; want the failure and round 1", p.Failed, p.Row.RPS.N)
+	}
+	var md, csv bytes.Buffer
+	if err := report.WriteMarkdown(&md, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteCSV(&csv, a); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| node_grpcjs_st | 120% | 17040 | 13774 |") || !strings.Contains(md.String(), "failed: round 2, load failed: server exited with code 137") {
+		t.Error("results.md does not list the failed rate with its reason")
+	}
+	if !strings.Contains(csv.String(), "node_grpcjs_st,") || !strings.Contains(csv.String(), ",120%,17040.0,false\n") {
+		t.Error("results.csv does not list the failed rate as not sustained")
+	}
+}
+
+// TestARateCellGoesByLatency (Why 8): a rate cell's rows go by the
+// objective's percentile, lowest first, not by the rate achieved (each
+// server's own target).
+func TestARateCellGoesByLatency(t *testing.T) {
+	run := sweepRun(t)
+	c := &run.Cells[1] // 25%
+	for si := range c.Servers {
+		if c.Servers[si].Name == "go_grpc" {
+			for ri := range c.Servers[si].Rounds {
+				l := c.Servers[si].Rounds[ri].Load
+				l.Histogram, l.Latency.P99, l.Latency.Percentiles = "", 50*time.Millisecond, nil
+			}
+		}
+	}
+	var got []string
+	for _, r := range analysis.Of(run).Cells[1].Load.Rows {
+		got = append(got, r.Name)
+	}
+	if want := "node_grpcjs_st,python_grpc,go_grpc"; strings.Join(got, ",") != want {
+		t.Errorf("the 25%% cell's rows: %s, want %s (by p99; go_grpc achieved the most)", strings.Join(got, ","), want)
+	}
+}
+
+// TestPercentilesTheCallsSupport (Why 7): no percentile is shown that 10
+// calls do not lie above: 3900 calls a round (python_grpc's medians of the
+// rounds at 25%) show up to p99.5; 149,000 pooled calls (go_grpc's) up to
+// p99.99, not p99.999.
+func TestPercentilesTheCallsSupport(t *testing.T) {
+	for _, p := range analysis.Of(sweepRun(t)).Sweeps[0].Points {
+		if p.Rate != "25%" || p.Server == "node_grpcjs_st" {
+			continue
+		}
+		want := map[string]float64{"python_grpc": 0.995, "go_grpc": 0.9999}[p.Server]
+		list := p.Row.Percentiles
+		if len(list) == 0 || list[len(list)-1].Q != want || p.Row.Pooled != (p.Server == "go_grpc") {
+			t.Errorf("%s at 25%%: percentiles up to %v (pooled %v), want up to %v", p.Server, list, p.Row.Pooled, want)
+		}
+		if p.Server == "python_grpc" && p.Row.P999 != 0 {
+			t.Errorf("python_grpc at 25%%: p99.9 %s from 3900 calls a round, want none", p.Row.P999)
+		}
+	}
+}
