@@ -289,8 +289,7 @@ func (b *Bench) hostGone(ctx context.Context, f *record.Failure) error {
 // stop ends the run's record, interrupted when err says so, publishes it
 // and returns it.
 func (b *Bench) stop(err error) (record.Run, error) {
-	b.run.Interrupted = err != nil
-	b.run.Finished = time.Now()
+	b.run.End(err)
 	if serr := b.Store.Publish(b.run); serr != nil {
 		return b.run, errors.Join(err, serr)
 	}

@@ -426,8 +426,8 @@ func TestInterruptedBuildLeavesARunToResume(t *testing.T) {
 		t.Errorf("Benchmark = %v, want context.Canceled", err)
 	}
 	saved, err := record.Load(s.Kit.Folder.Dir)
-	if err != nil || !saved.Interrupted {
-		t.Errorf("results.json after an interrupted build: interrupted %v, %v", saved.Interrupted, err)
+	if err != nil || saved.State != record.Interrupted {
+		t.Errorf("results.json after an interrupted build: state %q, %v", saved.State, err)
 	}
 	if len(eng.loads) != 0 {
 		t.Errorf("loads after an interrupted build: %v", eng.loads)
@@ -456,8 +456,8 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 	}
 	round2 := s.Run.Order[1]
 	done, cut, left := byName[round2[0].Server], byName[round2[1].Server], byName[round2[2].Server]
-	if !s.Run.Interrupted || len(done.Rounds) != 2 || len(cut.Rounds) != 2 || len(left.Rounds) != 1 {
-		t.Fatalf("interrupted %v with rounds %d %d %d in round 2's order, want true and 2 2 1", s.Run.Interrupted, len(done.Rounds), len(cut.Rounds), len(left.Rounds))
+	if s.Run.State != record.Interrupted || len(done.Rounds) != 2 || len(cut.Rounds) != 2 || len(left.Rounds) != 1 {
+		t.Fatalf("state %q with rounds %d %d %d in round 2's order, want interrupted and 2 2 1", s.Run.State, len(done.Rounds), len(cut.Rounds), len(left.Rounds))
 	}
 	if f := cut.Rounds[1].Failure; f == nil || f.Reason != "interrupted" || done.Rounds[1].Failure != nil {
 		t.Errorf("%s's round 2 failure %+v", cut.Name, f)
@@ -470,7 +470,7 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(js, &saved); err != nil || !saved.Interrupted || len(saved.Order) != 2 {
+	if err := json.Unmarshal(js, &saved); err != nil || saved.State != record.Interrupted || len(saved.Order) != 2 {
 		t.Errorf("results.json does not record the interruption: %v %+v", err, saved)
 	}
 }
@@ -499,8 +499,8 @@ func TestEngineGoneStopsTheRun(t *testing.T) {
 			t.Errorf("%s: %d rounds, order %v", v.Server, len(srv[i].Rounds), s.Run.Order[0])
 		}
 	}
-	if !s.Run.Interrupted || len(s.Run.Order) != 1 {
-		t.Errorf("interrupted %v, order %v", s.Run.Interrupted, s.Run.Order)
+	if s.Run.State != record.Interrupted || len(s.Run.Order) != 1 {
+		t.Errorf("state %q, order %v", s.Run.State, s.Run.Order)
 	}
 	if f := srv[1].Rounds[0].Failure; f == nil || !strings.HasPrefix(f.Reason, "the Docker engine went away") {
 		t.Errorf("second's failure %+v", f)
@@ -557,8 +557,8 @@ func TestResumeFinishesAnInterruptedRun(t *testing.T) {
 			t.Errorf("%s after resuming: %+v", srv.Name, srv.Rounds)
 		}
 	}
-	if s.Run.Interrupted {
-		t.Error("the finished run is still marked interrupted")
+	if s.Run.State != record.Finished {
+		t.Errorf("the resumed run ended %q, want finished", s.Run.State)
 	}
 }
 

@@ -23,11 +23,15 @@ const Version = 3
 
 // Run is everything known about one run; results.json is this, encoded.
 type Run struct {
-	Version  int       `json:"version"`
-	ID       string    `json:"id"`
-	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished,omitzero"`
-	Commit   string    `json:"commit"`
+	Version int       `json:"version"`
+	ID      string    `json:"id"`
+	Started time.Time `json:"started"`
+	// State is how the run stands: running from its start (and again from a
+	// resume) until it ends, finished or interrupted, at Ended. A run that
+	// was killed outright stays running: it is one to resume.
+	State State     `json:"state"`
+	Ended time.Time `json:"ended,omitzero"`
+	Commit string   `json:"commit"`
 	// Settings are the variables as given; each cell has its own, resolved.
 	Settings []Setting `json:"settings"`
 	// Hosts are the addresses of the hosts the run's containers ran on,
@@ -50,8 +54,6 @@ type Run struct {
 	// Cells are the combinations of the list-valued settings, one section
 	// of bench.txt each.
 	Cells []Cell `json:"cells"`
-	// Interrupted is set when the run was stopped before its last round.
-	Interrupted bool `json:"interrupted,omitempty"`
 	// Design is how the rankings' pairs are tested: one look at the end,
 	// or (GRPC_BENCHMARK_ROUNDS=auto) the looks of a sequential design.
 	Design *Design `json:"design,omitempty"`
@@ -65,6 +67,24 @@ type Run struct {
 	StopReason string `json:"stop_reason,omitempty"`
 	// Dir is the run's folder, where it was read from.
 	Dir string `json:"-"`
+}
+
+// State is how a run stands.
+type State string
+
+// The states of a run.
+const (
+	Running     State = "running"
+	Interrupted State = "interrupted"
+	Finished    State = "finished"
+)
+
+// End marks the run ended now: interrupted when err says so, else finished.
+func (r *Run) End(err error) {
+	r.State, r.Ended = Finished, time.Now()
+	if err != nil {
+		r.State = Interrupted
+	}
 }
 
 // Setting is one variable of the run's configuration with its value as
@@ -167,11 +187,11 @@ type LookLevel struct {
 	Decided int     `json:"decided"`
 }
 
-// Resume prepares a record to go on after an interruption: rounds the
-// interruption cut short are dropped, to run again; what finished, and
-// failures of their own, stay.
+// Resume prepares a record to go on after an interruption: the run is
+// running again, rounds the interruption cut short are dropped, to run
+// again; what finished, and failures of their own, stay.
 func (r *Run) Resume() {
-	r.Interrupted = false
+	r.State, r.Ended = Running, time.Time{}
 	for ci := range r.Cells {
 		for si := range r.Cells[ci].Servers {
 			s := &r.Cells[ci].Servers[si]

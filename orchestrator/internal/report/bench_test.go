@@ -265,7 +265,7 @@ func TestWriteBenchLoadNotesAndInterruption(t *testing.T) {
 	s := seedRows[4].server()
 	s.Rounds[0].Load.Notes = []string{"latencies from 1 of 50 connections"}
 	run := runOf(s)
-	run.Interrupted = true
+	run.State = record.Interrupted
 	bench := writeBench(t, run)
 	want := []string{
 		"! go_grpc: latencies from 1 of 50 connections",
@@ -457,7 +457,7 @@ func TestSave(t *testing.T) {
 	run := seedRun()
 	run.ID = "2026-11-30_07-32-20"
 	run.Started = start
-	run.Finished = start.Add(7*time.Minute + 3*time.Second)
+	run.State, run.Ended = record.Finished, start.Add(7*time.Minute+3*time.Second)
 	run.Hardware = record.Hardware{CPUModel: "AMD Ryzen 9 7950X3D 16-Core Processor", CPUs: 32, MemoryBytes: 96 << 30,
 		Kernel: "6.8.0-35-generic", OS: "Ubuntu 24.04 LTS", DockerVersion: "20.10.24", CgroupVersion: "1", StorageDriver: "overlay2"}
 	c := &run.Cells[0]

@@ -129,8 +129,8 @@ func Resume(ctx context.Context, root, dir string, anyway bool, out io.Writer) (
 	if err != nil {
 		return nil, &config.Error{Var: "--resume", Value: dir, Reason: err.Error(), Allowed: "the folder of a run that was interrupted"}
 	}
-	if !prior.Finished.IsZero() && !prior.Interrupted {
-		return nil, fmt.Errorf("run %s finished at %s: %w", prior.ID, prior.Finished.Format(time.RFC3339), ErrFinished)
+	if prior.State == record.Finished {
+		return nil, fmt.Errorf("run %s finished at %s: %w", prior.ID, prior.Ended.Format(time.RFC3339), ErrFinished)
 	}
 	cfg, parseErr := config.Parse(resumeVars(prior), config.Offered(load.Runners()))
 	prior.Dir = dir
@@ -261,6 +261,7 @@ func (s *Session) start(ctx context.Context, prior *record.Run, changed []string
 	s.Run = record.Run{
 		ID:       filepath.Base(s.Folder.Dir),
 		Started:  started,
+		State:    record.Running,
 		Commit:   s.commit,
 		Settings: plan.Settings(s.Config.All()),
 		Hosts:    &record.HostAddresses{},
