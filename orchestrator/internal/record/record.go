@@ -29,9 +29,9 @@ type Run struct {
 	// State is how the run stands: running from its start (and again from a
 	// resume) until it ends, finished or interrupted, at Ended. A run that
 	// was killed outright stays running: it is one to resume.
-	State State     `json:"state"`
-	Ended time.Time `json:"ended,omitzero"`
-	Commit string   `json:"commit"`
+	State  State     `json:"state"`
+	Ended  time.Time `json:"ended,omitzero"`
+	Commit string    `json:"commit"`
 	// Settings are the variables as given; each cell has its own, resolved.
 	Settings []Setting `json:"settings"`
 	// Hosts are the addresses of the hosts the run's containers ran on,
