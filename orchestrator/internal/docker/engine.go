@@ -121,16 +121,16 @@ func Connect(ctx context.Context, t backend.Target) (*Host, error) {
 }
 
 // Address is the engine's address, as given to Connect.
-func (e *Host) Address() string { return e.address }
+func (h *Host) Address() string { return h.address }
 
 // Close releases the connection.
-func (e *Host) Close() error { return e.api.Close() }
+func (h *Host) Close() error { return h.api.Close() }
 
 // Facts describe the engine and the machine it runs on.
-func (e *Host) Facts(ctx context.Context) (backend.Facts, error) {
+func (h *Host) Facts(ctx context.Context) (backend.Facts, error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
-	info, err := e.api.Info(ctx)
+	info, err := h.api.Info(ctx)
 	if err != nil {
 		return backend.Facts{}, fmt.Errorf("engine info: %w", err)
 	}
@@ -152,20 +152,20 @@ func goArch(machine string) string {
 // Local says the engine is reached through a unix socket, so it runs on
 // this host (or, for a containerised orchestrator, on the host whose
 // socket is mounted, which shares /proc/stat with it).
-func (e *Host) Local() bool {
-	return strings.HasPrefix(e.api.DaemonHost(), "unix://")
+func (h *Host) Local() bool {
+	return strings.HasPrefix(h.api.DaemonHost(), "unix://")
 }
 
 // Ping says whether the engine answers, on a new connection: an engine
 // shutting down closes its socket at once but goes on serving the
 // connections it has open until it exits.
-func (e *Host) Ping(ctx context.Context) error {
+func (h *Host) Ping(ctx context.Context) error {
 	ctx, cancel := quick(ctx)
 	defer cancel()
 	// The client's Close closes its idle connections and nothing else (the
 	// transport's own CloseIdleConnections is hidden behind its tracing
 	// wrapper); the client stays usable.
-	e.api.Close()
-	_, err := e.api.Ping(ctx)
+	h.api.Close()
+	_, err := h.api.Ping(ctx)
 	return err
 }

@@ -82,15 +82,15 @@ func LockName(image string) string {
 // meantime stays, then created again, which only one taker can do. When
 // owner.Container runs on this engine, its start is recorded with it.
 // release removes the lock this call created, not another.
-func (e *Host) Lock(ctx context.Context, name string, owner backend.Owner, alive func(context.Context, backend.Owner) bool) (release func(context.Context) error, err error) {
+func (h *Host) Lock(ctx context.Context, name string, owner backend.Owner, alive func(context.Context, backend.Owner) bool) (release func(context.Context) error, err error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
 	lock := LockName(name)
-	if err := e.ensureLockImage(ctx); err != nil {
+	if err := h.ensureLockImage(ctx); err != nil {
 		return nil, fmt.Errorf("take the lock of GRPC_IMAGE_NAME=%s: %w", name, err)
 	}
 	if owner.Container != "" {
-		if info, err := e.api.ContainerInspect(ctx, owner.Container); err == nil && info.State != nil && info.State.Running {
+		if info, err := h.api.ContainerInspect(ctx, owner.Container); err == nil && info.State != nil && info.State.Running {
 			owner.Started = info.State.StartedAt
 		} else {
 			owner.Container = "" // a container of another engine
@@ -101,13 +101,13 @@ func (e *Host) Lock(ctx context.Context, name string, owner backend.Owner, alive
 	// Each pass either takes the lock, finds a live holder, or removes a
 	// dead one; takers racing for a dead one's lock may need a few.
 	for range 50 {
-		created, err := e.api.ContainerCreate(ctx, &container.Config{Image: lockImage, Cmd: []string{"lock"}, Labels: labels},
+		created, err := h.api.ContainerCreate(ctx, &container.Config{Image: lockImage, Cmd: []string{"lock"}, Labels: labels},
 			&container.HostConfig{NetworkMode: "none"}, nil, nil, lock)
 		if err == nil {
 			return func(ctx context.Context) error {
 				ctx, cancel := quick(ctx)
 				defer cancel()
-				if err := e.api.ContainerRemove(ctx, created.ID, container.RemoveOptions{Force: true}); err != nil && !IsMissing(err) {
+				if err := h.api.ContainerRemove(ctx, created.ID, container.RemoveOptions{Force: true}); err != nil && !IsMissing(err) {
 					return fmt.Errorf("give back the lock %s: %w", lock, err)
 				}
 				return nil
@@ -116,7 +116,7 @@ func (e *Host) Lock(ctx context.Context, name string, owner backend.Owner, alive
 		if !cerrdefs.IsConflict(err) {
 			return nil, fmt.Errorf("take the lock of GRPC_IMAGE_NAME=%s: %w", name, err)
 		}
-		info, err := e.api.ContainerInspect(ctx, lock)
+		info, err := h.api.ContainerInspect(ctx, lock)
 		if IsMissing(err) {
 			continue // given back in between
 		} else if err != nil {
@@ -126,7 +126,7 @@ func (e *Host) Lock(ctx context.Context, name string, owner backend.Owner, alive
 		if alive(ctx, holder) {
 			return nil, &LockedError{Name: name, Holder: holder, Lock: lock}
 		}
-		err = e.api.ContainerRemove(ctx, info.ID, container.RemoveOptions{Force: true})
+		err = h.api.ContainerRemove(ctx, info.ID, container.RemoveOptions{Force: true})
 		switch {
 		case cerrdefs.IsConflict(err): // another taker is removing it: wait for the name to be free
 			select {
@@ -144,10 +144,10 @@ func (e *Host) Lock(ctx context.Context, name string, owner backend.Owner, alive
 // LockHeld says whether the lock of an image name is there and carries
 // token: a `docker container prune` removes the lock container (it is
 // never started), which the run must notice before another run takes it.
-func (e *Host) LockHeld(ctx context.Context, name, token string) (bool, error) {
+func (h *Host) LockHeld(ctx context.Context, name, token string) (bool, error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
-	info, err := e.api.ContainerInspect(ctx, LockName(name))
+	info, err := h.api.ContainerInspect(ctx, LockName(name))
 	if IsMissing(err) {
 		return false, nil
 	} else if err != nil {
@@ -158,8 +158,8 @@ func (e *Host) LockHeld(ctx context.Context, name, token string) (bool, error) {
 
 // ensureLockImage imports the empty image of lock containers when the
 // engine lacks it.
-func (e *Host) ensureLockImage(ctx context.Context) error {
-	if _, err := e.api.ImageInspect(ctx, lockImage); err == nil {
+func (h *Host) ensureLockImage(ctx context.Context) error {
+	if _, err := h.api.ImageInspect(ctx, lockImage); err == nil {
 		return nil
 	} else if !IsMissing(err) {
 		return err
@@ -168,15 +168,15 @@ func (e *Host) ensureLockImage(ctx context.Context) error {
 	if err := tar.NewWriter(&empty).Close(); err != nil {
 		return err
 	}
-	return e.Import(ctx, &empty, lockImage, []string{"LABEL " + LockLabel + "=image"})
+	return h.Import(ctx, &empty, lockImage, []string{"LABEL " + LockLabel + "=image"})
 }
 
 // Started says when the container with the id started and whether it runs;
 // an error that is backend.ErrMissing when the engine has no such container.
-func (e *Host) Started(ctx context.Context, id string) (started string, running bool, err error) {
+func (h *Host) Started(ctx context.Context, id string) (started string, running bool, err error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
-	info, err := e.api.ContainerInspect(ctx, id)
+	info, err := h.api.ContainerInspect(ctx, id)
 	if err != nil {
 		return "", false, missing(err)
 	}
