@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,13 +51,17 @@ func (c *Container) ID() string { return c.id }
 func (h *Host) Start(ctx context.Context, spec backend.ContainerSpec) (backend.Container, error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
+	tmpfs, err := h.tmpfs(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
 	host := &container.HostConfig{
 		Resources:      container.Resources{NanoCPUs: spec.NanoCPUs, CpusetCpus: spec.CPUSet, Memory: spec.Memory},
 		CapDrop:        dropAll,
 		SecurityOpt:    noNewPrivs,
 		LogConfig:      boundedLogs,
 		ReadonlyRootfs: spec.ReadOnly,
-		Tmpfs:          spec.Tmpfs,
+		Tmpfs:          tmpfs,
 	}
 	if spec.PidsLimit > 0 {
 		host.PidsLimit = &spec.PidsLimit
@@ -85,14 +90,15 @@ func (h *Host) Start(ctx context.Context, spec backend.ContainerSpec) (backend.C
 	host.PortBindings = bindings
 	var network string
 	if len(spec.Publish) > 0 {
-		var err error
 		if network, err = h.ownNetwork(ctx, spec.Labels); err != nil {
 			return nil, err
 		}
 		host.NetworkMode = container.NetworkMode(network)
 	}
 	if len(spec.Files) > 0 {
-		host.Mounts = []mount.Mount{{Type: mount.TypeVolume, Target: spec.InputDir}}
+		// Without the image's content at that path, whose owner the volume
+		// would take: the files are root's, in a folder of root's.
+		host.Mounts = []mount.Mount{{Type: mount.TypeVolume, Target: spec.InputDir, VolumeOptions: &mount.VolumeOptions{NoCopy: true}}}
 	}
 	created, err := h.api.ContainerCreate(ctx, &container.Config{
 		Image:        spec.Image,
@@ -114,6 +120,33 @@ func (h *Host) Start(ctx context.Context, spec backend.ContainerSpec) (backend.C
 		return nil, err
 	}
 	return c, nil
+}
+
+// tmpfs are the container's tmpfs mounts: the spec's, and, on a read-only
+// root, one over each VOLUME the image declares, which would otherwise be
+// a writable folder on the engine's disk, beyond the container's memory.
+func (h *Host) tmpfs(ctx context.Context, spec backend.ContainerSpec) (map[string]string, error) {
+	if !spec.ReadOnly {
+		return spec.Tmpfs, nil
+	}
+	img, err := h.api.ImageInspect(ctx, spec.Image)
+	if err != nil {
+		return nil, fmt.Errorf("inspect image %s: %w", spec.Image, missing(err))
+	}
+	tmpfs := maps.Clone(spec.Tmpfs)
+	if img.Config == nil {
+		return tmpfs, nil
+	}
+	for volume := range img.Config.Volumes {
+		volume = path.Clean(volume)
+		if _, ok := tmpfs[volume]; !ok && (len(spec.Files) == 0 || volume != spec.InputDir) {
+			if tmpfs == nil {
+				tmpfs = map[string]string{}
+			}
+			tmpfs[volume] = spec.VolumeTmpfs
+		}
+	}
+	return tmpfs, nil
 }
 
 func (c *Container) start(ctx context.Context, dir string, files map[string][]byte) error {

@@ -363,8 +363,8 @@ func (srv *Instance) inputs(extra map[string][]byte) map[string][]byte {
 }
 
 // Containment of every container the suite starts: no root, a read-only
-// root file system with a small tmpfs for /tmp, a bounded number of
-// processes and threads (capabilities, privileges and logs are bounded by
+// root file system with a small tmpfs for /tmp and for each VOLUME of the
+// image, a bounded number of processes and threads (capabilities, privileges and logs are bounded by
 // the docker package for every container).
 const (
 	nobody      = "65534:65534"
@@ -376,7 +376,7 @@ const (
 )
 
 func contained(spec backend.ContainerSpec, pids int64) backend.ContainerSpec {
-	spec.User, spec.ReadOnly, spec.Tmpfs, spec.PidsLimit = nobody, true, map[string]string{"/tmp": tmpfsOpts}, pids
+	spec.User, spec.ReadOnly, spec.Tmpfs, spec.VolumeTmpfs, spec.PidsLimit = nobody, true, map[string]string{"/tmp": tmpfsOpts}, tmpfsOpts, pids
 	return spec
 }
 
