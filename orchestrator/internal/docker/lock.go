@@ -135,7 +135,7 @@ func (h *Host) Lock(ctx context.Context, name string, owner backend.Owner, alive
 			return nil, fmt.Errorf("read the lock of GRPC_IMAGE_NAME=%s: %w", name, err)
 		}
 		holder := ownerOf(info.Config.Labels)
-		if holder.Token == owner.Token {
+		if owner.Token != "" && holder.Token == owner.Token { // this run's own, stopped
 			if err := h.api.ContainerStart(ctx, info.ID, container.StartOptions{}); err != nil {
 				return nil, fmt.Errorf("start the lock %s again: %w", lock, err)
 			}
