@@ -77,9 +77,10 @@ func TestSecondRunIsRefusedAndADeadOnesLockTakenOver(t *testing.T) {
 	assertNoContainersLeft(t, api)
 }
 
-// waitForServer waits until a run's server container runs: up to 10
-// minutes, as compose builds the orchestrator's image first.
-func waitForServer(t *testing.T, done <-chan error) {
+// waitForServer waits until a run's server container runs, and returns
+// its id: up to 10 minutes, as compose builds the orchestrator's image
+// first.
+func waitForServer(t *testing.T, done <-chan error) string {
 	t.Helper()
 	api := engine(t)
 	deadline := time.After(10 * time.Minute)
@@ -90,7 +91,7 @@ func waitForServer(t *testing.T, done <-chan error) {
 			t.Fatal(err)
 		}
 		if len(list) > 0 {
-			return
+			return list[0].ID
 		}
 		select {
 		case err := <-done:
@@ -228,8 +229,8 @@ func TestPruneDuringARoundLeavesTheLock(t *testing.T) {
 		if res := runProgram(t, repoRoot(t), "docker", "container", "prune", "--force", "--filter", "label=io.grpcbench.lock="+testImageName); res.code != 0 {
 			t.Fatalf("docker container prune: exit %d\n%s", res.code, res.stderr)
 		}
-		if info, err := api.ContainerInspect(ctx, lock); err != nil || !info.State.Running {
-			t.Errorf("after docker container prune the lock is %v (%v), want it running", info.State, err)
+		if info, err := api.ContainerInspect(ctx, lock); err != nil || info.State == nil || !info.State.Running {
+			t.Errorf("after docker container prune the lock is not running: %v", err)
 		}
 		res := runBinary(t, repoRoot(t), benchEnv(t, nil), "bench")
 		if res.code != 1 || !strings.Contains(res.stderr, "another grpcbench run uses") {

@@ -10,12 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/mount"
-	"github.com/docker/docker/client"
 )
 
 // TestImageVolumeIsATmpfsAndTLSStaysRoots runs, over TLS, go_grpc in an
@@ -45,7 +41,10 @@ func TestImageVolumeIsATmpfsAndTLSStaysRoots(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	server := runningServer(t, api, done)
+	server, err := api.ContainerInspect(context.Background(), waitForServer(t, done))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, m := range server.Mounts {
 		if m.Type == mount.TypeVolume && m.Destination != "/tls" {
 			t.Errorf("the server has a volume at %s (%s): the image's VOLUME reached the engine's disk", m.Destination, m.Source)
@@ -76,34 +75,6 @@ func TestImageVolumeIsATmpfsAndTLSStaysRoots(t *testing.T) {
 		t.Errorf("the server could write in /tls:\n%s", log)
 	}
 	assertNoContainersLeft(t, api)
-}
-
-// runningServer waits for the run's server container to run and inspects
-// it.
-func runningServer(t *testing.T, api *client.Client, done <-chan error) container.InspectResponse {
-	t.Helper()
-	ctx := context.Background()
-	deadline := time.After(5 * time.Minute)
-	for {
-		list, err := api.ContainerList(ctx, container.ListOptions{Filters: filters.NewArgs(
-			filters.Arg("label", "io.grpcbench.images="+testImageName), filters.Arg("label", "io.grpcbench.role=server"))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(list) > 0 {
-			info, err := api.ContainerInspect(ctx, list[0].ID)
-			if err == nil {
-				return info
-			}
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("the run ended (%v) before its server ran", err)
-		case <-deadline:
-			t.Fatal("no server running after 5 minutes")
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }
 
 // bytesIn reads "/data: tmpfs, N bytes" from the server's log.

@@ -151,7 +151,7 @@ func TestReapRemovesByLabel(t *testing.T) {
 	f.add("b", mine, false)
 	other := f.add("c", map[string]string{backend.ImagesLabel: "another"}, true)
 	f.addNetwork("n1", mine)
-	f.addNetwork("n2", other.req.Config.Labels)
+	f.addNetwork("n2", other.req.Labels)
 	n, err := f.connect(t).Reap(context.Background(), backend.ImagesLabel, "bench")
 	if err != nil || n != 2 {
 		t.Fatalf("Reap = %d, %v; want 2", n, err)

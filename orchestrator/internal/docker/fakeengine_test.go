@@ -362,8 +362,8 @@ func (f *fakeEngine) list(w http.ResponseWriter, q map[string][]string) {
 	defer f.mu.Unlock()
 	list := []container.Summary{}
 	for _, c := range f.containers {
-		if matches(args, c.req.Config.Labels) {
-			list = append(list, container.Summary{ID: c.id, Names: []string{"/" + c.name}, Labels: c.req.Config.Labels})
+		if matches(args, c.req.Labels) {
+			list = append(list, container.Summary{ID: c.id, Names: []string{"/" + c.name}, Labels: c.req.Labels})
 		}
 	}
 	answer(w, list)

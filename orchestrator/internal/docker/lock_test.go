@@ -117,7 +117,7 @@ func TestLockTakenOverFromADeadOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := f.container("grpcbench-lock-bench")
-	if c == nil || c.id == dead || !c.running || ownerOf(c.req.Config.Labels).Run != "run-2" {
+	if c == nil || c.id == dead || !c.running || ownerOf(c.req.Labels).Run != "run-2" {
 		t.Fatalf("lock after the takeover: %+v", c)
 	}
 	if !slices.Contains(f.called(), "DELETE /containers/"+dead) {
@@ -163,7 +163,7 @@ func TestLockRecordsTheOwnersContainer(t *testing.T) {
 	if _, err := h.Lock(ctx, "a", inCompose, says(true)); err != nil {
 		t.Fatal(err)
 	}
-	if o := ownerOf(f.container("grpcbench-lock-a").req.Config.Labels); o.Container != compose.id || o.Started != compose.startedAt {
+	if o := ownerOf(f.container("grpcbench-lock-a").req.Labels); o.Container != compose.id || o.Started != compose.startedAt {
 		t.Errorf("owner recorded %+v, want container %s started %s", o, compose.id, compose.startedAt)
 	}
 	elsewhere := owner
@@ -171,7 +171,7 @@ func TestLockRecordsTheOwnersContainer(t *testing.T) {
 	if _, err := h.Lock(ctx, "b", elsewhere, says(true)); err != nil {
 		t.Fatal(err)
 	}
-	if o := ownerOf(f.container("grpcbench-lock-b").req.Config.Labels); o.Container != elsewhere.Container || o.Started != "" {
+	if o := ownerOf(f.container("grpcbench-lock-b").req.Labels); o.Container != elsewhere.Container || o.Started != "" {
 		t.Errorf("owner in a container of another engine recorded %+v, want its container without a start", o)
 	}
 }

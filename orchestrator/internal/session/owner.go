@@ -163,7 +163,8 @@ func aliveAs(me backend.Owner, host owners, p procfs) func(context.Context, back
 		case o.Started != "":
 			return containerRuns(ctx, host, p, o, thisBoot)
 		case !thisBoot:
-			return !(o.Machine != "" && o.Machine == me.Machine || o.Host == me.Host && holdsToken(o.Dir, o.Token))
+			rebooted := o.Machine != "" && o.Machine == me.Machine || o.Host == me.Host && holdsToken(o.Dir, o.Token)
+			return !rebooted
 		default:
 			return true
 		}
