@@ -138,7 +138,8 @@ func alive(host owners) func(context.Context, backend.Owner) bool {
 // aliveAs says whether the owner of a lock on a host still runs, as me,
 // reading processes from p, can tell:
 //   - in my PID namespace and boot, when a process with its pid and start
-//     runs;
+//     runs (a lock that names no namespace, an older grpcbench's, of my
+//     host name and boot, too);
 //   - in my container but another PID namespace or boot, never: the
 //     container started again since;
 //   - in a container the host runs, when that container runs since the
@@ -156,7 +157,7 @@ func aliveAs(me backend.Owner, host owners, p procfs) func(context.Context, back
 	return func(ctx context.Context, o backend.Owner) bool {
 		thisBoot := o.Boot == me.Boot
 		switch {
-		case thisBoot && o.PIDNamespace == me.PIDNamespace:
+		case thisBoot && (o.PIDNamespace == me.PIDNamespace || o.PIDNamespace == "" && o.Host == me.Host): // "": a lock of an older grpcbench
 			return o.Start != 0 && p.start(o.PID) == o.Start
 		case o.Container != "" && o.Container == me.Container:
 			return false

@@ -80,6 +80,8 @@ func TestOwnerAlive(t *testing.T) {
 		{"my namespace: its process runs", me, withMe(func(o *backend.Owner) { o.PID, o.Start = 40, 500 }), engineSays{}, true},
 		{"my namespace: another process has its pid", me, withMe(func(o *backend.Owner) { o.PID, o.Start = 40, 501 }), engineSays{}, false},
 		{"my namespace: no process has its pid", me, withMe(func(o *backend.Owner) { o.PID, o.Start = 41, 500 }), engineSays{}, false},
+		{"an older grpcbench's lock, its process gone", me, backend.Owner{Host: me.Host, Boot: me.Boot, PID: 40, Start: 499}, engineSays{}, false},
+		{"an older grpcbench's lock, its process there", me, backend.Owner{Host: me.Host, Boot: me.Boot, PID: 40, Start: 500}, engineSays{}, true},
 		{"another namespace of my boot, a container the host does not run", me, withC(func(o *backend.Owner) { o.PID, o.Start = 40, 999 }), engineSays{}, true},
 		{"a host run seen from a --network host container", withC(func(o *backend.Owner) {}), withMe(func(o *backend.Owner) { o.PID, o.Start = 77, 5 }), engineSays{}, true},
 		{"my container, since started again", withC(func(o *backend.Owner) { o.PIDNamespace = "pid:[4026532999]" }), withC(func(o *backend.Owner) { o.PID, o.Start = 1, 5 }), engineSays{}, false},
