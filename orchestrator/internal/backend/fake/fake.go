@@ -162,6 +162,9 @@ func (h *Host) Started(_ context.Context, id string) (string, bool, error) {
 	return "", false, fmt.Errorf("container %s: %w", id, backend.ErrMissing)
 }
 
+// Processes knows no process ids: a fake container runs nothing.
+func (h *Host) Processes(context.Context, string) ([]int, error) { return nil, nil }
+
 // Reap removes the containers labelled key=value.
 func (h *Host) Reap(_ context.Context, key, value string) (int, error) {
 	h.mu.Lock()
