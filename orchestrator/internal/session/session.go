@@ -237,13 +237,13 @@ func (s *Session) start(ctx context.Context, prior *record.Run, changed []string
 	owner := self(filepath.Base(dir), dir, token)
 	s.owner = owner
 	for _, host := range s.Hosts.each() {
-		release, err := host.Lock(ctx, s.Config.ImageName, owner, alive(host))
+		release, err := host.Lock(ctx, s.Config.Repository(), owner, alive(host))
 		if err != nil {
 			return err
 		}
 		s.release = append(s.release, release)
 		// With the lock held, containers of this image name are a dead run's.
-		if n, err := host.Reap(ctx, backend.ImagesLabel, s.Config.ImageName); err != nil {
+		if n, err := host.Reap(ctx, backend.ImagesLabel, s.Config.Repository()); err != nil {
 			return err
 		} else if n > 0 {
 			fmt.Fprintf(out, "removed %d containers left behind by an earlier run on %s\n", n, host.Address())
@@ -302,14 +302,14 @@ func (s *Session) Close() error {
 // took stops this run.
 func (s *Session) Held(ctx context.Context) error {
 	for i, host := range s.Hosts.each() {
-		held, err := host.LockHeld(ctx, s.Config.ImageName, s.owner.Token)
+		held, err := host.LockHeld(ctx, s.Config.Repository(), s.owner.Token)
 		if err != nil {
 			return err
 		}
 		if held {
 			continue
 		}
-		release, err := host.Lock(ctx, s.Config.ImageName, s.owner, alive(host))
+		release, err := host.Lock(ctx, s.Config.Repository(), s.owner, alive(host))
 		if err != nil {
 			return fmt.Errorf("the lock of GRPC_IMAGE_NAME=%s on %s was removed during the run (docker container prune?) and could not be taken again: %w", s.Config.ImageName, host.Address(), err)
 		}
@@ -355,7 +355,7 @@ func (s *Session) suiteOptions() harness.Options {
 	h := harness.Options{
 		Servers:    s.Hosts.Server,
 		Clients:    s.Hosts.Client,
-		Labels:     map[string]string{backend.RunLabel: s.Run.ID, backend.ImagesLabel: s.Config.ImageName},
+		Labels:     map[string]string{backend.RunLabel: s.Run.ID, backend.ImagesLabel: s.Config.Repository()},
 		ServerCPUs: s.Hosts.ServerFacts.CPUs,
 	}
 	if s.Hosts.Two() {
