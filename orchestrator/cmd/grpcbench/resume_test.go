@@ -50,7 +50,7 @@ func resumeWithOtherCode(t *testing.T, state record.State) {
 		Cells:    []record.Cell{{Servers: []record.Server{{Name: "a"}}}}})
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"bench", "--root", root, "--resume", dir}, &stdout, &stderr)
-	if want := "build context changed (servers/<name>/ or the scenarios): a"; code != exitBadInput || !strings.Contains(stderr.String(), want) {
+	if want := "build context changed (servers/<name>/, the scenarios or tools/): a"; code != exitBadInput || !strings.Contains(stderr.String(), want) {
 		t.Errorf("exit %d, want 2 and %q\nstderr:\n%s", code, want, stderr.String())
 	}
 	stderr.Reset()

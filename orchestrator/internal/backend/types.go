@@ -8,6 +8,8 @@ import (
 // Facts describe a host's machine, as the settings' checks and the record
 // need them.
 type Facts struct {
+	// ID tells one host from another: a Docker engine's ID.
+	ID     string
 	CPUs   int
 	Memory int64 // bytes
 	// Arch is the machine's architecture as Go names it (amd64, arm64).

@@ -260,7 +260,8 @@ func (b *Bench) look(rounds int, elapsed time.Duration) map[string]bool {
 		rec.Capacity = append(rec.Capacity, cell.Capacity.Record())
 		rec.Continuing = append(rec.Continuing, names)
 	}
-	b.run.Looks = append(b.run.Looks, rec)
+	// A resumed run looks again at the looks it had: each is recorded once.
+	b.run.Looks = append(slices.DeleteFunc(b.run.Looks, func(l record.Look) bool { return l.Rounds >= rounds }), rec)
 	b.Progress.Printf("look after round %d: %d servers go on", rounds, len(open))
 	return open
 }
@@ -377,7 +378,7 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 // it down.
 func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) record.Round {
 	k, cell := b.Kit, b.run.Cells[ci]
-	round := record.Round{Round: r, Start: time.Now()}
+	round := record.Round{Round: r, Start: time.Now(), ImageID: srv.ImageID}
 	folder, err := k.Folder.Sub(srv.Name, record.CellDir(b.run, cell), fmt.Sprintf("round-%d", r))
 	if err != nil {
 		return b.fail(srv.Name, round, err)

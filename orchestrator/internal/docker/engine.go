@@ -185,7 +185,7 @@ func (h *Host) Facts(ctx context.Context) (backend.Facts, error) {
 	if err != nil {
 		return backend.Facts{}, fmt.Errorf("engine info: %w", err)
 	}
-	return backend.Facts{CPUs: info.NCPU, Memory: info.MemTotal, Arch: goArch(info.Architecture), Kernel: info.KernelVersion,
+	return backend.Facts{ID: info.ID, CPUs: info.NCPU, Memory: info.MemTotal, Arch: goArch(info.Architecture), Kernel: info.KernelVersion,
 		OS: info.OperatingSystem, Version: info.ServerVersion, Cgroup: info.CgroupVersion, Storage: info.Driver}, nil
 }
 

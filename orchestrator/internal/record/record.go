@@ -41,6 +41,9 @@ type Run struct {
 	// the run's scenarios), by server: a resume refuses to go on with
 	// other code.
 	Contexts map[string]string `json:"build_contexts,omitempty"`
+	// Client is a hash of the orchestrator's binary, which the load
+	// client's image is made of: a resume with another one is refused.
+	Client string `json:"client_binary,omitempty"`
 	// ResumedAnyway lists what had changed when a resume was told to go
 	// on all the same (--resume-anyway).
 	ResumedAnyway []string `json:"resumed_anyway,omitempty"`
@@ -112,11 +115,18 @@ func (r Run) Setting(name string) (Setting, bool) {
 type HostAddresses struct {
 	Servers string `json:"servers"`
 	Clients string `json:"clients"`
+	// TLSVerify and CertPath are how a tcp:// host was reached, as the
+	// Docker CLI takes them (DOCKER_TLS_VERIFY, DOCKER_CERT_PATH).
+	TLSVerify bool   `json:"tls_verify,omitempty"`
+	CertPath  string `json:"cert_path,omitempty"`
 }
 
 // Hardware is the machine the servers ran on, as its host sees it (the
 // orchestrator itself may run in a container).
 type Hardware struct {
+	// HostID tells this host from another (a Docker engine's ID): a
+	// resume on another one is refused.
+	HostID        string `json:"host_id,omitempty"`
 	CPUModel      string `json:"cpu_model"`
 	CPUs          int    `json:"cpus"`
 	MemoryBytes   int64  `json:"memory_bytes"`
@@ -303,6 +313,9 @@ type Round struct {
 	Phases []Phase   `json:"phases"`
 	// Failure is set when the round could not be measured.
 	Failure *Failure `json:"failure,omitempty"`
+	// ImageID is the image the round's server ran: a resume that rebuilt
+	// the image records the new one for its rounds.
+	ImageID string `json:"image_id,omitempty"`
 	// ServerAddress is where the clients reached the server from another
 	// machine: the address of GRPC_SERVER_ADDRESS and the port the
 	// server was published at in this round.

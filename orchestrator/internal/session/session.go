@@ -49,10 +49,10 @@ type Session struct {
 	owner backend.Owner
 	// newFolder says the run's folder was made by this session.
 	newFolder bool
-	// commit and contexts are the code here: the commit line and a hash of
-	// each server's build context.
-	commit   string
-	contexts map[string]string
+	// commit, client and contexts are the code here: the commit line, a
+	// hash of the orchestrator's binary and of each build context.
+	commit, client string
+	contexts       map[string]string
 }
 
 // Hosts are the hosts of a run: one runs servers and clients unless
@@ -157,10 +157,10 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 	if err != nil {
 		return nil, err
 	}
-	commit := cat.Commit(ctx)
+	commit, client := cat.Commit(ctx), binaryHash()
 	var changed []string
 	if prior != nil {
-		if changed, err = checkResume(*prior, anyway, commit, servers, contexts); err != nil {
+		if changed, err = checkResume(*prior, anyway, commit, client, servers, contexts); err != nil {
 			return nil, err
 		}
 	}
@@ -174,10 +174,18 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 		}
 		return nil, err
 	}
-	s := &Session{Config: cfg, Catalog: cat, Hosts: hosts, commit: commit, contexts: contexts}
+	s := &Session{Config: cfg, Catalog: cat, Hosts: hosts, commit: commit, client: client, contexts: contexts}
 	if err := s.check(ctx, parseErr); err != nil {
 		hosts.close()
 		return nil, err
+	}
+	if prior != nil {
+		moved, err := checkHosts(*prior, anyway, hardwareOf(hosts.ServerFacts), hardwareOf(hosts.ClientFacts))
+		if err != nil {
+			hosts.close()
+			return nil, err
+		}
+		changed = append(changed, moved...)
 	}
 	if err := s.start(ctx, prior, changed, out); err != nil {
 		s.Close()
@@ -263,6 +271,7 @@ func (s *Session) start(ctx context.Context, prior *record.Run, changed []string
 		Started:  started,
 		State:    record.Running,
 		Commit:   s.commit,
+		Client:   s.client,
 		Settings: plan.Settings(s.Config.All()),
 		Hosts:    &record.HostAddresses{},
 		Contexts: s.contexts,
@@ -270,6 +279,7 @@ func (s *Session) start(ctx context.Context, prior *record.Run, changed []string
 		Cells:    plan.Cells(s.Config, s.Hosts.ServerFacts.CPUs, s.Hosts.ClientFacts.CPUs),
 	}
 	s.Run.Hosts.Servers, s.Run.Hosts.Clients = s.Config.DockerHosts()
+	s.Run.Hosts.TLSVerify, s.Run.Hosts.CertPath = s.Config.DockerTLS()
 	if s.Hosts.Two() {
 		client := hardwareOf(s.Hosts.ClientFacts)
 		s.Run.ClientHardware = &client
