@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"go/build"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -193,56 +196,8 @@ func TestServerReadmesSayStackVersionsThreads(t *testing.T) {
 // an implementation (layer 3) is imported by main alone, so the rest of
 // the code sees only the interfaces.
 func TestPackageLayers(t *testing.T) {
-	const module = "github.com/grpcbench/grpcbench/orchestrator/"
-	layer := map[string]int{}
-	var implementations []string
-	for _, m := range regexp.MustCompile(`(?m)^\| (\d) ([a-z' ]+) \| (.+) \|$`).FindAllStringSubmatch(testfiles.Read(t, filepath.Join(repoRoot, "docs", "architecture.md")), -1) {
-		n := int(m[1][0] - '0')
-		for _, pkg := range strings.Fields(strings.ReplaceAll(m[3], "`", "")) {
-			if _, dup := layer[pkg]; dup {
-				t.Errorf("docs/architecture.md names %s twice", pkg)
-			}
-			layer[pkg] = n
-			if strings.TrimSpace(m[2]) == "implementations" {
-				implementations = append(implementations, pkg)
-			}
-		}
-	}
-	if len(layer) == 0 || len(implementations) == 0 {
-		t.Fatal("docs/architecture.md has no table of layers with implementations")
-	}
-	pkgs := map[string][]string{} // package to the packages it imports
-	root := filepath.Join(repoRoot, "orchestrator")
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil || !d.IsDir():
-			return err
-		case d.Name() == "testdata" || path == filepath.Join(root, "e2e"):
-			return filepath.SkipDir // test servers and the e2e tests are no layer
-		}
-		p, err := build.ImportDir(path, 0)
-		var none *build.NoGoError
-		if errors.As(err, &none) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		name := strings.TrimPrefix(filepath.ToSlash(rel), "internal/")
-		for _, imp := range p.Imports {
-			if strings.HasPrefix(imp, module) {
-				pkgs[name] = append(pkgs[name], strings.TrimPrefix(strings.TrimPrefix(imp, module), "internal/"))
-			}
-		}
-		if _, ok := pkgs[name]; !ok {
-			pkgs[name] = nil
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	layer, implementations := docLayers(t)
+	pkgs := packageImports(t)
 	for pkg, imports := range pkgs {
 		l, ok := layer[pkg]
 		if !ok {
@@ -264,3 +219,182 @@ func TestPackageLayers(t *testing.T) {
 		}
 	}
 }
+
+var architecturePage = filepath.Join(repoRoot, "docs", "architecture.md")
+
+// docLayers reads docs/architecture.md's table of layers: each package's
+// layer, and the packages of the implementations' layer.
+func docLayers(t *testing.T) (map[string]int, []string) {
+	t.Helper()
+	layer := map[string]int{}
+	var implementations []string
+	for _, m := range regexp.MustCompile(`(?m)^\| (\d) ([a-z' ]+) \| (.+) \|$`).FindAllStringSubmatch(testfiles.Read(t, architecturePage), -1) {
+		n := int(m[1][0] - '0')
+		for _, pkg := range strings.Fields(strings.ReplaceAll(m[3], "`", "")) {
+			if _, dup := layer[pkg]; dup {
+				t.Errorf("docs/architecture.md names %s twice", pkg)
+			}
+			layer[pkg] = n
+			if strings.TrimSpace(m[2]) == "implementations" {
+				implementations = append(implementations, pkg)
+			}
+		}
+	}
+	if len(layer) == 0 || len(implementations) == 0 {
+		t.Fatal("docs/architecture.md has no table of layers with implementations")
+	}
+	return layer, implementations
+}
+
+// packageImports is what `go list` says of the orchestrator's packages:
+// each one (named without orchestrator/ and internal/) to the packages of
+// the module its non-test files import, in order.
+func packageImports(t *testing.T) map[string][]string {
+	t.Helper()
+	const module = "github.com/grpcbench/grpcbench/orchestrator/"
+	pkgs := map[string][]string{}
+	root := filepath.Join(repoRoot, "orchestrator")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil || !d.IsDir():
+			return err
+		case d.Name() == "testdata" || path == filepath.Join(root, "e2e"):
+			return filepath.SkipDir // test servers and the e2e tests are no layer
+		}
+		p, err := build.ImportDir(path, 0)
+		var none *build.NoGoError
+		if errors.As(err, &none) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		name := strings.TrimPrefix(filepath.ToSlash(rel), "internal/")
+		imports := []string{}
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, module) {
+				imports = append(imports, strings.TrimPrefix(strings.TrimPrefix(imp, module), "internal/"))
+			}
+		}
+		slices.Sort(imports)
+		pkgs[name] = imports
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkgs
+}
+
+var update = flag.Bool("update", false, "rewrite docs/architecture.md's import listing from the code")
+
+// importListingIntro is the line of docs/architecture.md whose code block
+// is the import listing.
+const importListingIntro = "The import lines, from the non-test files"
+
+// TestArchitectureImports: docs/architecture.md's listing of the import
+// lines is the code's, as `go list` gives them; -update rewrites it.
+func TestArchitectureImports(t *testing.T) {
+	layer, _ := docLayers(t)
+	want := importListing(packageImports(t), layer)
+	page := testfiles.Read(t, architecturePage)
+	start, end := codeBlockAfter(t, page, importListingIntro)
+	if got := page[start:end]; got != want {
+		if *update {
+			testfiles.Write(t, architecturePage, page[:start]+want+page[end:])
+			return
+		}
+		t.Errorf("docs/architecture.md's import listing is not the code's; rewrite it with "+
+			"`go test ./orchestrator/cmd/grpcbench -run TestArchitectureImports -update`.\n%s", lineDiff(got, want))
+	}
+}
+
+// importListing writes the import lines one line per set of imports,
+// highest layer first: the packages that import exactly that set, then
+// the set, wrapped under it.
+func importListing(pkgs map[string][]string, layer map[string]int) string {
+	names := slices.Collect(maps.Keys(pkgs))
+	slices.SortFunc(names, func(a, b string) int {
+		if layer[a] != layer[b] {
+			return layer[b] - layer[a]
+		}
+		return strings.Compare(a, b)
+	})
+	var keys []string
+	importers := map[string][]string{}
+	for _, n := range names {
+		key := strings.Join(pkgs[n], " ")
+		if key == "" {
+			key = "(nothing)"
+		}
+		if _, seen := importers[key]; !seen {
+			keys = append(keys, key)
+		}
+		importers[key] = append(importers[key], n)
+	}
+	// The set of no imports comes last, whatever its layers.
+	if i := slices.Index(keys, "(nothing)"); i >= 0 {
+		keys = append(slices.Delete(keys, i, i+1), "(nothing)")
+	}
+	column := 0
+	for _, n := range names {
+		column = max(column, len(n)+2)
+	}
+	const width = 96
+	var b strings.Builder
+	for _, key := range keys {
+		left := strings.Join(slices.Sorted(slices.Values(importers[key])), " ")
+		indent := max(column, len(left)+2)
+		line := left + strings.Repeat(" ", indent-len(left))
+		for i, imp := range strings.Fields(key) {
+			if i > 0 && len(line)+1+len(imp) > width {
+				b.WriteString(strings.TrimRight(line, " ") + "\n")
+				line = strings.Repeat(" ", indent)
+			} else if i > 0 {
+				line += " "
+			}
+			line += imp
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+// codeBlockAfter finds the first ``` block after the line that starts with
+// intro: the offsets of its text, between the fences.
+func codeBlockAfter(t *testing.T, page, intro string) (start, end int) {
+	t.Helper()
+	at := strings.Index(page, "\n"+intro)
+	if at < 0 {
+		t.Fatalf("docs/architecture.md has no line %q", intro)
+	}
+	open := strings.Index(page[at:], "\n```\n")
+	if open < 0 {
+		t.Fatalf("docs/architecture.md has no code block after %q", intro)
+	}
+	start = at + open + len("\n```\n")
+	closing := strings.Index(page[start:], "```\n")
+	if closing < 0 {
+		t.Fatalf("docs/architecture.md's code block after %q does not end", intro)
+	}
+	return start, start + closing
+}
+
+// lineDiff names the lines only one of two texts has.
+func lineDiff(got, want string) string {
+	var b strings.Builder
+	gotLines, wantLines := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for _, l := range gotLines {
+		if !slices.Contains(wantLines, l) {
+			fmt.Fprintf(&b, "- the page: %s\n", l)
+		}
+	}
+	for _, l := range wantLines {
+		if !slices.Contains(gotLines, l) {
+			fmt.Fprintf(&b, "+ the code: %s\n", l)
+		}
+	}
+	return b.String()
+}
+
