@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
 
@@ -109,19 +110,11 @@ func settingsRows(t *testing.T, readme string) []settingRow {
 }
 
 // TestDocLinksResolve: every relative link of README.md, docs/ and the
-// servers' READMEs names a file of the repository, and a #fragment a
+// scenarios' and servers' READMEs names a file of the repository, and a #fragment a
 // heading of the page it points to.
 func TestDocLinksResolve(t *testing.T) {
-	var pages []string
-	for _, pattern := range []string{"README.md", "docs/*.md", "servers/*/README.md"} {
-		m, err := filepath.Glob(filepath.Join(repoRoot, pattern))
-		if err != nil {
-			t.Fatal(err)
-		}
-		pages = append(pages, m...)
-	}
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
-	for _, page := range pages {
+	for _, page := range docPages(t) {
 		rel, _ := filepath.Rel(repoRoot, page)
 		for _, m := range link.FindAllStringSubmatch(testfiles.Read(t, page), -1) {
 			target := m[1]
@@ -398,3 +391,102 @@ func lineDiff(got, want string) string {
 	return b.String()
 }
 
+// docPages are the pages a reader reads: the README, docs/, the scenarios'
+// and the servers' READMEs.
+func docPages(t *testing.T) []string {
+	t.Helper()
+	var pages []string
+	for _, pattern := range []string{"README.md", "docs/*.md", "scenarios/README.md", "servers/*/README.md"} {
+		m, err := filepath.Glob(filepath.Join(repoRoot, pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, m...)
+	}
+	return pages
+}
+
+// TestDocsCiteNoStops: no page dates a measurement by the project's
+// "stop" it was made in, which means nothing to a reader; the date and
+// the command do.
+func TestDocsCiteNoStops(t *testing.T) {
+	stop := regexp.MustCompile(`(?i)\bstops? \d+`)
+	for _, page := range docPages(t) {
+		rel, _ := filepath.Rel(repoRoot, page)
+		n := 0
+		for line := range strings.Lines(testfiles.Read(t, page)) {
+			n++
+			if m := stop.FindString(line); m != "" {
+				t.Errorf("%s:%d says %q: a reader cannot tell when that was; give the measurement's date and command", rel, n, m)
+			}
+		}
+	}
+}
+
+// TestReadmeMatchesTheCatalog: the README's table of scenarios names the
+// folders of scenarios/, its table of servers every server of the catalog
+// (variants included, as `grpcbench bench` lists them), each once, and its
+// count of servers is the catalog's.
+func TestReadmeMatchesTheCatalog(t *testing.T) {
+	cat, err := catalog.Open(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := testfiles.Read(t, filepath.Join(repoRoot, "README.md"))
+	sameNames(t, "README's scenario table", "the folders of scenarios/",
+		tableNames(t, readme, "| scenario | call | request |", 1), cat.Scenarios)
+	sameNames(t, "README's server table", "the catalog's servers",
+		tableNames(t, readme, "| stack | servers |", 2), cat.Servers)
+	folders := cat.Bases(cat.Servers)
+	want := fmt.Sprintf("%d servers: %d folders of `servers/` and %d variants", len(cat.Servers), len(folders), len(cat.Servers)-len(folders))
+	counts := regexp.MustCompile("\\d+ servers: \\d+ folders of `servers/` and \\d+ variants").FindAllString(readme, -1)
+	switch {
+	case len(counts) != 1:
+		t.Errorf("README counts the servers %d times, want once: %q", len(counts), want)
+	case counts[0] != want:
+		t.Errorf("README says %q, the catalog has %q", counts[0], want)
+	}
+}
+
+// tableNames lists the names in backticks in a column (1 the first) of
+// the table under header.
+func tableNames(t *testing.T, page, header string, column int) []string {
+	t.Helper()
+	_, table, found := strings.Cut(page, "\n"+header+"\n")
+	if !found {
+		t.Fatalf("README has no table %s", header)
+	}
+	var names []string
+	for i, line := range slices.Collect(strings.Lines(table)) {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		cells := strings.Split(line, "|")
+		if i == 0 || len(cells) < column+2 {
+			continue // the separator row
+		}
+		for _, m := range regexp.MustCompile("`([A-Za-z0-9_]+)`").FindAllStringSubmatch(cells[column], -1) {
+			names = append(names, m[1])
+		}
+	}
+	return names
+}
+
+// sameNames reports the names only one of listed and want holds, and
+// those listed twice.
+func sameNames(t *testing.T, what, against string, listed, want []string) {
+	t.Helper()
+	for i, n := range listed {
+		if !slices.Contains(want, n) {
+			t.Errorf("%s names %s, which is not one of %s", what, n, against)
+		}
+		if slices.Contains(listed[:i], n) {
+			t.Errorf("%s names %s twice", what, n)
+		}
+	}
+	for _, n := range want {
+		if !slices.Contains(listed, n) {
+			t.Errorf("%s lacks %s, one of %s", what, n, against)
+		}
+	}
+}
