@@ -17,6 +17,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/golden from the current output")
@@ -36,19 +37,7 @@ func recorded(t *testing.T) record.Run {
 // -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run the test with -update to write it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s:\n%s", path, lineDiff(string(want), got))
-	}
+	testfiles.Golden(t, filepath.Join("testdata", "golden", name), got, *update)
 }
 
 func TestWriteCSVGolden(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
 
 // rounds is a server measured once per value of rps, with seed row r's
@@ -164,7 +165,7 @@ func TestMatrixSections(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got != string(want) {
-		t.Errorf("matrix bench.txt differs from %s:\n%s", golden, lineDiff(string(want), got))
+		t.Errorf("matrix bench.txt differs from %s:\n%s", golden, testfiles.LineDiff(string(want), got))
 	}
 }
 
