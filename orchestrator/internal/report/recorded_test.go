@@ -26,7 +26,20 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata/go
 // down to a few servers, with the stats streams of some of their rounds.
 func recorded(t *testing.T) record.Run {
 	t.Helper()
-	run, err := record.Load(filepath.Join("testdata", "run"))
+	return runIn(t, filepath.Join("testdata", "run"))
+}
+
+// fixture is a run that package analysis's tests build and keep in its
+// testdata/runs: "sweep" (the recorded run swept), "tls" (a cell and its
+// TLS twin), "capacity" (a cell of capacity measurements).
+func fixture(t *testing.T, name string) record.Run {
+	t.Helper()
+	return runIn(t, filepath.Join("..", "analysis", "testdata", "runs", name))
+}
+
+func runIn(t *testing.T, dir string) record.Run {
+	t.Helper()
+	run, err := record.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
