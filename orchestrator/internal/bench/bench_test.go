@@ -771,3 +771,36 @@ func TestUnsupportedCellIsNeitherBuiltNorRun(t *testing.T) {
 		t.Errorf("bench.txt does not list the cell as not supported (%v):\n%s", err, bench)
 	}
 }
+
+// TestAResumedAutoRunRecordsEachLookOnce: under auto, a run interrupted
+// after its first look and resumed looks again at its first look's
+// rounds; the record keeps each look once, in order.
+func TestAResumedAutoRunRecordsEachLookOnce(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := autoBench(t, nil)
+	loads := 0
+	s.script.onLoad = func(string) {
+		if loads++; loads == 2*(3*3)+2 { // in round 4, the first after the first look
+			cancel()
+		}
+	}
+	if err := s.bench(t, ctx, []string{"fast", "x", "y"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Benchmark = %v, want an interruption", err)
+	}
+	if len(s.Run.Looks) != 1 || s.Run.Looks[0].Rounds != 3 {
+		t.Fatalf("looks before the resume %+v, want the first", s.Run.Looks)
+	}
+	s.script.onLoad = nil
+	s.Run.Resume()
+	if err := s.bench(t, context.Background(), []string{"fast", "x", "y"}); err != nil {
+		t.Fatal(err)
+	}
+	var looks []int
+	for _, l := range s.Run.Looks {
+		looks = append(looks, l.Rounds)
+	}
+	if !slices.Equal(looks, []int{3, 6, 9, 12}) {
+		t.Errorf("looks %v, want each of 3, 6, 9 and 12 once", looks)
+	}
+}
