@@ -1169,7 +1169,7 @@ func TestInterruptKeepsFinishedServers(t *testing.T) {
 	if _, ok := parseRows(t, bench)[ready[0]]; !ok {
 		t.Errorf("the finished server's row is gone:\n%s", bench)
 	}
-	if !strings.Contains(bench, "! "+ready[1]+": not ranked, round 1, load failed: interrupted") || !run.Interrupted {
+	if !strings.Contains(bench, "! "+ready[1]+": not ranked, round 1, load failed: interrupted") || run.State != record.Interrupted {
 		t.Errorf("the interrupted server is not reported as such:\n%s", bench)
 	}
 	assertNoContainersLeft(t, api)

@@ -280,7 +280,8 @@ func (b *Bench) look(rounds int, elapsed time.Duration) map[string]bool {
 		rec.Capacity = append(rec.Capacity, cell.Capacity.Record())
 		rec.Continuing = append(rec.Continuing, names)
 	}
-	b.run.Looks = append(b.run.Looks, rec)
+	// A resumed run looks again at the looks it had: each is recorded once.
+	b.run.Looks = append(slices.DeleteFunc(b.run.Looks, func(l record.Look) bool { return l.Rounds >= rounds }), rec)
 	b.Progress.Printf("look after round %d: %d servers go on", rounds, len(open))
 	return open
 }
@@ -309,8 +310,7 @@ func (b *Bench) hostGone(ctx context.Context, f *record.Failure) error {
 // stop ends the run's record, interrupted when err says so, publishes it
 // and returns it.
 func (b *Bench) stop(err error) (record.Run, error) {
-	b.run.Interrupted = err != nil
-	b.run.Finished = time.Now()
+	b.run.End(err)
 	if serr := b.Store.Publish(b.run); serr != nil {
 		return b.run, errors.Join(err, serr)
 	}
@@ -398,7 +398,7 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 // it down.
 func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) record.Round {
 	k, cell := b.Kit, b.run.Cells[ci]
-	round := record.Round{Round: r, Start: time.Now()}
+	round := record.Round{Round: r, Start: time.Now(), ImageID: srv.ImageID}
 	folder, err := k.Folder.Sub(srv.Name, record.CellDir(b.run, cell), fmt.Sprintf("round-%d", r))
 	if err != nil {
 		return b.fail(srv.Name, round, err)

@@ -14,12 +14,12 @@ import (
 
 // sweepBench is a run of servers a (capacity 3000 req/s by h2) and b
 // (6000) under extra settings, its cells set up from them.
-func sweepBench(t *testing.T, extra map[string]string) (*testBench, *fakeHost) {
+func sweepBench(t *testing.T, extra map[string]string) (*testBench, *script) {
 	t.Helper()
-	eng := &fakeHost{capacity: func(server string, _ int) float64 {
+	sc := &script{capacity: func(server string, _ int) float64 {
 		return map[string]float64{"a": 3000, "b": 6000}[server]
 	}}
-	s := newTestBench(t, eng, "a", "b")
+	s := newTestBench(t, sc, "a", "b")
 	vars := map[string]string{"GRPC_IMAGE_NAME": "test", "GRPC_BENCHMARK_WARMUP": "1ms", "GRPC_BENCHMARK_DURATION": "3ms", "GRPC_BENCHMARK_ROUNDS": "3"}
 	for k, v := range extra {
 		vars[k] = v
@@ -32,7 +32,7 @@ func sweepBench(t *testing.T, extra map[string]string) (*testBench, *fakeHost) {
 	if err := s.bench(t, context.Background(), []string{"a", "b"}); err != nil {
 		t.Fatal(err)
 	}
-	return s, eng
+	return s, sc
 }
 
 // targets are each server's target rate in a cell's rounds.
@@ -52,7 +52,7 @@ func targets(c record.Cell) map[string][]float64 {
 // rate cell loads at that one rate, with h2 and no capacity measurement;
 // a rate above what the server can do is marked unsustained.
 func TestSharesOfCapacityFollowTheFirstRound(t *testing.T) {
-	s, eng := sweepBench(t, map[string]string{"GRPC_LOAD_RATES": "50%,150%"})
+	s, sc := sweepBench(t, map[string]string{"GRPC_LOAD_RATES": "50%,150%"})
 	if len(s.Run.Cells) != 3 {
 		t.Fatalf("%d cells, want the saturation cell and two rate cells", len(s.Run.Cells))
 	}
@@ -87,7 +87,7 @@ func TestSharesOfCapacityFollowTheFirstRound(t *testing.T) {
 			t.Errorf("%s at 150%% of its capacity is sustained", srv.Name)
 		}
 	}
-	if n := len(eng.ghzLoads()); n != 6 {
+	if n := len(ghzLoads(sc.loads())); n != 6 {
 		t.Errorf("%d ghz loads, want the saturation cell's 6 only", n)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/caarlos0/env/v11"
+	"github.com/distribution/reference"
 	"github.com/joho/godotenv"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
@@ -303,6 +304,18 @@ func (c Config) All() []Setting {
 		out = append(out, Setting{Name: v.name, Value: c.value(v.name), Help: c.help(v), Default: v.def, Given: given})
 	}
 	return out
+}
+
+// Repository is GRPC_IMAGE_NAME as Docker shortens it, the one name of
+// its images' repository in labels and locks: docker.io/library/x and x
+// are one repository. A name that does not parse (refused by Validate)
+// stays as it is.
+func (c Config) Repository() string {
+	named, err := reference.ParseNormalizedNamed(c.ImageName)
+	if err != nil {
+		return c.ImageName
+	}
+	return reference.FamiliarName(named)
 }
 
 // Given says the user set the variable, in the environment or .env.

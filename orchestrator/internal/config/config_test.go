@@ -1014,3 +1014,18 @@ func TestServerPublish(t *testing.T) {
 		}
 	}
 }
+
+// TestRepositoryIsDockersShortName: docker.io/library/x and x are one
+// repository, for the labels and the lock; a registry path stays.
+func TestRepositoryIsDockersShortName(t *testing.T) {
+	for name, want := range map[string]string{"grpc_bench": "grpc_bench", "docker.io/library/grpc_bench": "grpc_bench",
+		"registry.local/team/grpc-bench_x": "registry.local/team/grpc-bench_x"} {
+		cfg, err := config.Parse(map[string]string{"GRPC_IMAGE_NAME": name}, testTools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.Repository(); got != want {
+			t.Errorf("GRPC_IMAGE_NAME=%s: repository %q, want %q", name, got, want)
+		}
+	}
+}

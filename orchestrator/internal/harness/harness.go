@@ -371,20 +371,24 @@ func (srv *Instance) inputs(extra map[string][]byte) map[string][]byte {
 }
 
 // Containment of every container the harness starts: no root, a read-only
-// root file system with a small tmpfs for /tmp, a bounded number of
-// processes and threads (capabilities, privileges and logs are bounded by
+// root file system with a small tmpfs for /tmp and for each VOLUME of the
+// image, a bounded number of processes and threads (capabilities, privileges and logs are bounded by
 // the docker package for every container).
 const (
-	nobody      = "65534:65534"
-	serverPids  = 4096
-	clientPids  = 1024
-	tmpfsOpts   = "rw,nosuid,nodev,size=64m,mode=1777"
+	nobody     = "65534:65534"
+	serverPids = 4096
+	clientPids = 1024
+	tmpfsOpts  = "rw,nosuid,nodev,size=64m,mode=1777"
+	// A tmpfs over an image's VOLUME belongs to the container's user, as
+	// the folder would have: the engine gives it the mode of the image's
+	// folder there, and root as its owner.
+	volumeOpts  = tmpfsOpts + ",uid=65534,gid=65534"
 	checkMemory = 256 << 20 // probe and gate: one connection, a hundred calls
 	loadMemory  = 1 << 30   // ghz keeps up to a million calls' details
 )
 
 func contained(spec backend.ContainerSpec, pids int64) backend.ContainerSpec {
-	spec.User, spec.ReadOnly, spec.Tmpfs, spec.PidsLimit = nobody, true, map[string]string{"/tmp": tmpfsOpts}, pids
+	spec.User, spec.ReadOnly, spec.Tmpfs, spec.VolumeTmpfs, spec.PidsLimit = nobody, true, map[string]string{"/tmp": tmpfsOpts}, volumeOpts, pids
 	return spec
 }
 

@@ -511,7 +511,7 @@ func TestReportOpensOffline(t *testing.T) {
 // ranking is on the page, and a screenshot of the sweep's section is
 // written (to GRPCBENCH_SCREENSHOT when set) for a person to look at.
 func TestSweepChartsRender(t *testing.T) {
-	run := sweepRun(t)
+	run := fixture(t, "sweep")
 	dir := t.TempDir()
 	copyDir(t, filepath.Join("testdata", "run"), dir)
 	if err := report.Render(record.Folder{Dir: dir}, run); err != nil {

@@ -25,8 +25,8 @@ var pageTemplate = template.Must(template.New("report.html").Funcs(template.Func
 func WriteHTML(w io.Writer, a analysis.Run) error {
 	run := a.Record
 	pg := page{Run: run, Legend: legendParagraphs(), CapacityCaption: analysis.CapacityCaption}
-	if !run.Finished.IsZero() && !run.Started.IsZero() {
-		pg.Took = run.Finished.Sub(run.Started).Round(time.Second).String()
+	if !run.Ended.IsZero() && !run.Started.IsZero() {
+		pg.Took = run.Ended.Sub(run.Started).Round(time.Second).String()
 	}
 	switch {
 	case run.ClientHardware != nil:

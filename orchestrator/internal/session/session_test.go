@@ -112,7 +112,7 @@ func TestOpenRefusedByALiveLock(t *testing.T) {
 	// taken over.
 	me := self("", "", "")
 	h = fake.New(one, machine)
-	h.SetLock("sess", backend.Owner{Host: me.Host, Boot: me.Boot, PID: os.Getpid(), Start: 1, Run: "dead-run"})
+	h.SetLock("sess", backend.Owner{Host: me.Host, Boot: me.Boot, PIDNamespace: me.PIDNamespace, PID: os.Getpid(), Start: 1, Run: "dead-run"})
 	s, _, err := openOn(t, hostsAt{one: h}, map[string]string{"DOCKER_HOST": one})
 	if err != nil {
 		t.Fatalf("Open over a dead run's lock: %v", err)
