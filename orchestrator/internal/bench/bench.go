@@ -517,6 +517,9 @@ func roundText(r record.Round, unit string, poisson bool) string {
 		if why := sweep.Unsustained(r.TargetRPS, poisson, *r.Load); why != "" {
 			text += "; unsustained: " + why
 		}
+		if why := sweep.Unstable(r.TargetRPS, *r.Load); why != "" {
+			text += "; unstable: " + why
+		}
 	}
 	switch {
 	case r.ClientBound:

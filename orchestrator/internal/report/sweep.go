@@ -18,16 +18,18 @@ func writeSLO(b *strings.Builder, a analysis.Run) {
 			continue
 		}
 		fmt.Fprintf(b, "\n== latency objective %s: sustainable throughput, %s\n", sw.SLO, sw.Name)
-		rule := strings.Repeat("-", sloRuleLength) + "\n"
-		b.WriteString(rule)
-		fmt.Fprintf(b, sloFormat, "group", "name", "req/s", "bracket", "at rate", "achieved", sw.SLO.Percentile, sw.SLO.Percentile+" ≤")
-		b.WriteString(rule)
-		for _, r := range o.Rows {
-			v := r.Met.Verdict
-			fmt.Fprintf(b, sloFormat, r.Group, r.Name, fmt.Sprintf("%.0f", r.Lo()), bracketText(r), r.Met.Rate,
-				fmt.Sprintf("%.0f", r.Met.Row.RPS.Median), latencyText(v.Percentile), latencyText(v.Upper))
+		if len(o.Rows) > 0 {
+			rule := strings.Repeat("-", sloRuleLength) + "\n"
+			b.WriteString(rule)
+			fmt.Fprintf(b, sloFormat, "group", "name", "req/s", "bracket", "at rate", "achieved", sw.SLO.Percentile, sw.SLO.Percentile+" ≤")
+			b.WriteString(rule)
+			for _, r := range o.Rows {
+				v := r.Met.Verdict
+				fmt.Fprintf(b, sloFormat, r.Group, r.Name, fmt.Sprintf("%.0f", r.Lo()), bracketText(r), r.Met.Rate,
+					fmt.Sprintf("%.0f", r.Met.Row.RPS.Median), latencyText(v.Percentile), latencyText(v.Upper))
+			}
+			b.WriteString(rule)
 		}
-		b.WriteString(rule)
 		for _, n := range o.Notes {
 			b.WriteString("! " + n + "\n")
 		}
@@ -105,8 +107,10 @@ func writeSweepsMarkdown(b *strings.Builder, a analysis.Run) {
 		if o == nil {
 			continue
 		}
-		fmt.Fprintf(b, "\nSustainable throughput within `%s`:\n\n| group | server | req/s | bracket | at rate | achieved | %s | %s ≤ |\n|---|---|--:|---|---|--:|--:|--:|\n",
-			sw.SLO, sw.SLO.Percentile, sw.SLO.Percentile)
+		fmt.Fprintf(b, "\nSustainable throughput within `%s`:\n\n", sw.SLO)
+		if len(o.Rows) > 0 {
+			fmt.Fprintf(b, "| group | server | req/s | bracket | at rate | achieved | %s | %s ≤ |\n|---|---|--:|---|---|--:|--:|--:|\n", sw.SLO.Percentile, sw.SLO.Percentile)
+		}
 		for _, r := range o.Rows {
 			v := r.Met.Verdict
 			fmt.Fprintf(b, "| %s | %s | %.0f | %s | %s | %.0f | %s | %s |\n", r.Group, markdownText(r.Name), r.Lo(), bracketText(r), r.Met.Rate,
