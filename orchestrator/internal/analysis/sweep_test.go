@@ -202,6 +202,7 @@ func TestPercentilesTheCallsSupport(t *testing.T) {
 		}
 	}
 }
+
 // percentiles is the latency at each of the quantiles a histogram keeps.
 func percentiles(at func(q float64) time.Duration) []record.Percentile {
 	var out []record.Percentile
@@ -210,4 +211,3 @@ func percentiles(at func(q float64) time.Duration) []record.Percentile {
 	}
 	return out
 }
-
