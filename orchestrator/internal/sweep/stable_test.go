@@ -56,7 +56,10 @@ func (q queue) round(rng *rand.Rand) record.Result {
 	s := &record.Series{Start: base, Interval: load.SeriesInterval, OK: make([]uint64, intervals), Failed: make([]uint64, intervals),
 		Mean: make([]time.Duration, intervals), Max: make([]time.Duration, intervals), InFlight: make([]int, intervals)}
 	sums := make([]float64, intervals)
-	window := histogram.New()
+	var window *histogram.Pool // the window's latencies, when kept
+	if q.kept {
+		window = histogram.New()
+	}
 	arrived, answered := make([]int, intervals), make([]int, intervals)
 	res := record.Result{Tool: "simulated", Start: at(warm), End: at(end), Series: s}
 	pause := rng.Float64()
@@ -85,7 +88,9 @@ func (q queue) round(rng *rand.Rand) record.Result {
 		}
 		if t >= warm && free < end+grace.Seconds() {
 			res.Requests++
-			window.Record(time.Duration(latency*float64(time.Second)), 1)
+			if window != nil {
+				window.Record(time.Duration(latency*float64(time.Second)), 1)
+			}
 		}
 		if q.poisson {
 			t += rng.ExpFloat64() / rate
@@ -104,8 +109,8 @@ func (q queue) round(rng *rand.Rand) record.Result {
 	res.OK = res.Requests
 	res.RPS = float64(res.OK) / q.window.Seconds()
 	res.Unanswered = res.Planned - res.Requests
-	res.Latency = record.Latency{Count: res.OK, P99: window.At(0.99)}
 	if q.kept {
+		res.Latency = record.Latency{Count: res.OK, P99: window.At(0.99)}
 		enc, err := window.Encode()
 		if err != nil {
 			panic(err) // an in-memory histogram always encodes
