@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
 
 // exitCase is a command line, the status it must exit with, and text its
@@ -54,6 +56,28 @@ func TestExitStatuses(t *testing.T) {
 		{"check at a folder without servers/", []string{"check", "--root", notARepo}, exitBadInput, "", "servers"},
 		{"load spec missing", []string{"loadgen", "--spec", "/nonexistent/spec.json"}, exitBadInput, "", "--spec"},
 	})
+}
+
+// TestSourceURLThatIsAnOptionIsRefused: a server folder whose sources.json
+// URL git would take for an option (--upload-pack runs a command on this
+// machine) is bad input, refused naming the file and the entry before an
+// engine is even asked for, and the command never runs.
+func TestSourceURLThatIsAnOptionIsRefused(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock") // a fault would get as far as this
+	root := t.TempDir()
+	pwned := filepath.Join(root, "pwned")
+	testfiles.Write(t, filepath.Join(root, "servers", "evil", "Dockerfile"), "FROM scratch\n")
+	testfiles.Write(t, filepath.Join(root, "servers", "evil", "server.json"), testfiles.Manifest)
+	testfiles.Write(t, filepath.Join(root, "servers", "evil", "sources.json"),
+		`[{"url": "--upload-pack=touch `+pwned+`;:", "commit": "`+strings.Repeat("ab", 20)+`", "dir": "x"}]`)
+	testfiles.Write(t, filepath.Join(root, "scenarios", "complex_proto", "helloworld.proto"), "")
+	checkExits(t, []exitCase{
+		{"bench", []string{"bench", "--root", root}, exitBadInput, "", filepath.Join(root, "servers", "evil", "sources.json") + `: entry 1: url="--upload-pack`},
+		{"images", []string{"images", "--root", root}, exitBadInput, "", "entry 1: url"},
+	})
+	if _, err := os.Stat(pwned); err == nil {
+		t.Error("the URL's command ran")
+	}
 }
 
 type panicking struct{}
