@@ -191,6 +191,8 @@ func assertNoContainersLeft(t *testing.T, api *client.Client) {
 type runResult struct {
 	code           int
 	stdout, stderr string
+	// maxRSS is the most memory the program held at once, in bytes.
+	maxRSS int64
 }
 
 func runBinary(t *testing.T, root string, env []string, args ...string) runResult {
@@ -212,6 +214,9 @@ func run(t *testing.T, root string, env []string, name string, args ...string) r
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	res := runResult{stdout: stdout.String(), stderr: stderr.String()}
+	if usage, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		res.maxRSS = usage.Maxrss << 10 // Linux counts it in KiB
+	}
 	if exitErr := (*exec.ExitError)(nil); errors.As(err, &exitErr) {
 		res.code = exitErr.ExitCode()
 	} else if err != nil {
@@ -671,6 +676,41 @@ func TestSilentBuildIsCutOff(t *testing.T) {
 		if strings.Contains(c.Command, "grpcbench-e2e-silent-build") {
 			t.Errorf("the stalled step's container is still there: %s %s (%s)", c.ID, c.Command, c.State)
 		}
+	}
+	assertNoContainersLeft(t, api)
+}
+
+// TestLongBuildLineIsCapped builds a server whose build step prints 3 GB
+// on one line and fails: the orchestrator's memory stays bounded (the line
+// is cut, not held), the log is capped with a note, the failure says so,
+// and the next server is ranked.
+func TestLongBuildLineIsCapped(t *testing.T) {
+	api := engine(t)
+	root := copyRepo(t, map[string]string{"orchestrator/e2e/testdata/servers/long_build_line": "servers/long_build_line"})
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "long_build_line go_grpc"})
+	res := runBinary(t, root, env, "bench")
+	if res.code != 3 {
+		t.Errorf("exit code %d, want 3\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	t.Logf("the orchestrator's peak memory: %d MiB", res.maxRSS>>20)
+	if res.maxRSS <= 0 || res.maxRSS >= 512<<20 {
+		t.Errorf("the orchestrator's peak memory was %d MiB, want less than 512 MiB", res.maxRSS>>20)
+	}
+	dir := runFolder(t, env)
+	bench, _ := readRun(t, dir)
+	if _, ok := parseRows(t, bench)["go_grpc"]; !ok {
+		t.Errorf("the server after the long build line was not ranked:\n%s", bench)
+	}
+	if !strings.Contains(bench, "! long_build_line: not ranked, build failed: ") || !strings.Contains(bench, "build output capped: lines over 64 KiB cut (1)") {
+		t.Errorf("bench.txt does not say the build failed with its output capped:\n%s", bench)
+	}
+	info, err := os.Stat(filepath.Join(dir, "long_build_line", "build-complex_proto.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the build log: %d bytes", info.Size())
+	if info.Size() > 1<<20 {
+		t.Errorf("the build log holds %d bytes: the line was not cut", info.Size())
 	}
 	assertNoContainersLeft(t, api)
 }

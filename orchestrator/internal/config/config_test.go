@@ -130,6 +130,7 @@ func TestParseDefaults(t *testing.T) {
 		BuildRAM:     6 << 30,
 		BuildCPUs:    config.ClientCPUs{Auto: true},
 		BuildStall:   30 * time.Minute,
+		BuildTimeout: 2 * time.Hour,
 		TLS:          config.Names{"off"},
 	}
 	if len(cfg.Benchmarks) != 0 {
@@ -367,6 +368,8 @@ func TestValidateRefuses(t *testing.T) {
 		{"zero build cpus", map[string]string{"GRPC_BUILD_CPUS": "0"}, 2, "GRPC_BUILD_CPUS", "0"},
 		{"a stall limit of seconds", map[string]string{"GRPC_BUILD_STALL": "30s"}, 2, "GRPC_BUILD_STALL", "30s"},
 		{"a stall limit of a day", map[string]string{"GRPC_BUILD_STALL": "24h"}, 2, "GRPC_BUILD_STALL", "24h"},
+		{"a build time limit of seconds", map[string]string{"GRPC_BUILD_TIMEOUT": "30s"}, 2, "GRPC_BUILD_TIMEOUT", "30s"},
+		{"a build time limit of two days", map[string]string{"GRPC_BUILD_TIMEOUT": "48h"}, 2, "GRPC_BUILD_TIMEOUT", "48h"},
 		{"a blank server list", map[string]string{"GRPC_BENCHMARKS": " "}, 2, "GRPC_BENCHMARKS", " "},
 		{"a server list of commas", map[string]string{"GRPC_BENCHMARKS": ","}, 2, "GRPC_BENCHMARKS", ","},
 		{"a blank profile list", map[string]string{"GRPC_LOAD_PROFILE": " , "}, 2, "GRPC_LOAD_PROFILE", " , "},
@@ -644,6 +647,7 @@ func TestSettings(t *testing.T) {
 		{"GRPC_BUILD_RAM", "6g"},
 		{"GRPC_BUILD_CPUS", "auto"},
 		{"GRPC_BUILD_STALL", "30m"},
+		{"GRPC_BUILD_TIMEOUT", "2h"},
 		{"GRPC_LOAD_RATES", ""},
 		{"GRPC_LATENCY_SLO", ""},
 		{"GRPC_TLS", "off"},

@@ -65,9 +65,12 @@ const (
 	// nanosecond for every engine.
 	MaxQPS = 1_000_000
 	// MinBuildRAM is less than any build of the catalog needs; MaxBuildStall
-	// is longer than any of its steps runs silent.
-	MinBuildRAM   = 512 << 20
-	MaxBuildStall = 6 * time.Hour
+	// is longer than any of its steps runs silent, MaxBuildTimeout than any
+	// build of it takes (rust_grpcio's, the longest: 39 min beside a `make
+	// check-servers` run).
+	MinBuildRAM     = 512 << 20
+	MaxBuildStall   = 6 * time.Hour
+	MaxBuildTimeout = 24 * time.Hour
 	// MaxSLOBound is longer than any call of a benchmark should take.
 	MaxSLOBound = time.Minute
 	// MaxImageName keeps GRPC_IMAGE_NAME:<server>-<scenario> under the 255
@@ -262,6 +265,7 @@ var rules = []rule{
 		return names(c.TLS, TLSModes, "TLS mode", false)
 	}},
 	{"GRPC_BUILD_STALL", func(c Config, _ Facts) string { return between(c.BuildStall, time.Minute, MaxBuildStall) }},
+	{"GRPC_BUILD_TIMEOUT", func(c Config, _ Facts) string { return between(c.BuildTimeout, time.Minute, MaxBuildTimeout) }},
 	{"GRPC_LOAD_PROFILE", func(c Config, _ Facts) string {
 		if r := c.blank("GRPC_LOAD_PROFILE", c.LoadProfiles, "profile", "GRPC_CLIENT_CONNECTIONS and GRPC_CLIENT_CONCURRENCY"); r != "" {
 			return r

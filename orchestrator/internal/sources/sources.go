@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
@@ -153,6 +154,9 @@ type Fetcher struct {
 	// Stall is how long a fetch over HTTP may go with less than
 	// lowSpeed bytes a second before git gives it up; 0 means never.
 	Stall time.Duration
+	// Timeout is how long a checkout may take in all, however fast the
+	// origin dribbles data; 0 means no limit.
+	Timeout time.Duration
 }
 
 // lowSpeed is the rate below which a fetch counts as stalled.
@@ -178,9 +182,17 @@ func DefaultCache() string {
 // Checkout writes the tree of src's commit into dst, a folder that must
 // not exist yet, without git's own files. log is told where it came from.
 func (f Fetcher) Checkout(ctx context.Context, src Source, dst string, log io.Writer) error {
+	if f.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, f.Timeout, fmt.Errorf("still fetching after %s (GRPC_BUILD_TIMEOUT)", f.Timeout))
+		defer cancel()
+	}
 	repo, err := f.repository(ctx, src, log)
 	if err == nil {
 		err = checkout(ctx, repo, src.Commit, dst)
+	}
+	if err != nil && ctx.Err() != nil {
+		err = context.Cause(ctx) // git killed says only "signal: killed"
 	}
 	if err != nil {
 		return fmt.Errorf("source %s: %w", src, err)
@@ -299,6 +311,12 @@ func gitEnv(ctx context.Context, env []string, args ...string) error {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	// Never wait for a password nobody will type.
 	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0"), env...)
+	// git fetches through helpers of its own (git-remote-https): the end of
+	// ctx kills them all, not git alone, else a helper still reading from
+	// its origin holds stderr open and Run never returns.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {

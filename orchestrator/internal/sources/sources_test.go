@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/pem"
 	"errors"
+	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 
@@ -77,13 +79,43 @@ const unreachable = "https://127.0.0.1:1/uatuko/grpcxx"
 // trust), and returns its URL.
 func (u upstream) serve(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewTLSServer(&cgi.Handler{Path: "/usr/lib/git-core/git-http-backend",
-		Env: []string{"GIT_PROJECT_ROOT=" + filepath.Dir(u.dir), "GIT_HTTP_EXPORT_ALL=1"}})
+	return serveTLS(t, &cgi.Handler{Path: "/usr/lib/git-core/git-http-backend",
+		Env: []string{"GIT_PROJECT_ROOT=" + filepath.Dir(u.dir), "GIT_HTTP_EXPORT_ALL=1"}}) + "/" + filepath.Base(u.dir)
+}
+
+// serveTLS serves h over HTTPS with a certificate git is told to trust,
+// and returns the server's URL.
+func serveTLS(t *testing.T, h http.Handler) string {
+	t.Helper()
+	srv := httptest.NewTLSServer(h)
 	t.Cleanup(srv.Close)
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	write(t, ca, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})))
 	t.Setenv("GIT_SSL_CAINFO", ca)
-	return srv.URL + "/" + filepath.Base(u.dir)
+	return srv.URL
+}
+
+// TestDribblingOriginIsCutOff: an origin that sends a byte now and then,
+// enough for any stall detector, is cut off at the fetch's total limit,
+// and the error says so.
+func TestDribblingOriginIsCutOff(t *testing.T) {
+	url := serveTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-git-upload-pack-advertisement")
+		for r.Context().Err() == nil {
+			w.Write([]byte("0"))
+			w.(http.Flusher).Flush()
+			time.Sleep(50 * time.Millisecond)
+		}
+	}))
+	src := Source{URL: url + "/uatuko/grpcxx", Commit: strings.Repeat("ab", 20), Dir: "grpcxx"}
+	start := time.Now()
+	err := Fetcher{Cache: t.TempDir(), Timeout: time.Second}.Checkout(context.Background(), src, filepath.Join(t.TempDir(), "grpcxx"), new(strings.Builder))
+	if err == nil || !strings.Contains(err.Error(), "still fetching after 1s (GRPC_BUILD_TIMEOUT)") {
+		t.Errorf("checkout from a dribbling origin: %v; want it cut off at its limit", err)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("the checkout took %s", took)
+	}
 }
 
 func TestCheckoutFromBundleMirror(t *testing.T) {
