@@ -1215,6 +1215,36 @@ func TestInterruptKeepsFinishedServers(t *testing.T) {
 	assertNoContainersLeft(t, api)
 }
 
+// TestClosedPipeCleansUp runs `grpcbench bench | sed q`, and the same with
+// sed quitting once a server is up: the closed pipe stops the run as an
+// interrupt, the cleanup's own writes to it do not count as a second one,
+// so no container and no lock are left, and results.json says
+// interrupted.
+func TestClosedPipeCleansUp(t *testing.T) {
+	api := engine(t)
+	for _, tc := range []struct{ name, sed string }{
+		{"at the first line", "q"},
+		{"with a server up", "/: ready;/q"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := benchEnv(t, map[string]string{"GRPC_BENCHMARK_DURATION": "30s"})
+			res := run(t, repoRoot(t), env, "sh", "-c", `"$0" bench | sed "$1"`, binary, tc.sed)
+			t.Logf("printed before the pipe closed:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+			if strings.Contains(res.stderr, "interrupted again") {
+				t.Errorf("the cleanup's writes were taken for a second interrupt:\n%s", res.stderr)
+			}
+			if left := ownContainers(t, api); len(left) > 0 {
+				t.Errorf("containers (the lock's included) left behind: %v\nstderr:\n%s", left, res.stderr)
+			}
+			var run record.Run
+			readJSON(t, filepath.Join(runFolder(t, env), "results.json"), &run)
+			if !run.Interrupted {
+				t.Errorf("results.json does not say the run was interrupted\nstderr:\n%s", res.stderr)
+			}
+		})
+	}
+}
+
 // startBench starts `grpcbench bench` in dir and returns it with a scanner
 // of its stdout, for a test that acts on what the run prints; stderr goes
 // where the caller says (nil: discarded).

@@ -73,11 +73,18 @@ func main() {
 // stopOn ends the run on the first signal: cancel removes the containers
 // and keeps the results. A second one, while that cleanup runs, leaves at
 // once with the temporary folders removed; the next run removes the
-// containers.
+// containers. A SIGPIPE is never the second: once the reader of the
+// output is gone (`grpcbench | head`), the cleanup's own writes raise it
+// again, and they fail quietly instead.
 func stopOn(signals <-chan os.Signal, cancel func(), exit func(int)) {
 	<-signals
+	signal.Ignore(syscall.SIGPIPE)
 	cancel()
-	<-signals
+	for sig := range signals {
+		if sig != syscall.SIGPIPE { // one raised before the Ignore
+			break
+		}
+	}
 	if err := scratch.RemoveAll(); err != nil {
 		fmt.Fprintln(os.Stderr, "grpcbench:", err)
 	}
