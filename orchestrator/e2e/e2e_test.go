@@ -680,6 +680,49 @@ func TestSilentBuildIsCutOff(t *testing.T) {
 	assertNoContainersLeft(t, api)
 }
 
+// TestErrorFloodKeepsTheRecordSmall runs a server that, past the gate,
+// answers every call with a 4 KiB error message of its own: the record
+// keeps the most frequent few, the rest counted, so results.json and the
+// load client's report stay small.
+func TestErrorFloodKeepsTheRecordSmall(t *testing.T) {
+	api := engine(t)
+	root := copyRepo(t, nil)
+	addBrokenServers(t, root)
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "error_flood"})
+	res := runBinary(t, root, env, "bench")
+	if res.code != 3 { // not one call OK after the warm-up: not ranked
+		t.Errorf("exit code %d, want 3\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	dir := runFolder(t, env)
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil && strings.HasSuffix(path, ".json") {
+			t.Logf("%s: %d bytes", strings.TrimPrefix(path, dir+"/"), info.Size())
+			if info.Size() >= 5<<20 {
+				t.Errorf("%s holds %d bytes, want less than 5 MB", path, info.Size())
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench, run := readRun(t, dir)
+	rounds := servers(t, run)[0].Rounds
+	if len(rounds) != 1 || rounds[0].Load == nil {
+		t.Fatalf("rounds %+v: want one measured\n%s", rounds, bench)
+	}
+	got := rounds[0].Load
+	t.Logf("%d calls, %d OK, %d error messages kept, %d counted under %q", got.Requests, got.OK, len(got.Errors), got.Errors[load.Others], load.Others)
+	if got.Requests-got.OK < 10*load.MaxDistinct || len(got.Errors) > load.MaxDistinct+1 || got.Errors[load.Others] == 0 {
+		t.Errorf("%d failed calls, %d error messages kept: want many and at most %d, the rest under %q", got.Requests-got.OK, len(got.Errors), load.MaxDistinct+1, load.Others)
+	}
+	assertNoContainersLeft(t, api)
+}
+
 // TestLongBuildLineIsCapped builds a server whose build step prints 3 GB
 // on one line and fails: the orchestrator's memory stays bounded (the line
 // is cut, not held), the log is capped with a note, the failure says so,

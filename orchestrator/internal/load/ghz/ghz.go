@@ -246,5 +246,6 @@ func fromGHZReport(rep *runner.Report, start, end time.Time, perCall uint64) loa
 			"ghz keeps the latencies of its first %d calls only: latency figures describe %d of %d calls (the start of the window)",
 			ghzDetailCap, res.Latency.Count, rep.Count))
 	}
+	res.Bound()
 	return res
 }

@@ -150,3 +150,5 @@ func TestFailedTailIsANote(t *testing.T) {
 		t.Errorf("%d OK calls, notes %q: want the window's calls and a note on the tail", res.OK, res.Notes)
 	}
 }
+
+func TestGHZFloodIsBounded(t *testing.T) { loadtest.FloodIsBounded(t, Run) }

@@ -943,3 +943,5 @@ func TestTailLoadsPastTheWindow(t *testing.T) {
 // TestH2OverTLS: the chain is verified and h2 negotiated on every
 // connection; a server of another CA, or a plaintext one, gets no call.
 func TestH2OverTLS(t *testing.T) { loadtest.LoadsOverTLS(t, Run) }
+
+func TestH2FloodIsBounded(t *testing.T) { loadtest.FloodIsBounded(t, Run) }
