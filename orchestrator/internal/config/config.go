@@ -48,7 +48,7 @@ type Config struct {
 	ServerAddress    string        `env:"GRPC_SERVER_ADDRESS" help:"the IP address of the servers' machine at which the clients' machine reaches a server, when the two engines differ: each server publishes its port on that address only, at a port the engine picks for it (10.0.0.2), or at a fixed port (10.0.0.2:50051, for a firewall that opens one port; two runs on that engine then collide)"`
 	SourceMirror     string        `env:"GRPC_SOURCE_MIRROR" help:"a folder of git bundles named <repository>.bundle, from which the third-party sources that servers pin in sources.json are taken when neither the sources cache nor their URL has them; empty means none"`
 	LoadProfiles     Names         `env:"GRPC_LOAD_PROFILE" help:"a load shape of the grpcxx benchmarks, setting connections x calls in flight per connection: 1a (1x1), 1b (1x10), 2a (10x1), 2b (10x10), 3a (100x1), 3b (100x10); a comma-separated list runs each; empty means GRPC_CLIENT_CONNECTIONS and GRPC_CLIENT_CONCURRENCY"`
-	BuildRAM         Bytes         `env:"GRPC_BUILD_RAM" envDefault:"6g" help:"memory limit of each step of an image build (the container of a RUN), swap included: a size such as 6g, from 512m to the engine host's memory"`
+	BuildRAM         AutoBytes     `env:"GRPC_BUILD_RAM" envDefault:"auto" help:"memory limit of each step of an image build (the container of a RUN), swap included: auto (6g, or the engine host's memory less 1g when that is less, at least 512m) or a size such as 4g, from 512m to the engine host's memory"`
 	BuildCPUs        ClientCPUs    `env:"GRPC_BUILD_CPUS" envDefault:"auto" help:"CPU limit of each step of an image build in cores: auto (every core of the engine but one, at least 1) or a positive number such as 2, at most the engine's CPU count"`
 	BuildStall       time.Duration `env:"GRPC_BUILD_STALL" envDefault:"30m" help:"how long an image build, pull or copy between engines may go without output, or a fetch of pinned sources over HTTP without data, before it is taken to hang and that server's build fails: a duration from 1m to 6h"`
 	BuildTimeout     time.Duration `env:"GRPC_BUILD_TIMEOUT" envDefault:"2h" help:"how long one image build (the making or copying of its base images included), or one checkout of a pinned source, may take in all, output or not, before it is cut off and that server's build fails: a duration from 1m to 24h"`
@@ -250,6 +250,21 @@ func (c Config) BuildCPULimit(n int) CPUs {
 		return c.BuildCPUs.CPUs
 	}
 	return CPUs(max(1, n-1))
+}
+
+// BuildRAMLimit is GRPC_BUILD_RAM in bytes on an engine host of memory
+// bytes (0: not known): auto is DefaultBuildRAM, or the host's memory less
+// BuildRAMMargin when that is less (a 4 GiB host, as Docker Desktop's VM
+// may be, builds with 3 GiB), never below MinBuildRAM. A fixed size
+// larger than the host is refused instead: it was asked for.
+func (c Config) BuildRAMLimit(memory int64) int64 {
+	if !c.BuildRAM.Auto {
+		return int64(c.BuildRAM.Bytes)
+	}
+	if memory <= 0 {
+		return DefaultBuildRAM
+	}
+	return max(MinBuildRAM, min(DefaultBuildRAM, memory-BuildRAMMargin))
 }
 
 // RoundDuration is each round's measured time: GRPC_BENCHMARK_DURATION

@@ -127,7 +127,7 @@ func TestParseDefaults(t *testing.T) {
 		ReadyTimeout: 60 * time.Second,
 		LoadTool:     "ghz",
 		CapacityTool: "h2",
-		BuildRAM:     6 << 30,
+		BuildRAM:     config.AutoBytes{Auto: true},
 		BuildCPUs:    config.ClientCPUs{Auto: true},
 		BuildStall:   30 * time.Minute,
 		BuildTimeout: 2 * time.Hour,
@@ -414,6 +414,37 @@ func TestValidateRefuses(t *testing.T) {
 	}
 }
 
+// TestDefaultsOnA4GiBHost: the defaults pass on a host of 2 cores and 4
+// GiB (Docker Desktop's VM may be no larger), whose builds then get 3
+// GiB a step; a larger host's get 6 GiB, and a size asked for beyond the
+// host is refused.
+func TestDefaultsOnA4GiBHost(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{}, testTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := oneServer
+	small.HostCPUs, small.ClientCPUs, small.HostMemory = 2, 2, 4<<30
+	if err := cfg.Validate(small); err != nil {
+		t.Errorf("the defaults on a 4 GiB host: %v", err)
+	}
+	for memory, want := range map[int64]int64{4 << 30: 3 << 30, 24 << 30: 6 << 30, 1 << 30: 512 << 20, 0: 6 << 30} {
+		if got := cfg.BuildRAMLimit(memory); got != want {
+			t.Errorf("GRPC_BUILD_RAM=auto on a host of %d MiB: %d MiB, want %d MiB", memory>>20, got>>20, want>>20)
+		}
+	}
+	fixed, err := config.Parse(map[string]string{"GRPC_BUILD_RAM": "6g"}, testTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fixed.BuildRAMLimit(4 << 30); got != 6<<30 {
+		t.Errorf("GRPC_BUILD_RAM=6g: %d MiB, want 6144", got>>20)
+	}
+	if errs := configErrors(t, fixed.Validate(small)); len(errs) != 1 || errs[0].Var != "GRPC_BUILD_RAM" {
+		t.Errorf("GRPC_BUILD_RAM=6g on a 4 GiB host: %v, want it refused", errs)
+	}
+}
+
 func TestValidateUnknownServerNamesIt(t *testing.T) {
 	cfg, err := config.Parse(map[string]string{"GRPC_BENCHMARKS": "go_grpc nope"}, testTools)
 	if err != nil {
@@ -644,7 +675,7 @@ func TestSettings(t *testing.T) {
 		{"GRPC_SERVER_ADDRESS", ""},
 		{"GRPC_SOURCE_MIRROR", ""},
 		{"GRPC_LOAD_PROFILE", ""},
-		{"GRPC_BUILD_RAM", "6g"},
+		{"GRPC_BUILD_RAM", "auto"},
 		{"GRPC_BUILD_CPUS", "auto"},
 		{"GRPC_BUILD_STALL", "30m"},
 		{"GRPC_BUILD_TIMEOUT", "2h"},

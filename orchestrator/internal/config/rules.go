@@ -68,7 +68,13 @@ const (
 	// is longer than any of its steps runs silent, MaxBuildTimeout than any
 	// build of it takes (rust_grpcio's, the longest: 39 min beside a `make
 	// check-servers` run).
-	MinBuildRAM     = 512 << 20
+	MinBuildRAM = 512 << 20
+	// DefaultBuildRAM is the most GRPC_BUILD_RAM=auto gives (its fixed
+	// default before); BuildRAMMargin is what auto leaves of a smaller
+	// host's memory to the engine, the orchestrator (400 MiB at its peak,
+	// the client image's build) and the system.
+	DefaultBuildRAM = 6 << 30
+	BuildRAMMargin  = 1 << 30
 	MaxBuildStall   = 6 * time.Hour
 	MaxBuildTimeout = 24 * time.Hour
 	// MaxSLOBound is longer than any call of a benchmark should take.
@@ -245,9 +251,11 @@ var rules = []rule{
 	}},
 	{"GRPC_BUILD_RAM", func(c Config, f Facts) string {
 		switch {
-		case c.BuildRAM < MinBuildRAM:
+		case c.BuildRAM.Auto:
+			return ""
+		case c.BuildRAM.Bytes < MinBuildRAM:
 			return "below 512m"
-		case f.HostMemory > 0 && int64(c.BuildRAM) > f.HostMemory:
+		case f.HostMemory > 0 && int64(c.BuildRAM.Bytes) > f.HostMemory:
 			return fmt.Sprintf("more than the engine host's %s of memory", Bytes(f.HostMemory&^(1<<20-1)))
 		}
 		return ""

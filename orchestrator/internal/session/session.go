@@ -342,7 +342,7 @@ func (s *Session) builder(host backend.Host, facts backend.Facts, other backend.
 	self, _ := os.Executable()
 	b := images.Builder{Host: host, Catalog: s.Catalog, Name: s.Config.ImageName, Arch: facts.Arch, Self: self,
 		Sources: sources.Fetcher{Cache: sources.DefaultCache(), Mirror: s.Config.SourceMirror, Stall: s.Config.BuildStall, Timeout: s.Config.BuildTimeout},
-		Memory:  int64(s.Config.BuildRAM), CPUs: float64(s.Config.BuildCPULimit(facts.CPUs)), Stall: s.Config.BuildStall, Timeout: s.Config.BuildTimeout}
+		Memory:  s.Config.BuildRAMLimit(facts.Memory), CPUs: float64(s.Config.BuildCPULimit(facts.CPUs)), Stall: s.Config.BuildStall, Timeout: s.Config.BuildTimeout}
 	if s.Hosts.Two() {
 		b.Peer = other
 	}
