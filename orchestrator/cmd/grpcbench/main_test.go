@@ -43,6 +43,21 @@ func checkExits(t *testing.T, cases []exitCase) {
 // of outcome exits with.
 func TestExitStatuses(t *testing.T) {
 	notARepo := t.TempDir() // a folder without servers/
+	// servers/ without a server, beside a real scenario: a fault would
+	// get as far as the engine, which is not there.
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	t.Setenv("GRPC_RESULTS_DIR", t.TempDir())
+	empty := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(empty, "servers", "notes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"helloworld.proto", "payload.json"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "..", "scenarios", "complex_proto", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		testfiles.Write(t, filepath.Join(empty, "scenarios", "complex_proto", f), string(b))
+	}
 	checkExits(t, []exitCase{
 		{"help", []string{"--help"}, exitOK, "Usage: grpcbench", ""},
 		{"settings", []string{"env"}, exitOK, "#GRPC_BENCHMARK_ROUNDS=4", ""},
@@ -54,6 +69,8 @@ func TestExitStatuses(t *testing.T) {
 		{"bench at a folder without servers/", []string{"bench", "--root", notARepo}, exitBadInput, "", `--root="` + notARepo + `"`},
 		{"images at a folder without servers/", []string{"images", "--root", notARepo}, exitBadInput, "", "servers"},
 		{"check at a folder without servers/", []string{"check", "--root", notARepo}, exitBadInput, "", "servers"},
+		{"bench at an empty servers/", []string{"bench", "--root", empty}, exitBadInput, "", `--root="` + empty + `": servers/ holds no server`},
+		{"check at an empty servers/", []string{"check", "--root", empty}, exitBadInput, "", "servers/ holds no server"},
 		{"load spec missing", []string{"loadgen", "--spec", "/nonexistent/spec.json"}, exitBadInput, "", "--spec"},
 	})
 }

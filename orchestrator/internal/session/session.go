@@ -153,6 +153,11 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 	if err != nil {
 		return nil, err
 	}
+	if len(cat.Servers) == 0 {
+		// A run of nothing would end at once, exit 0, as if it had passed.
+		return nil, &config.Error{Var: "--root", Value: root, Reason: "servers/ holds no server (a folder with a Dockerfile)",
+			Allowed: "the repository: a folder that holds servers/ and scenarios/"}
+	}
 	servers := cfg.Servers(cat.Servers)
 	contexts, err := fingerprints(cat, servers, cfg.Scenarios)
 	if err != nil {
