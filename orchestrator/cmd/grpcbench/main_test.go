@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -125,7 +126,7 @@ func TestPanicBecomesAReason(t *testing.T) {
 // TestCompareExitStatuses: compare exits 0 whatever it finds unless told
 // to fail on a regression, then 4; a bad threshold is bad input.
 func TestCompareExitStatuses(t *testing.T) {
-	folder := func(rps ...float64) string {
+	folder := func(state string, rps ...float64) string {
 		s := record.Server{Name: "go_grpc"}
 		for i, v := range rps {
 			s.Rounds = append(s.Rounds, record.Round{Round: i + 1, Measurement: record.Measurement{
@@ -133,12 +134,19 @@ func TestCompareExitStatuses(t *testing.T) {
 		}
 		f := record.Folder{Dir: t.TempDir()}
 		run := record.Run{ID: filepath.Base(f.Dir), Cells: []record.Cell{{Cell: config.Cell{Scenario: "complex_proto", ServerCPUs: 1, ClientCPUs: 1}, Servers: []record.Server{s}}}}
+		switch state {
+		case "finished":
+			run.Finished = time.Now()
+		case "interrupted":
+			run.Finished, run.Interrupted = time.Now(), true
+		}
 		if err := f.WriteJSON("results.json", run); err != nil {
 			t.Fatal(err)
 		}
 		return f.Dir
 	}
-	before, same, slower := folder(1000, 1010, 990), folder(1005, 995, 1000), folder(800, 810, 790)
+	before, same, slower := folder("finished", 1000, 1010, 990), folder("finished", 1005, 995, 1000), folder("finished", 800, 810, 790)
+	interrupted, running := folder("interrupted", 1005, 995, 1000), folder("running", 1005, 995)
 	checkExits(t, []exitCase{
 		{"no gate", []string{"compare", before, slower}, exitOK, "regressions: 1", ""},
 		{"gate, no regression", []string{"compare", "--fail-on", "regression", before, same}, exitOK, "regressions: none", ""},
@@ -147,5 +155,11 @@ func TestCompareExitStatuses(t *testing.T) {
 		{"json", []string{"compare", "--format", "json", before, slower}, exitOK, `"regressions": 1`, ""},
 		{"bad threshold", []string{"compare", "--threshold", "0%", before, slower}, exitBadInput, "", `--threshold="0%"`},
 		{"bad gate", []string{"compare", "--fail-on", "slowdown", before, slower}, exitBadInput, "", "--fail-on"},
+		// A run cut short is flagged, and fails the gate as its own status.
+		{"an interrupted run", []string{"compare", before, interrupted}, exitOK, "! " + filepath.Base(interrupted) + " was interrupted (grpcbench bench --resume finishes it): rounds are missing", ""},
+		{"gate, an interrupted run", []string{"compare", "--fail-on", "regression", before, interrupted}, exitUnfinished, "regressions: none", "cannot judge: run-b interrupted; the gate judges finished runs only"},
+		{"gate, a run not finished", []string{"compare", "--fail-on", "regression", running, before}, exitUnfinished, "! " + filepath.Base(running) + " did not finish", "cannot judge: run-a not finished"},
+		{"gate, regression and an interrupted run", []string{"compare", "--fail-on", "regression", interrupted, slower}, exitUnfinished, "regressions: 1", "cannot judge: run-a interrupted"},
+		{"json", []string{"compare", "--format", "json", before, interrupted}, exitOK, `"unfinished": [`, ""},
 	})
 }

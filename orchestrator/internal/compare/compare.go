@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
@@ -132,6 +133,32 @@ type Comparison struct {
 	Hardware    []ChangedSetting `json:"hardware,omitempty"`
 	Cells       []ComparedCell   `json:"cells"`
 	Regressions int              `json:"regressions"`
+	// Unfinished lists the runs that did not run all their rounds: their
+	// figures are not final, and a gate cannot pass them.
+	Unfinished []Unfinished `json:"unfinished,omitempty"`
+}
+
+// Unfinished is a run ("a" or "b") that did not finish, and how it ended.
+type Unfinished struct {
+	Run   string `json:"run"`
+	State string `json:"state"`
+}
+
+// States of a run that did not finish.
+const (
+	Interrupted = "interrupted"  // stopped before its last round; --resume finishes it
+	NotFinished = "not finished" // no end recorded: still running, or killed
+)
+
+// unfinished says how a run that did not finish ended, "" when it did.
+func unfinished(r record.Run) string {
+	switch {
+	case r.Interrupted:
+		return Interrupted
+	case r.Finished.IsZero():
+		return NotFinished
+	}
+	return ""
 }
 
 // Runs compares run a with run b: every cell of either, matched by their
@@ -171,6 +198,12 @@ func Runs(a, b record.Run, threshold float64) Comparison {
 			}
 		}
 	}
+	for name, r := range map[string]record.Run{"a": a, "b": b} {
+		if state := unfinished(r); state != "" {
+			cmp.Unfinished = append(cmp.Unfinished, Unfinished{Run: name, State: state})
+		}
+	}
+	slices.SortFunc(cmp.Unfinished, func(x, y Unfinished) int { return strings.Compare(x.Run, y.Run) })
 	return cmp
 }
 

@@ -37,13 +37,17 @@ var metrics = []metric{
 	{"capacity req/s", capacityRPS, func(c Change) *Figure { return c.Capacity }, func(c ComparedCell) *Drift { return c.CapacityDrift }, count},
 }
 
-// WriteText prints the comparison: what differs between the runs, then
-// per cell one table per figure as benchstat prints them (both medians
-// with their spread, the change, `~` when it is not significant, and marks:
-// client-bound, image changed, regression), the servers not in both
-// rankings, the drift taken out, and the regressions.
+// WriteText prints the comparison: the runs that did not finish, what
+// differs between the runs, then per cell one table per figure as
+// benchstat prints them (both medians with their spread, the change, `~`
+// when it is not significant, and marks: client-bound, image changed,
+// regression), the servers not in both rankings, the drift taken out, and
+// the regressions.
 func WriteText(w io.Writer, c Comparison) error {
 	var b strings.Builder
+	for _, u := range c.Unfinished {
+		fmt.Fprintf(&b, "! %s %s: rounds are missing, so this comparison is not final, and no gate passes it\n", runName(c, u.Run), stateText(u.State))
+	}
 	if len(c.Cells) > 1 && len(c.Settings) > 0 { // one cell's are its own, resolved
 		fmt.Fprintf(&b, "settings that differ, as given: %s\n", settingsText(c.Settings))
 	}
@@ -191,6 +195,13 @@ func statusText(c Comparison, status string) string {
 		return "failed in " + c.A + ", ranked in " + c.B
 	}
 	return status
+}
+
+func stateText(state string) string {
+	if state == Interrupted {
+		return "was interrupted (grpcbench bench --resume finishes it)"
+	}
+	return "did not finish (it is still running, or was killed)"
 }
 
 func cellSuffix(c Comparison, cell ComparedCell) string {
