@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
 
 // metric is a figure as the tables print it; its kind says which marks
@@ -44,6 +45,7 @@ var metrics = []metric{
 // regression), the servers not in both rankings, the drift taken out, and
 // the regressions.
 func WriteText(w io.Writer, c Comparison) error {
+	c = shown(c)
 	var b strings.Builder
 	for _, u := range c.Unfinished {
 		fmt.Fprintf(&b, "! %s %s: rounds are missing, so this comparison is not final, and no gate passes it\n", runName(c, u.Run), stateText(u.State))
@@ -115,6 +117,36 @@ func WriteText(w io.Writer, c Comparison) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// shown is c with every text its records brought (the runs', cells' and
+// servers' names, the reasons, the settings) made safe to print: a record
+// may be anyone's, and a name could hold a terminal escape or a line
+// break that forges a row. c itself is left as it is.
+func shown(c Comparison) Comparison {
+	c.A, c.B = visible.Text(c.A), visible.Text(c.B)
+	c.Settings, c.Hardware = shownSettings(c.Settings), shownSettings(c.Hardware)
+	cells := make([]ComparedCell, len(c.Cells))
+	for i, cell := range c.Cells {
+		cell.Name, cell.Settings = visible.Text(cell.Name), shownSettings(cell.Settings)
+		changes := make([]Change, len(cell.Servers))
+		for j, ch := range cell.Servers {
+			ch.Server, ch.Failure, ch.Regression = visible.Text(ch.Server), visible.Text(ch.Failure), visible.Text(ch.Regression)
+			changes[j] = ch
+		}
+		cell.Servers = changes
+		cells[i] = cell
+	}
+	c.Cells = cells
+	return c
+}
+
+func shownSettings(list []ChangedSetting) []ChangedSetting {
+	out := make([]ChangedSetting, len(list))
+	for i, s := range list {
+		out[i] = ChangedSetting{Name: visible.Text(s.Name), A: visible.Text(s.A), B: visible.Text(s.B)}
+	}
+	return out
 }
 
 // writeMetric prints one figure's table of a cell, when any server has it.

@@ -67,7 +67,7 @@ func writeCell(b *strings.Builder, run record.Run, c record.Cell) {
 		b.WriteString("! " + l + "\n")
 	}
 	b.WriteString("Benchmark Execution Parameters:\n")
-	b.WriteString(run.Commit + "\n")
+	b.WriteString(commitLine(run) + "\n")
 	for _, s := range c.Settings {
 		fmt.Fprintf(b, "- %s=%s\n", s.Name, s.Value)
 	}

@@ -23,7 +23,7 @@ var pageTemplate = template.Must(template.New("report.html").Funcs(template.Func
 // with the charts as inline SVG, for every cell of the run. dir is the
 // run's folder, where the rounds' stats streams are read from.
 func WriteHTML(w io.Writer, run record.Run, dir string) error {
-	pg := page{Run: run, Legend: legendParagraphs(), CapacityCaption: CapacityCaption}
+	pg := page{Run: run, Commit: commitLine(run), Legend: legendParagraphs(), CapacityCaption: CapacityCaption}
 	if !run.Finished.IsZero() && !run.Started.IsZero() {
 		pg.Took = run.Finished.Sub(run.Started).Round(time.Second).String()
 	}
@@ -56,7 +56,8 @@ func WriteHTML(w io.Writer, run record.Run, dir string) error {
 
 // page is what the template shows.
 type page struct {
-	Run record.Run
+	Run    record.Run
+	Commit string
 	// Machines are the run's machine, or its servers' and its clients'.
 	Machines  []machine
 	RoundTrip string

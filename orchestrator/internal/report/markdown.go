@@ -18,7 +18,7 @@ func WriteMarkdown(w io.Writer, run record.Run) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## grpcbench run %s\n\n", run.ID)
 	if run.Commit != "" {
-		fmt.Fprintf(&b, "Commit: `%s`  \n", run.Commit)
+		fmt.Fprintf(&b, "Commit: %s  \n", markdownText(commitLine(run)))
 	}
 	switch h := run.Hardware; {
 	case run.ClientHardware != nil:

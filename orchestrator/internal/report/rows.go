@@ -11,6 +11,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/visible"
 )
 
 // Thresholds of the flags a row can carry.
@@ -167,13 +168,23 @@ func CapacityNotes(c record.Cell, rows []RankingRow) []string {
 				break
 			}
 		}
+		// The reason is what a server or its client said.
 		if n == 0 {
-			out = append(out, fmt.Sprintf("%s: not in the server capacity ranking, no round has a capacity measurement%s", s.Name, why))
+			out = append(out, visible.Text(fmt.Sprintf("%s: not in the server capacity ranking, no round has a capacity measurement%s", s.Name, why)))
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s: server capacity from %d of %d rounds, fewer than the others'%s", s.Name, n, most, why))
+		out = append(out, visible.Text(fmt.Sprintf("%s: server capacity from %d of %d rounds, fewer than the others'%s", s.Name, n, most, why)))
 	}
 	return out
+}
+
+// commitLine is the run's commit line, made safe to show: a commit's
+// subject, or a record's, is anyone's text.
+func commitLine(run record.Run) string {
+	if run.Commit == "" {
+		return "unknown"
+	}
+	return visible.Text(run.Commit)
 }
 
 func sorted(rows []RankingRow) []RankingRow {
