@@ -45,7 +45,7 @@ type Config struct {
 	CapacityTool     string        `env:"GRPC_CAPACITY_TOOL" envDefault:"h2" help:"the load tool that also measures a server in the same round when the load client was its bottleneck, for the server capacity ranking: {capacity}"`
 	ServerDockerHost string        `env:"GRPC_SERVER_DOCKER_HOST" help:"the Docker engine that runs the servers: unix:///path, tcp://host:port (TLS as the Docker CLI: DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) or ssh://user@host; empty means DOCKER_HOST, else the local socket"`
 	ClientDockerHost string        `env:"GRPC_CLIENT_DOCKER_HOST" help:"the Docker engine that runs the load clients, as GRPC_SERVER_DOCKER_HOST; when the two differ, GRPC_SERVER_ADDRESS is required"`
-	ServerAddress    string        `env:"GRPC_SERVER_ADDRESS" help:"the IP address of the servers' machine at which the clients' machine reaches a server, when the two engines differ: each server publishes its port on that address only, at a port the engine picks for it (10.0.0.2), or at a fixed port (10.0.0.2:50051, for a firewall that opens one port; two runs on that engine then collide)"`
+	ServerAddress    string        `env:"GRPC_SERVER_ADDRESS" help:"the IP address of the servers' machine at which the clients' machine reaches a server, when the two engines differ (not a wildcard or loopback address): each server publishes its port on that address only, at a port the engine picks for it (10.0.0.2), or at a fixed port (10.0.0.2:50051, for a firewall that opens one port; two runs on that engine then collide)"`
 	SourceMirror     string        `env:"GRPC_SOURCE_MIRROR" help:"a folder of git bundles named <repository>.bundle, from which the third-party sources that servers pin in sources.json are taken when neither the sources cache nor their URL has them; empty means none"`
 	LoadProfiles     Names         `env:"GRPC_LOAD_PROFILE" help:"a load shape of the grpcxx benchmarks, setting connections x calls in flight per connection: 1a (1x1), 1b (1x10), 2a (10x1), 2b (10x10), 3a (100x1), 3b (100x10); a comma-separated list runs each; empty means GRPC_CLIENT_CONNECTIONS and GRPC_CLIENT_CONCURRENCY"`
 	BuildRAM         AutoBytes     `env:"GRPC_BUILD_RAM" envDefault:"auto" help:"memory limit of each step of an image build (the container of a RUN), swap included: auto (6g, or the engine host's memory less 1g when that is less, at least 512m) or a size such as 4g, from 512m to the engine host's memory"`
@@ -241,6 +241,22 @@ func (c Config) DockerTLS() (verify bool, certPath string) {
 		}
 	}
 	return verify, certPath
+}
+
+// PlainEngines are the tcp:// engine addresses of the settings that are
+// reached without TLS (neither DOCKER_CERT_PATH nor DOCKER_TLS_VERIFY).
+func (c Config) PlainEngines() []string {
+	if _, certs := c.DockerTLS(); certs != "" {
+		return nil
+	}
+	server, client := c.DockerHosts()
+	var plain []string
+	for _, addr := range slices.Compact([]string{server, client}) {
+		if strings.HasPrefix(addr, "tcp://") {
+			plain = append(plain, addr)
+		}
+	}
+	return plain
 }
 
 // BuildCPULimit is GRPC_BUILD_CPUS on an engine of n cores: auto leaves

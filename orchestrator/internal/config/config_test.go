@@ -366,6 +366,10 @@ func TestValidateRefuses(t *testing.T) {
 		{"build memory above the host's", map[string]string{"GRPC_BUILD_RAM": "64g"}, 2, "GRPC_BUILD_RAM", "64g"},
 		{"build cpus above the engine", map[string]string{"GRPC_BUILD_CPUS": "3"}, 2, "GRPC_BUILD_CPUS", "3"},
 		{"zero build cpus", map[string]string{"GRPC_BUILD_CPUS": "0"}, 2, "GRPC_BUILD_CPUS", "0"},
+		{"a wildcard server address", map[string]string{"GRPC_CLIENT_DOCKER_HOST": "ssh://bench@client", "GRPC_SERVER_ADDRESS": "0.0.0.0"}, 2, "GRPC_SERVER_ADDRESS", "0.0.0.0"},
+		{"an IPv6 wildcard server address", map[string]string{"GRPC_CLIENT_DOCKER_HOST": "ssh://bench@client", "GRPC_SERVER_ADDRESS": "[::]:50051"}, 2, "GRPC_SERVER_ADDRESS", "[::]:50051"},
+		{"a loopback server address", map[string]string{"GRPC_CLIENT_DOCKER_HOST": "ssh://bench@client", "GRPC_SERVER_ADDRESS": "127.0.0.1:50051"}, 2, "GRPC_SERVER_ADDRESS", "127.0.0.1:50051"},
+		{"an IPv6 loopback server address", map[string]string{"GRPC_CLIENT_DOCKER_HOST": "ssh://bench@client", "GRPC_SERVER_ADDRESS": "::1"}, 2, "GRPC_SERVER_ADDRESS", "::1"},
 		{"a stall limit of seconds", map[string]string{"GRPC_BUILD_STALL": "30s"}, 2, "GRPC_BUILD_STALL", "30s"},
 		{"a stall limit of a day", map[string]string{"GRPC_BUILD_STALL": "24h"}, 2, "GRPC_BUILD_STALL", "24h"},
 		{"a build time limit of seconds", map[string]string{"GRPC_BUILD_TIMEOUT": "30s"}, 2, "GRPC_BUILD_TIMEOUT", "30s"},
@@ -1223,5 +1227,29 @@ func TestTLSIsAMatrixDimension(t *testing.T) {
 	}
 	if cells := plain.Cells(config.Facts{HostCPUs: 4}); len(cells) != 1 || cells[0].TLS {
 		t.Errorf("default cells %+v, want one plaintext cell", cells)
+	}
+}
+
+// TestPlainEngines: a tcp:// engine reached without TLS is listed, once
+// when both roles name it; with certificates, or over a socket or ssh,
+// none is.
+func TestPlainEngines(t *testing.T) {
+	for _, tc := range []struct {
+		vars map[string]string
+		want []string
+	}{
+		{map[string]string{"DOCKER_HOST": "tcp://box:2375"}, []string{"tcp://box:2375"}},
+		{map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://servers:2375", "GRPC_CLIENT_DOCKER_HOST": "ssh://bench@clients"}, []string{"tcp://servers:2375"}},
+		{map[string]string{"DOCKER_HOST": "tcp://box:2376", "DOCKER_TLS_VERIFY": "1", "DOCKER_CERT_PATH": "/certs"}, nil},
+		{map[string]string{"DOCKER_HOST": "tcp://box:2376", "DOCKER_CERT_PATH": "/certs"}, nil},
+		{map[string]string{}, nil},
+	} {
+		cfg, err := config.Parse(tc.vars, testTools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.PlainEngines(); !slices.Equal(got, tc.want) {
+			t.Errorf("PlainEngines of %v = %v, want %v", tc.vars, got, tc.want)
+		}
 	}
 }

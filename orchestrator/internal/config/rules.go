@@ -235,8 +235,14 @@ var rules = []rule{
 			}
 			return ""
 		}
-		if _, _, err := c.ServerPublish(); err != nil {
+		ip, _, err := c.ServerPublish()
+		if err != nil {
 			return err.Error()
+		}
+		if a := net.ParseIP(ip); c.TwoHosts() && (a.IsUnspecified() || a.IsLoopback()) {
+			// Published on every interface, or where the clients' machine
+			// cannot reach it: every server would then fail readiness.
+			return "a wildcard or loopback address: the servers' machine publishes each server on this address only, and the clients' machine must reach it there"
 		}
 		return ""
 	}},

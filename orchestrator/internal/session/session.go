@@ -170,6 +170,11 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 			return nil, err
 		}
 	}
+	for _, addr := range cfg.PlainEngines() {
+		fmt.Fprintf(out, "warning: the engine at %s is reached over plain TCP, without TLS: whoever reaches that port controls the engine, "+
+			"which is root on its machine (a server of this run too, when that machine is its own); use TLS (tcp://…:2376 with "+
+			"DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH) or ssh://\n", addr)
+	}
 	hosts, err := connect(ctx, cfg, dial)
 	if err != nil {
 		// Bad input first, as far as it can be checked without the hosts:
