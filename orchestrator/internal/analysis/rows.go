@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/escape"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
@@ -169,11 +170,12 @@ func CapacityNotes(c record.Cell, rows []Row) []string {
 				break
 			}
 		}
+		// The reason is what a server or its client said.
 		if n == 0 {
-			out = append(out, fmt.Sprintf("%s: not in the server capacity ranking, no round has a capacity measurement%s", s.Name, why))
+			out = append(out, escape.Text(fmt.Sprintf("%s: not in the server capacity ranking, no round has a capacity measurement%s", s.Name, why)))
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s: server capacity from %d of %d rounds, fewer than the others'%s", s.Name, n, most, why))
+		out = append(out, escape.Text(fmt.Sprintf("%s: server capacity from %d of %d rounds, fewer than the others'%s", s.Name, n, most, why)))
 	}
 	return out
 }
