@@ -190,6 +190,11 @@ func (b *Bench) next(ctx context.Context, v record.Visit, r, look int) (spent ti
 	}
 	if b.Kit.Held != nil {
 		if err := b.Kit.Held(ctx); err != nil {
+			// An engine shutting down still answers for a while, with
+			// errors: the lock it stopped is not one a prune removed.
+			if gone := b.hostGone(ctx, shutdownTime); gone != nil {
+				return 0, gone, nil
+			}
 			return 0, err, nil
 		}
 	}
@@ -244,7 +249,10 @@ func (b *Bench) visit(ctx context.Context, v record.Visit, r, look int) (time.Du
 	b.Progress.Printf("%s: round %d of %d%s", srv.Name, r, look, b.cellText(*cell))
 	round := b.round(ctx, v.Cell, srv, r)
 	b.Progress.RoundDone()
-	gone := b.hostGone(ctx, round.Failure)
+	var gone error
+	if round.Failure != nil {
+		gone = b.hostGone(ctx, 0)
+	}
 	if gone != nil {
 		round.Failure.Reason = "the Docker engine went away: " + round.Failure.Reason
 		round.Failure.CutShort = true
@@ -295,16 +303,32 @@ func (e *HostGoneError) Error() string {
 
 func (e *HostGoneError) Unwrap() error { return e.Err }
 
+// shutdownTime is how long an engine that fails a call is watched for
+// going away: dockerd stops its containers, then its store, then its API,
+// within its shutdown timeout (15 s by default).
+const shutdownTime = 20 * time.Second
+
 // hostGone checks, after a failure other than an interruption, whether
-// the engine still answers.
-func (b *Bench) hostGone(ctx context.Context, f *record.Failure) error {
-	if f == nil || ctx.Err() != nil || b.Kit.Alive == nil {
+// the engine still answers, and goes on asking for up to within.
+func (b *Bench) hostGone(ctx context.Context, within time.Duration) error {
+	if ctx.Err() != nil || b.Kit.Alive == nil {
 		return nil
 	}
-	if err := b.Kit.Alive(ctx); err != nil {
-		return &HostGoneError{Err: err}
+	deadline := time.Now().Add(within)
+	for {
+		err := b.Kit.Alive(ctx)
+		if err != nil {
+			return &HostGoneError{Err: err}
+		}
+		if !time.Now().Before(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
-	return nil
 }
 
 // stop ends the run's record, interrupted when err says so, publishes it
@@ -357,8 +381,7 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 			}
 			img, _, err := images.BuildServer(ctx, k.Builder, base, k.Scenarios[sc], folder, "build-"+sc+".log", b.Progress)
 			if err != nil {
-				f := harness.FailureOf(err)
-				if gone := b.hostGone(ctx, &f); gone != nil {
+				if gone := b.hostGone(ctx, 0); gone != nil {
 					return gone
 				}
 			}

@@ -482,6 +482,39 @@ func TestEngineGoneStopsTheRun(t *testing.T) {
 	}
 }
 
+// TestEngineShuttingDownIsNotAPrune: an engine shutting down stops the
+// run's lock and fails to start it again while it still answers pings; the
+// run waits for it to go, and says the engine went away, not that a prune
+// removed the lock.
+func TestEngineShuttingDownIsNotAPrune(t *testing.T) {
+	s := newTestBench(t, &script{}, "first", "second")
+	held, pings := 0, 0
+	s.Kit.Held = func(context.Context) error {
+		if held++; held == 2 {
+			return errors.New("the lock was removed during the run (docker container prune?)")
+		}
+		return nil
+	}
+	s.Kit.Alive = func(context.Context) error {
+		if pings++; pings > 3 {
+			return errors.New("connection refused")
+		}
+		return nil
+	}
+	err := s.bench(t, context.Background(), []string{"first", "second"})
+	var gone *HostGoneError
+	if !errors.As(err, &gone) || pings != 4 {
+		t.Fatalf("Benchmark = %v after %d pings, want a HostGoneError on the 4th", err, pings)
+	}
+	measured := 0
+	for _, srv := range s.Run.Cells[0].Servers {
+		measured += len(srv.Rounds)
+	}
+	if measured != 1 || s.Run.State != record.Interrupted {
+		t.Errorf("%d rounds measured, state %q: want the one before the lock check that failed, interrupted", measured, s.Run.State)
+	}
+}
+
 // TestResumeFinishesAnInterruptedRun: the record of an interrupted run,
 // resumed, keeps its finished rounds and measures the others, in the order
 // its seed draws.
