@@ -68,7 +68,7 @@ func BenchmarkH2Calls(b *testing.B) {
 func BenchmarkVerify(b *testing.B) {
 	for _, name := range []string{"complex_proto", "string_10kB"} {
 		b.Run(name, func(b *testing.B) {
-			c, err := newCall(context.Background(), "127.0.0.1:1", loadtest.ScenarioDir(name))
+			c, err := newCall(context.Background(), "127.0.0.1:1", loadtest.ScenarioDir(name), 0)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -88,7 +88,7 @@ func BenchmarkVerify(b *testing.B) {
 	// A server that encodes the oneof in field order (C++, Java, Python):
 	// the first answer is checked by meaning, the others against it.
 	b.Run("complex_proto_reordered", func(b *testing.B) {
-		c, err := newCall(context.Background(), "127.0.0.1:1", loadtest.ScenarioDir("complex_proto"))
+		c, err := newCall(context.Background(), "127.0.0.1:1", loadtest.ScenarioDir("complex_proto"), 0)
 		if err != nil {
 			b.Fatal(err)
 		}

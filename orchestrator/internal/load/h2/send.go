@@ -34,8 +34,10 @@ const (
 const (
 	frameHeaderLen = 9
 	frameStreamID  = 5 // offset of the stream id
-	// windowUpdateLen is a WINDOW_UPDATE's payload: the increment.
+	// windowUpdateLen is a WINDOW_UPDATE's payload: the increment;
+	// rstStreamLen an RST_STREAM's, the error code.
 	windowUpdateLen = 4
+	rstStreamLen    = 4
 )
 
 // requestTemplate is the HEADERS and DATA frames of the start of one call
@@ -73,8 +75,16 @@ func (c *conn) pace(done <-chan struct{}) {
 		}
 		c.flush()
 		c.mu.Lock()
+		now := time.Now()
 		next := c.plan.Intended()
-		blocked := c.plan.Due(time.Now()) // owed, but no slot, window or write turn is free
+		blocked := c.plan.Due(now) // owed, but no slot, window or write turn is free
+		if s := c.oldestActive(); s != nil && c.call.deadline > 0 {
+			if now.Before(s.deadline) {
+				next = minTime(next, s.deadline)
+			} else {
+				c.wakeReader() // to cancel it; the pacer looks again at its next call
+			}
+		}
 		c.mu.Unlock()
 		if blocked {
 			// The reader starts them as answers free slots and windows open
@@ -85,6 +95,13 @@ func (c *conn) pace(done <-chan struct{}) {
 		}
 		timer.Reset(max(time.Until(next), minPace))
 	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // newCalls is how many calls may start now: in an open loop, fill starts
@@ -105,7 +122,7 @@ func (c *conn) newCalls(now time.Time) int {
 }
 
 func (c *conn) owesFrames() bool {
-	return c.settingsAcks > 0 || len(c.pings) > 0 || c.connUpdate > 0 || len(c.streamUpdates) > 0
+	return c.settingsAcks > 0 || len(c.pings) > 0 || c.connUpdate > 0 || len(c.streamUpdates) > 0 || len(c.resets) > 0
 }
 
 func (c *conn) canSendPending() bool {
@@ -197,6 +214,10 @@ func (c *conn) fill(now time.Time) {
 		c.out = appendWindowUpdate(c.out, u.id, u.inc)
 	}
 	c.streamUpdates = c.streamUpdates[:0]
+	for _, id := range c.resets {
+		c.out = binary.BigEndian.AppendUint32(appendFrameHeader(c.out, rstStreamLen, http2.FrameRSTStream, 0, id), uint32(http2.ErrCodeCancel))
+	}
+	c.resets = c.resets[:0]
 
 	// The most one call writes at once: HEADERS and a DATA frame.
 	need := 2*frameHeaderLen + len(c.call.firstBlock) + len(c.call.plainBlock) + min(len(c.call.body), c.maxFrame)
@@ -286,10 +307,11 @@ func (c *conn) open(now time.Time) *stream {
 	}
 	c.nextID = id + 2
 	s := c.slot(id)
-	*s = stream{id: id, active: true, start: now, limit: c.call.firstSend(), sendWindow: c.initialWindow, httpStatus: -1, grpcStatus: -1, body: s.body[:0]}
+	*s = stream{id: id, active: true, start: now, planned: now, limit: c.call.firstSend(), sendWindow: c.initialWindow, httpStatus: -1, grpcStatus: -1, body: s.body[:0]}
 	if c.plan.Paced() {
 		s.sentAt = now
 		s.start = c.plan.Take(now, c.heldByCap)
+		s.planned, s.deadline = s.start, s.start.Add(c.call.deadline)
 	}
 	c.inflight++
 	c.rec.series.Started(now)
