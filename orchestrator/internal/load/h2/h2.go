@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 )
 
 // reconnectPause spaces the attempts to reopen a failed connection.
@@ -53,13 +54,16 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	cancelled := context.AfterFunc(ctx, closeStop)
 	defer cancelled()
 
+	// The rate is of messages (RateUnit); the schedule's of calls, each a
+	// stream of c.messages() in a streaming scenario.
+	rate := float64(spec.QPS) / float64(c.messages())
 	slots := split(spec.Concurrency, spec.Connections)
 	recs := make([]*callCounter, spec.Connections)
 	plans := make([]*load.Schedule, spec.Connections)
 	var wg sync.WaitGroup
 	for i := range recs {
 		recs[i] = newCallCounter(w, spec.Answered != nil)
-		plans[i] = load.NewSchedule(start, w.measureStart, w.end, spec.QPS, i, spec.Connections, spec.Arrivals)
+		plans[i] = load.NewSchedule(start, w.measureStart, w.end, rate, i, spec.Connections, spec.Arrivals)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -86,7 +90,7 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	}
 	res := merge(recs, w)
 	if open {
-		openLoop(&res, spec, plans, unsent, c.messages())
+		openLoop(&res, spec, c, plans, unsent)
 	}
 	return res, nil
 }
@@ -188,9 +192,10 @@ func keepConnected(addr string, c *call, slots int, rec *callCounter, plan *load
 	}
 }
 
-// openLoop adds what the schedules counted to an open-loop result: the
-// calls of the window that started late or never, and notes on why.
-func openLoop(res *load.Result, spec load.Spec, plans []*load.Schedule, unsent, messages uint64) {
+// openLoop adds what the schedules counted to an open-loop result, in the
+// cell's unit (a stream's messages share its start): the calls of the
+// window planned, those that started late or never, and notes on why.
+func openLoop(res *load.Result, spec load.Spec, c *call, plans []*load.Schedule, unsent uint64) {
 	var planned, late, capped, dropped uint64
 	for _, p := range plans {
 		late += p.Late
@@ -198,8 +203,12 @@ func openLoop(res *load.Result, spec load.Spec, plans []*load.Schedule, unsent, 
 		capped += p.Capped
 		dropped += p.Dropped
 	}
-	// A stream's messages share its start.
-	res.Planned, res.Late = planned*messages, (late+unsent)*messages
+	per := c.messages()
+	res.Planned, res.Late = planned*per, (late+unsent)*per
+	unit, what := c.kind.RateUnit(), "calls"
+	if c.kind != scenario.Unary {
+		what = fmt.Sprintf("messages (streams of %d, started at %.4g a second)", per, float64(spec.QPS)/float64(per))
+	}
 	if dropped > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf(
 			"open loop: the warm-up ended %d calls behind its schedule; they were dropped, not sent into the window, and the window's schedule began on time",
@@ -207,26 +216,29 @@ func openLoop(res *load.Result, spec load.Spec, plans []*load.Schedule, unsent, 
 	}
 	if res.Late > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf(
-			"open loop at %d req/s: %d of the window's %d calls started more than %v after their intended start (%d never started); their latency runs from the intended start",
-			spec.QPS, res.Late, planned, load.LateAfter, unsent))
+			"open loop at %d %s: %d of the window's %d %s started more than %v after their intended start (%d never started); their latency runs from the intended start",
+			spec.QPS, unit, res.Late, res.Planned, what, load.LateAfter, unsent*per))
 	}
 	if res.Unanswered > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf(
-			"open loop: %d of the window's %d planned calls had no answer %v after the window (%d never started): they count as failed, with their deadline of %v as latency",
-			res.Unanswered, res.Planned, spec.CallGrace(), unsent*messages, spec.CallDeadline()))
+			"open loop: %d of the window's %d planned %s had no answer %v after the window (%d never started): they count as failed, with their deadline of %v as latency",
+			res.Unanswered, res.Planned, what, spec.CallGrace(), unsent*per, spec.CallDeadline()))
 	}
 	if capped > 0 && res.Service != nil {
 		// Little's law: calls in flight = rate × the time each is in flight.
-		need := int(math.Ceil(float64(spec.QPS) * res.Service.P99.Seconds()))
+		need := fmt.Sprintf("%d req/s × service p99 %v ≈ %d", spec.QPS, res.Service.P99, int(math.Ceil(float64(spec.QPS)*res.Service.P99.Seconds())))
+		if c.kind != scenario.Unary {
+			need = "streams a second × the time a stream lasts"
+		}
 		res.Notes = append(res.Notes, fmt.Sprintf(
-			"open loop: the cap of %d calls in flight held back %d late calls; not to throttle the schedule it must be at least rate × latency (here %d req/s × service p99 %v ≈ %d)",
-			spec.Concurrency, capped, spec.QPS, res.Service.P99, need))
+			"open loop: the cap of %d calls in flight held back %d late calls; not to throttle the schedule it must be at least rate × latency (here %s)",
+			spec.Concurrency, capped, need))
 	}
 	// Against the calls the schedule planned, not the target: a Poisson
 	// count varies by its square root.
-	if asked := float64(planned) / res.End.Sub(res.Start).Seconds(); res.RPS < (1-load.RateShortfall)*asked {
+	if asked := float64(res.Planned) / res.End.Sub(res.Start).Seconds(); res.RPS < (1-load.RateShortfall)*asked {
 		res.Notes = append(res.Notes, fmt.Sprintf(
-			"open loop: achieved %.0f req/s of the %.0f the schedule asked (target %d; %.1f%% short): the rate was not sustained",
-			res.RPS, asked, spec.QPS, 100*(1-res.RPS/asked)))
+			"open loop: achieved %.0f %s of the %.0f the schedule asked (target %d; %.1f%% short): the rate was not sustained",
+			res.RPS, unit, asked, spec.QPS, 100*(1-res.RPS/asked)))
 	}
 }

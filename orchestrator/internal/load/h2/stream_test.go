@@ -172,3 +172,33 @@ func (s changingStream) SendMsg(m any) error {
 	hello.Set(name, dynamicpb.NewMessage(hello.Descriptor()).Get(name)) // cleared
 	return s.ServerStream.SendMsg(reply)
 }
+
+// Issue 28's Why 2: a streaming cell's rate is of messages, as its target
+// and achieved rate are: at 200 msg/s, streams of 10 messages start 20
+// times a second, and the window plans, sends and answers 200 messages a
+// second, where streams used to start 200 times a second (2000 msg/s).
+func TestStreamRateIsInMessages(t *testing.T) {
+	for _, name := range streamScenarios {
+		t.Run(name, func(t *testing.T) {
+			var received, sent atomic.Int64
+			dir := loadtest.ScenarioDir(name)
+			addr, sc := loadtest.StartStreamServer(t, dir, countingStreams(&received, &sent))
+			res := mustRun(t, load.Spec{Target: addr, ScenarioDir: dir, Kind: sc.Kind, Connections: 2, Concurrency: 16,
+				QPS: 200, Warmup: 250 * time.Millisecond, Duration: time.Second, Grace: 200 * time.Millisecond})
+			checkAccounted(t, res, 200)
+			if res.RPS > 200 || res.OK+res.Unanswered != 200 {
+				t.Errorf("%.0f msg/s achieved, %d OK and %d unanswered messages; want at most 200, and 200 in all", res.RPS, res.OK, res.Unanswered)
+			}
+			// The server's messages: those of warm-up, window and grace, 1.45
+			// s at 200 a second, where 10 times as many streams would make
+			// thousands.
+			counted := sent.Load()
+			if sc.Kind == scenario.ClientStreaming {
+				counted = received.Load()
+			}
+			if counted > 400 {
+				t.Errorf("the server saw %d messages in 1.45 s at 200 msg/s", counted)
+			}
+		})
+	}
+}
