@@ -89,9 +89,11 @@ type conn struct {
 	dec  *hpack.Decoder
 	rec  *callCounter
 	plan *load.Schedule
-	// heldByCap says that a call fell due while every slot was taken; the
-	// calls it held back are counted late because of the cap (under mu).
-	heldByCap bool
+	// held says that a call fell due and could not start (no slot, stream,
+	// window or write turn free); heldByCap that every slot was taken: the
+	// calls held back are not the pacer's to be late, and the ones the cap
+	// held are counted late because of it (under mu).
+	held, heldByCap bool
 	cur       *stream // the stream whose header block is being decoded
 	// curEnds says the block's HEADERS frame ended the stream (the flag is
 	// on HEADERS even when CONTINUATION frames carry the rest).

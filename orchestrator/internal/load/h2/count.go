@@ -92,6 +92,11 @@ type callCounter struct {
 	// actual start.
 	service    *hdrhistogram.Histogram
 	serviceSum time.Duration
+	// pacer holds, in an open loop, the lateness of the window's calls the
+	// pacer started itself, none held back: from the intended start to
+	// the write. The connection counts it under its lock.
+	pacer    *hdrhistogram.Histogram
+	pacerSum time.Duration
 	// series counts the load interval by interval from start to end: the
 	// calls that completed in each (by the reader), and the calls started
 	// and ended (under the connection's lock, which the writer side holds
@@ -109,9 +114,20 @@ func newCallCounter(w window, counting bool) *callCounter {
 		series:     load.NewSeriesCounter(w.start, w.end),
 	}
 	if w.open {
-		r.service = load.NewHistogram()
+		r.service, r.pacer = load.NewHistogram(), load.NewHistogram()
 	}
 	return r
+}
+
+// paced counts the pacer's lateness for a call meant to start at intended
+// that it wrote at now. Called under the connection's lock.
+func (r *callCounter) paced(intended, now time.Time) {
+	if intended.Before(r.w.measureStart) || !intended.Before(r.w.end) {
+		return
+	}
+	late := now.Sub(intended)
+	r.pacerSum += late
+	load.Record(r.pacer, late, 1)
 }
 
 // count counts a call that ended, or messages of a stream: in the
@@ -178,8 +194,8 @@ var (
 
 func merge(recs []*callCounter, w window) load.Result {
 	res := load.Result{Tool: name, Start: w.measureStart, End: w.end, Statuses: map[string]uint64{}, Errors: map[string]uint64{}}
-	hist, service := load.NewHistogram(), load.NewHistogram()
-	var sum, serviceSum time.Duration
+	hist, service, pacer := load.NewHistogram(), load.NewHistogram(), load.NewHistogram()
+	var sum, serviceSum, pacerSum time.Duration
 	series := make([]*load.SeriesCounter, len(recs))
 	for i, r := range recs {
 		series[i] = r.series
@@ -188,6 +204,8 @@ func merge(recs []*callCounter, w window) load.Result {
 		if r.service != nil {
 			service.Merge(r.service)
 			serviceSum += r.serviceSum
+			pacer.Merge(r.pacer)
+			pacerSum += r.pacerSum
 		}
 		res.Requests += r.requests
 		res.OK += r.ok
@@ -208,8 +226,8 @@ func merge(recs []*callCounter, w window) load.Result {
 	res.Histogram = load.EncodeHistogram(hist)
 	res.Series = load.MergeSeries(series...)
 	if w.open {
-		l := load.LatencyOf(service, serviceSum)
-		res.Service = &l
+		l, p := load.LatencyOf(service, serviceSum), load.LatencyOf(pacer, pacerSum)
+		res.Service, res.Pacer = &l, &p
 	}
 	return res
 }

@@ -585,6 +585,10 @@ func TestH2OpenLoop(t *testing.T) {
 			if s := res.Service; s == nil || s.Count != l.Count || s.Mean > l.Mean || s.Max > l.Max || s.P50 <= 0 {
 				t.Errorf("service latency %+v beside latency %+v, want as many calls, none longer", s, l)
 			}
+			// The pacer's lateness, of the calls it started itself.
+			if p := res.Pacer; p == nil || p.Count == 0 || p.Count > res.Planned || p.Max > l.Max {
+				t.Errorf("pacer lateness %+v, want of some of the %d calls planned, none later than the latency's max %v", p, res.Planned, l.Max)
+			}
 		})
 	}
 }

@@ -95,6 +95,11 @@ func TestOwedCallsAreSent(t *testing.T) {
 	if plan.Issued != 8 || plan.Late != 7 || plan.Capped != 4 {
 		t.Errorf("issued %d, late %d, held by the cap %d; want 8, 7, 4", plan.Issued, plan.Late, plan.Capped)
 	}
+	// The pacer's own lateness is of the calls it started as they fell
+	// due, late or not (the first four), not of those the cap held back.
+	if p := cn.rec.pacer; p.TotalCount() != 4 || p.Min() != 500 || p.Max() < 8_990 || p.Max() > 9_010 {
+		t.Errorf("pacer lateness of %d calls, %dµs to %dµs; want 4, 500µs to 9ms", p.TotalCount(), p.Min(), p.Max())
+	}
 }
 
 // A call past its deadline is cancelled before the reader's next read:

@@ -78,6 +78,7 @@ func (c *conn) pace(done <-chan struct{}) {
 		now := time.Now()
 		next := c.plan.Intended()
 		blocked := c.plan.Due(now) // owed, but no slot, window or write turn is free
+		c.held = c.held || blocked
 		if s := c.oldestActive(); s != nil && c.call.deadline > 0 {
 			if now.Before(s.deadline) {
 				next = minTime(next, s.deadline)
@@ -105,19 +106,22 @@ func minTime(a, b time.Time) time.Time {
 }
 
 // newCalls is how many calls may start now: in an open loop, fill starts
-// those of them that are due. It notes a due call the cap on calls in
-// flight holds back. Called with mu held.
+// those of them that are due. It notes a due call that cannot start, and
+// whether the cap on calls in flight holds it back. Called with mu held.
 func (c *conn) newCalls(now time.Time) int {
-	if !c.settled || c.stopping || c.closed || len(c.pending) > 0 || c.connWindow <= 0 {
+	if c.closed || !c.plan.Due(now) {
 		return 0
-	}
-	if !c.plan.Due(now) {
-		return 0
-	}
-	if c.inflight >= c.slots && c.plan.Paced() {
-		c.heldByCap = true
 	}
 	n := min(int64(c.slots), int64(c.maxStreams)) - int64(c.inflight)
+	if !c.settled || c.stopping || len(c.pending) > 0 || c.connWindow <= 0 {
+		n = 0
+	}
+	if n <= 0 && c.plan.Paced() {
+		c.held = true
+		if c.inflight >= c.slots {
+			c.heldByCap = true
+		}
+	}
 	return int(max(n, 0))
 }
 
@@ -260,7 +264,7 @@ func (c *conn) fill(now time.Time) {
 		}
 	}
 	if !c.plan.Due(now) {
-		c.heldByCap = false // every call due is out
+		c.held, c.heldByCap = false, false // every call due is out
 	}
 }
 
@@ -312,6 +316,9 @@ func (c *conn) open(now time.Time) *stream {
 		s.sentAt = now
 		s.start = c.plan.Take(now, c.heldByCap)
 		s.planned, s.deadline = s.start, s.start.Add(c.call.deadline)
+		if !c.held {
+			c.rec.paced(s.start, now)
+		}
 	}
 	c.inflight++
 	c.rec.series.Started(now)
