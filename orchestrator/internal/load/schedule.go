@@ -10,12 +10,13 @@ import (
 )
 
 // LateAfter is how far past its intended start a call may start and still
-// be on time. The pacer's timer wakes up tens of microseconds late on an
-// idle machine, up to about a millisecond on a busy one, and calls that
-// fall due together within minPace go out in one write: a call later than
-// that was held back by the cap on calls in flight, the connection's
-// stream limit or flow-control window, or a client short of CPU, not by
-// the pacer's own granularity.
+// be on time. h2's pacer writes a call tens of microseconds after its
+// intended start at the median, rarely more than a few hundred on a busy
+// machine (Result.Pacer, docs/load-tools.md), and calls that fall due
+// within 50 µs of each other go out in one write: a call later than a
+// millisecond was held back by the cap on calls in flight, the
+// connection's stream limit or flow-control window, or a client short of
+// CPU, not by the pacer's own granularity.
 const LateAfter = time.Millisecond
 
 // Schedule is the open-loop plan of one connection slot; it outlives the

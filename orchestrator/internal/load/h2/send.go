@@ -22,11 +22,16 @@ const (
 	// maxStreamID is the last client stream id HTTP/2 allows.
 	maxStreamID = 1<<31 - 1
 	// minPace is the shortest sleep of the open-loop pacer: a wake-up
-	// costs more than the calls it would spread.
+	// costs more than the calls it would spread, so calls due within it
+	// go out together.
 	minPace = 50 * time.Microsecond
 	// blockedPace is the pacer's sleep while calls owed cannot start: a
 	// fallback, not what starts them.
 	blockedPace = load.LateAfter / 2
+	// coarseAhead is how long before a call the pacer's timer wakes it for
+	// the fine sleep to the call's time: more than the millisecond a
+	// timer may be late by.
+	coarseAhead = 2 * time.Millisecond
 )
 
 // The layout of an HTTP/2 frame header: length (3 bytes), type, flags,
@@ -63,20 +68,37 @@ func appendFrameHeader(b []byte, length int, t http2.FrameType, flags http2.Flag
 // pace sends the calls of the open-loop plan as they fall due. Calls are
 // stamped with their intended time, so a late wake-up or a full set of
 // slots shows in the latencies rather than hiding from them; calls owed
-// go out together, as many as the slots and one write take.
+// go out together, as many as the slots and one write take. It waits for
+// the next call on a timer until coarseAhead before it, and the rest on a
+// fine timer (pace_linux.go).
 func (c *conn) pace(done <-chan struct{}) {
+	fine := newFineTimer()
+	defer fine.close()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	next := time.Now()
 	for {
-		select {
-		case <-done:
-			return
-		case <-timer.C:
+		if d := time.Until(next) - coarseAhead; d > 0 {
+			timer.Reset(d)
+			select {
+			case <-done:
+				return
+			case <-timer.C:
+			}
+		} else {
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+		if d := time.Until(next); d > 0 {
+			fine.sleep(d)
 		}
 		c.flush()
 		c.mu.Lock()
 		now := time.Now()
-		next := c.plan.Intended()
+		next = c.plan.Intended()
 		blocked := c.plan.Due(now) // owed, but no slot, window or write turn is free
 		c.held = c.held || blocked
 		if s := c.oldestActive(); s != nil && c.call.deadline > 0 {
@@ -91,11 +113,18 @@ func (c *conn) pace(done <-chan struct{}) {
 			// The reader starts them as answers free slots and windows open
 			// (it flushes before each read), the writer as its write ends:
 			// the pacer only looks again now and then.
-			timer.Reset(blockedPace)
+			next = now.Add(blockedPace)
 			continue
 		}
-		timer.Reset(max(time.Until(next), minPace))
+		next = maxTime(next, now.Add(minPace))
 	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func minTime(a, b time.Time) time.Time {
