@@ -94,7 +94,7 @@ type conn struct {
 	// calls held back are not the pacer's to be late, and the ones the cap
 	// held are counted late because of it (under mu).
 	held, heldByCap bool
-	cur       *stream // the stream whose header block is being decoded
+	cur             *stream // the stream whose header block is being decoded
 	// curEnds says the block's HEADERS frame ended the stream (the flag is
 	// on HEADERS even when CONTINUATION frames carry the rest).
 	curEnds bool

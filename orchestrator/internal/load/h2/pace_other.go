@@ -8,6 +8,6 @@ import "time"
 // for Linux only.
 type fineTimer struct{}
 
-func newFineTimer() *fineTimer          { return nil }
+func newFineTimer() *fineTimer           { return nil }
 func (*fineTimer) sleep(d time.Duration) { time.Sleep(d) }
 func (*fineTimer) close()                {}
