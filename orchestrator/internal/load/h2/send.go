@@ -102,10 +102,11 @@ func (c *conn) pace(done <-chan struct{}) {
 		blocked := c.plan.Due(now) // owed, but no slot, window or write turn is free
 		c.held = c.held || blocked
 		if s := c.oldestActive(); s != nil && c.call.deadline > 0 {
-			if now.Before(s.deadline) {
-				next = minTime(next, s.deadline)
-			} else {
+			switch {
+			case !now.Before(s.deadline):
 				c.wakeReader() // to cancel it; the pacer looks again at its next call
+			case s.deadline.Before(next):
+				next = s.deadline
 			}
 		}
 		c.mu.Unlock()
@@ -116,22 +117,10 @@ func (c *conn) pace(done <-chan struct{}) {
 			next = now.Add(blockedPace)
 			continue
 		}
-		next = maxTime(next, now.Add(minPace))
+		if soonest := now.Add(minPace); next.Before(soonest) {
+			next = soonest
+		}
 	}
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
 }
 
 // newCalls is how many calls may start now: in an open loop, fill starts
