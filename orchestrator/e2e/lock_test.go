@@ -58,12 +58,13 @@ func TestSecondRunIsRefusedAndADeadOnesLockTakenOver(t *testing.T) {
 	// run would leave it, must not stop the next run.
 	host, _ := os.Hostname()
 	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	pidNamespace, _ := os.Readlink("/proc/self/ns/pid")
 	eng, err := docker.Connect(ctx, backend.Target{Address: api.DaemonHost()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	left, err := eng.Lock(ctx, testImageName, backend.Owner{Host: host, Boot: strings.TrimSpace(string(boot)), PID: cmd.Process.Pid, Start: 1,
+	left, err := eng.Lock(ctx, testImageName, backend.Owner{Host: host, Boot: strings.TrimSpace(string(boot)), PIDNamespace: pidNamespace, PID: cmd.Process.Pid, Start: 1,
 		Run: "killed-earlier"}, func(context.Context, backend.Owner) bool { return true })
 	if err != nil {
 		t.Fatal(err)
@@ -76,9 +77,10 @@ func TestSecondRunIsRefusedAndADeadOnesLockTakenOver(t *testing.T) {
 	assertNoContainersLeft(t, api)
 }
 
-// waitForServer waits until a run's server container runs: up to 10
-// minutes, as compose builds the orchestrator's image first.
-func waitForServer(t *testing.T, done <-chan error) {
+// waitForServer waits until a run's server container runs, and returns
+// its id: up to 10 minutes, as compose builds the orchestrator's image
+// first.
+func waitForServer(t *testing.T, done <-chan error) string {
 	t.Helper()
 	api := engine(t)
 	deadline := time.After(10 * time.Minute)
@@ -89,7 +91,7 @@ func waitForServer(t *testing.T, done <-chan error) {
 			t.Fatal(err)
 		}
 		if len(list) > 0 {
-			return
+			return list[0].ID
 		}
 		select {
 		case err := <-done:
@@ -201,6 +203,52 @@ func TestLockRemovedMidRunIsTakenAgain(t *testing.T) {
 	_, run := readRun(t, runFolder(t, env))
 	if srv := servers(t, run); len(srv) != 1 || len(srv[0].Rounds) != 2 || srv[0].FirstFailure() != nil {
 		t.Errorf("rounds: %+v", srv)
+	}
+	assertNoContainersLeft(t, api)
+}
+
+// TestPruneDuringARoundLeavesTheLock runs `docker container prune` in
+// the middle of a round (filtered to this test's lock, the engine being
+// shared; prune's rule, every container that does not run, is the same),
+// then starts a second run under the same image name: the lock is still
+// there, the second run exits 1 naming the first, and the first keeps
+// every round.
+func TestPruneDuringARoundLeavesTheLock(t *testing.T) {
+	api := engine(t)
+	ctx := context.Background()
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARK_ROUNDS": "2", "GRPC_BENCHMARK_DURATION": "6s"})
+	var stderr bytes.Buffer
+	cmd, sc := startBench(t, repoRoot(t), env, &stderr)
+	lock := docker.LockName(testImageName)
+	pruned := false
+	for sc.Scan() {
+		if pruned || !strings.Contains(sc.Text(), ": ready;") {
+			continue
+		}
+		pruned = true
+		if res := runProgram(t, repoRoot(t), "docker", "container", "prune", "--force", "--filter", "label=io.grpcbench.lock="+testImageName); res.code != 0 {
+			t.Fatalf("docker container prune: exit %d\n%s", res.code, res.stderr)
+		}
+		if info, err := api.ContainerInspect(ctx, lock); err != nil || info.State == nil || !info.State.Running {
+			t.Errorf("after docker container prune the lock is not running: %v", err)
+		}
+		res := runBinary(t, repoRoot(t), benchEnv(t, nil), "bench")
+		if res.code != 1 || !strings.Contains(res.stderr, "another grpcbench run uses") {
+			t.Errorf("a second run after the prune exited %d, want 1 naming the first\n%s", res.code, res.stderr)
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the first run: %v\n%s", err, stderr.String())
+	}
+	if !pruned {
+		t.Fatal("the run ended before its server was ready")
+	}
+	_, run := readRun(t, runFolder(t, env))
+	if srv := servers(t, run); len(srv) != 1 || len(srv[0].Rounds) != 2 || srv[0].FirstFailure() != nil {
+		t.Errorf("the first run's rounds: %+v", srv)
+	}
+	if ids := containerIDs(t, api, "io.grpcbench.lock="+testImageName); len(ids) != 0 {
+		t.Errorf("the lock is still there after the run: %v", ids)
 	}
 	assertNoContainersLeft(t, api)
 }

@@ -76,7 +76,7 @@ func benchmark(ctx context.Context, s *session.Session, servers []string, out pr
 	kit, err := s.Kit(ctx, out, out)
 	if err != nil {
 		if ctx.Err() != nil { // interrupted while the client image built: a run to resume
-			s.Run.Interrupted = true
+			s.Run.End(err)
 			err = errors.Join(err, st.Publish(s.Run))
 		}
 		return s.Run, err

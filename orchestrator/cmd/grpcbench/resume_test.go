@@ -16,7 +16,7 @@ import (
 // engine is reached (DOCKER_HOST points nowhere) or anything is built.
 func TestResumeOfAFinishedRunDoesNothing(t *testing.T) {
 	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-	dir := saveRun(t, record.Run{ID: "2026-01-02_03-04-05", Finished: time.Date(2026, 1, 2, 3, 9, 0, 0, time.UTC)})
+	dir := saveRun(t, record.Run{ID: "2026-01-02_03-04-05", State: record.Finished, Ended: time.Date(2026, 1, 2, 3, 9, 0, 0, time.UTC)})
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"bench", "--resume", dir}, &stdout, &stderr)
 	if want := "run 2026-01-02_03-04-05 finished at 2026-01-02T03:09:00Z: nothing to resume"; code != exitOK || !strings.Contains(stdout.String(), want) {
@@ -27,8 +27,15 @@ func TestResumeOfAFinishedRunDoesNothing(t *testing.T) {
 // TestResumeWithOtherCodeIsRefused: a server's folder changed since the
 // run started: exit 2 naming it, before any engine is reached; with
 // --resume-anyway the resume goes on (here to the engine, which is not
-// there).
+// there). A run killed outright, even during a resume, is still running
+// by its record: it resumes as an interrupted one does.
 func TestResumeWithOtherCodeIsRefused(t *testing.T) {
+	for _, state := range []record.State{record.Interrupted, record.Running} {
+		t.Run(string(state), func(t *testing.T) { resumeWithOtherCode(t, state) })
+	}
+}
+
+func resumeWithOtherCode(t *testing.T, state record.State) {
 	root := t.TempDir()
 	// A resume takes the recorded settings, so the default results folder,
 	// relative to the working directory: not this package's folder, which
@@ -37,13 +44,13 @@ func TestResumeWithOtherCodeIsRefused(t *testing.T) {
 	for name, content := range map[string]string{"servers/a/Dockerfile": "FROM scratch\n", "servers/a/server.json": testfiles.Manifest, "scenarios/complex_proto/helloworld.proto": "syntax = \"proto3\";\n"} {
 		testfiles.Write(t, filepath.Join(root, name), content)
 	}
-	dir := saveRun(t, record.Run{ID: "r", Commit: "unknown commit (no git history here)", Interrupted: true,
+	dir := saveRun(t, record.Run{ID: "r", Commit: "unknown commit (no git history here)", State: state,
 		Hosts:    &record.HostAddresses{Servers: "unix:///nonexistent/docker.sock", Clients: "unix:///nonexistent/docker.sock"},
 		Contexts: map[string]string{"a": "the hash of another servers/a"},
 		Cells:    []record.Cell{{Servers: []record.Server{{Name: "a"}}}}})
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"bench", "--root", root, "--resume", dir}, &stdout, &stderr)
-	if want := "build context changed (servers/<name>/ or the scenarios): a"; code != exitBadInput || !strings.Contains(stderr.String(), want) {
+	if want := "build context changed (servers/<name>/, the scenarios or tools/): a"; code != exitBadInput || !strings.Contains(stderr.String(), want) {
 		t.Errorf("exit %d, want 2 and %q\nstderr:\n%s", code, want, stderr.String())
 	}
 	stderr.Reset()

@@ -63,8 +63,11 @@ func (a Run) notes(c Cell) []string {
 	if run := a.Record; run.Seed != 0 {
 		out = append(out, fmt.Sprintf("each round visited the servers in a random order from seed %d; GRPC_BENCHMARK_SEED=%d replays it", run.Seed, run.Seed))
 	}
-	if a.Record.Interrupted {
+	switch a.Record.State {
+	case record.Interrupted:
 		out = append(out, "the run was interrupted: servers and rounds after the last one listed were not measured")
+	case record.Running:
+		out = append(out, "the run had not ended when this was written (it is still going, or was killed): servers and rounds after the last one listed are not measured yet; grpcbench bench --resume <run folder> finishes a run that was killed")
 	}
 	for i, n := range out {
 		out[i] = escape.Text(n)

@@ -37,18 +37,23 @@ type Host interface {
 	Local() bool
 	// Facts describes the host's machine.
 	Facts(ctx context.Context) (Facts, error)
-	// Ping says whether the host still answers, on a new connection.
+	// Ping says whether the host still answers, on a new connection, and
+	// has not restarted since it was connected: a restart stopped every
+	// container it ran.
 	Ping(ctx context.Context) error
 	// Lock takes the host-wide lock of an image name for owner; a lock
 	// whose holder alive says is gone is taken over. release gives back the
 	// lock this call took, not another.
 	Lock(ctx context.Context, name string, owner Owner, alive func(context.Context, Owner) bool) (release func(context.Context) error, err error)
-	// LockHeld says whether the lock of an image name is there and carries
-	// token.
+	// LockHeld says whether the lock of an image name is there, in force
+	// and carries token.
 	LockHeld(ctx context.Context, name, token string) (bool, error)
 	// Started says when the container with the id started and whether it
 	// runs; an error that is ErrMissing when the host has no such container.
 	Started(ctx context.Context, id string) (started string, running bool, err error)
+	// Processes are the process ids, as the host's own PID namespace
+	// numbers them, of the processes the container with the id runs.
+	Processes(ctx context.Context, id string) ([]int, error)
 	// Reap removes every container, running or not, that carries the label
 	// key=value, and says how many there were.
 	Reap(ctx context.Context, key, value string) (int, error)

@@ -8,6 +8,8 @@ import (
 // Facts describe a host's machine, as the settings' checks and the record
 // need them.
 type Facts struct {
+	// ID tells one host from another: a Docker engine's ID.
+	ID     string
 	CPUs   int
 	Memory int64 // bytes
 	// Arch is the machine's architecture as Go names it (amd64, arm64).
@@ -19,20 +21,27 @@ type Facts struct {
 	Version, Cgroup, Storage string
 }
 
-// Owner says who holds a lock: the process, on which machine and boot, and
-// the container it runs in when the lock's host runs that container.
+// Owner says who holds a lock: the process, on which machine and boot, in
+// which PID namespace and container.
 type Owner struct {
-	Host  string // hostname; a container's when the run is in one
-	Boot  string // the kernel's boot id
-	PID   int
-	Start uint64 // the process's start time, in clock ticks since boot
-	Run   string // the run's id
+	Host string // hostname; a container's when the run is in one
+	Boot string // the kernel's boot id
+	// Machine is the machine's id (/etc/machine-id), which a reboot keeps;
+	// "" in a container, whose file is its image's.
+	Machine string
+	// PID and Start (the process's start time, in clock ticks since boot)
+	// name one process in the PID namespace PIDNamespace
+	// (/proc/self/ns/pid), and only there.
+	PIDNamespace string
+	PID          int
+	Start        uint64
+	Run          string // the run's id
 	// Token is random, and also in the run's folder Dir on the owner's
 	// machine: a machine of the same name does not have that file.
 	Token, Dir string
-	// Container and Started are the owner's container and when it
-	// started, when the lock's host runs it: a restarted container is the
-	// same container with another start.
+	// Container is the container the owner runs in, from its own mounts;
+	// Started is when that container started, when the lock's host runs
+	// it: a restarted container is the same container with another start.
 	Container, Started string
 }
 
@@ -73,11 +82,14 @@ type ContainerSpec struct {
 	InputDir string
 	// Containment: the user to run as ("" is the image's), a read-only
 	// root file system with tmpfs mounts (path → options) where the
-	// process writes, and a limit on processes and threads.
-	User      string
-	ReadOnly  bool
-	Tmpfs     map[string]string
-	PidsLimit int64
+	// process writes, and a limit on processes and threads. With ReadOnly,
+	// each VOLUME the image declares is a tmpfs of VolumeTmpfs's options
+	// too, not a folder on the host's disk.
+	User        string
+	ReadOnly    bool
+	Tmpfs       map[string]string
+	VolumeTmpfs string
+	PidsLimit   int64
 }
 
 // State is what the host knows of a container's process, and the host

@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/sources"
 )
 
 // Catalog lists what the repository at Root holds.
@@ -59,6 +60,12 @@ func Open(root string) (Catalog, error) {
 	for _, base := range folders {
 		c.Servers = append(c.Servers, base)
 		if c.manifests[base], err = c.readManifest(base); err != nil {
+			return c, err
+		}
+		// A source's URL reaches git on this machine: refused here, before
+		// anything is built, when it could be taken for anything but a
+		// remote repository.
+		if _, err := sources.Read(filepath.Join(root, "servers", base)); err != nil {
 			return c, err
 		}
 		names, err := c.readVariants(base)
@@ -171,8 +178,10 @@ func (c Catalog) Commit(ctx context.Context) string {
 	out, err := exec.CommandContext(ctx, "git", "-C", c.Root, "log", "-1", "--pretty=format:%h %cD %cn %s").Output()
 	if err == nil && len(out) > 0 {
 		line := strings.TrimSpace(string(out))
-		if dirty, _ := exec.CommandContext(ctx, "git", "-C", c.Root, "status", "--porcelain", "--untracked-files=no").Output(); len(dirty) > 0 {
-			line += " (with uncommitted changes)"
+		// Two trees of one commit with other changes are other code.
+		if diff, _ := exec.CommandContext(ctx, "git", "-C", c.Root, "diff", "HEAD", "--binary").Output(); len(diff) > 0 {
+			sum := sha256.Sum256(diff)
+			line += " (with uncommitted changes " + hex.EncodeToString(sum[:4]) + ")"
 		}
 		return line
 	}
@@ -187,11 +196,34 @@ func (c Catalog) Commit(ctx context.Context) string {
 // folder (or its base's) and the folders of the scenarios, every file's
 // path, mode and content.
 func (c Catalog) Fingerprint(server string, scenarios []string) (string, error) {
-	h := sha256.New()
 	dirs := []string{c.ServerDir(server)}
 	for _, sc := range scenarios {
 		dirs = append(dirs, filepath.Join(c.Root, "scenarios", sc))
 	}
+	fp, err := c.hash(dirs)
+	if err != nil {
+		return "", fmt.Errorf("read the build context of %s: %w", server, err)
+	}
+	return fp, nil
+}
+
+// ToolsFingerprint is a hash of tools/, which the images of the load tools
+// that have their own are built from; "" when the repository has none.
+func (c Catalog) ToolsFingerprint() (string, error) {
+	dir := filepath.Join(c.Root, "tools")
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	fp, err := c.hash([]string{dir})
+	if err != nil {
+		return "", fmt.Errorf("read tools/: %w", err)
+	}
+	return fp, nil
+}
+
+// hash is a hash of the folders' every file's path, mode and content.
+func (c Catalog) hash(dirs []string) (string, error) {
+	h := sha256.New()
 	for _, dir := range dirs {
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -221,7 +253,7 @@ func (c Catalog) Fingerprint(server string, scenarios []string) (string, error) 
 			return nil
 		})
 		if err != nil {
-			return "", fmt.Errorf("read the build context of %s: %w", server, err)
+			return "", err
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

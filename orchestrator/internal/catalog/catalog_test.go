@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -203,5 +205,33 @@ func TestServerWithoutManifestIsRefused(t *testing.T) {
 		if got := cat.Unsupported("x", tc.scenario, tc.tls); got != tc.want {
 			t.Errorf("Unsupported(x, %s, tls %t) = %q, want %q", tc.scenario, tc.tls, got, tc.want)
 		}
+	}
+}
+
+// TestCommitTellsUncommittedChangesApart: a tree with uncommitted changes
+// says so with a hash of them, so that two trees of one commit with other
+// changes have other commit lines (a resume compares them).
+func TestCommitTellsUncommittedChangesApart(t *testing.T) {
+	root := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", root, "-c", "user.name=t", "-c", "user.email=t@example.org"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	testfiles.Write(t, filepath.Join(root, "a.txt"), "one\n")
+	git("add", "a.txt")
+	git("commit", "-q", "-m", "first")
+	c := Catalog{Root: root}
+	clean := c.Commit(context.Background())
+	testfiles.Write(t, filepath.Join(root, "a.txt"), "two\n")
+	one := c.Commit(context.Background())
+	testfiles.Write(t, filepath.Join(root, "a.txt"), "three\n")
+	other := c.Commit(context.Background())
+	if strings.Contains(clean, "uncommitted") || !strings.Contains(one, "(with uncommitted changes ") || one == other ||
+		!strings.HasPrefix(one, strings.Fields(clean)[0]) {
+		t.Errorf("commit lines: clean %q, changed %q, changed otherwise %q", clean, one, other)
 	}
 }

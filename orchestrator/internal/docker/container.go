@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,16 +48,20 @@ func (c *Container) ID() string { return c.id }
 
 // Start creates the container, copies its files in and starts it. A
 // container that was created but could not be started is removed again.
-func (e *Host) Start(ctx context.Context, spec backend.ContainerSpec) (backend.Container, error) {
+func (h *Host) Start(ctx context.Context, spec backend.ContainerSpec) (backend.Container, error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
+	tmpfs, err := h.tmpfs(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
 	host := &container.HostConfig{
 		Resources:      container.Resources{NanoCPUs: spec.NanoCPUs, CpusetCpus: spec.CPUSet, Memory: spec.Memory},
 		CapDrop:        dropAll,
 		SecurityOpt:    noNewPrivs,
 		LogConfig:      boundedLogs,
 		ReadonlyRootfs: spec.ReadOnly,
-		Tmpfs:          spec.Tmpfs,
+		Tmpfs:          tmpfs,
 	}
 	if spec.PidsLimit > 0 {
 		host.PidsLimit = &spec.PidsLimit
@@ -85,16 +90,18 @@ func (e *Host) Start(ctx context.Context, spec backend.ContainerSpec) (backend.C
 	host.PortBindings = bindings
 	var network string
 	if len(spec.Publish) > 0 {
-		var err error
-		if network, err = e.ownNetwork(ctx, spec.Labels); err != nil {
+		if network, err = h.ownNetwork(ctx, spec.Labels); err != nil {
 			return nil, err
 		}
 		host.NetworkMode = container.NetworkMode(network)
+		host.DNS = noResolver
 	}
 	if len(spec.Files) > 0 {
-		host.Mounts = []mount.Mount{{Type: mount.TypeVolume, Target: spec.InputDir}}
+		// Without the image's content at that path, whose owner the volume
+		// would take: the files are root's, in a folder of root's.
+		host.Mounts = []mount.Mount{{Type: mount.TypeVolume, Target: spec.InputDir, VolumeOptions: &mount.VolumeOptions{NoCopy: true}}}
 	}
-	created, err := e.api.ContainerCreate(ctx, &container.Config{
+	created, err := h.api.ContainerCreate(ctx, &container.Config{
 		Image:        spec.Image,
 		Cmd:          spec.Cmd,
 		Env:          spec.Env,
@@ -104,16 +111,43 @@ func (e *Host) Start(ctx context.Context, spec backend.ContainerSpec) (backend.C
 	}, host, nil, nil, "")
 	if err != nil {
 		if network != "" {
-			_ = e.removeNetwork(context.WithoutCancel(ctx), network)
+			_ = h.removeNetwork(context.WithoutCancel(ctx), network)
 		}
 		return nil, fmt.Errorf("create container from %s: %w", spec.Image, err)
 	}
-	c := &Container{id: created.ID, host: e, network: network}
+	c := &Container{id: created.ID, host: h, network: network}
 	if err := c.start(ctx, spec.InputDir, spec.Files); err != nil {
 		_ = c.Remove(context.WithoutCancel(ctx))
 		return nil, err
 	}
 	return c, nil
+}
+
+// tmpfs are the container's tmpfs mounts: the spec's, and, on a read-only
+// root, one over each VOLUME the image declares, which would otherwise be
+// a writable folder on the engine's disk, beyond the container's memory.
+func (h *Host) tmpfs(ctx context.Context, spec backend.ContainerSpec) (map[string]string, error) {
+	if !spec.ReadOnly {
+		return spec.Tmpfs, nil
+	}
+	img, err := h.api.ImageInspect(ctx, spec.Image)
+	if err != nil {
+		return nil, fmt.Errorf("inspect image %s: %w", spec.Image, missing(err))
+	}
+	tmpfs := maps.Clone(spec.Tmpfs)
+	if img.Config == nil {
+		return tmpfs, nil
+	}
+	for volume := range img.Config.Volumes {
+		volume = path.Clean(volume)
+		if _, ok := tmpfs[volume]; !ok && (len(spec.Files) == 0 || volume != spec.InputDir) {
+			if tmpfs == nil {
+				tmpfs = map[string]string{}
+			}
+			tmpfs[volume] = spec.VolumeTmpfs
+		}
+	}
+	return tmpfs, nil
 }
 
 func (c *Container) start(ctx context.Context, dir string, files map[string][]byte) error {
@@ -224,31 +258,38 @@ func (c *Container) Remove(ctx context.Context) error {
 // Reap removes every container, running or not, that carries the label
 // (key=value), and the networks of their own, and returns how many
 // containers there were.
-func (e *Host) Reap(ctx context.Context, key, value string) (int, error) {
+func (h *Host) Reap(ctx context.Context, key, value string) (int, error) {
 	label := key + "=" + value
 	listCtx, cancel := quick(ctx)
 	defer cancel()
-	list, err := e.api.ContainerList(listCtx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
+	list, err := h.api.ContainerList(listCtx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
 	if err != nil {
 		return 0, fmt.Errorf("list containers labelled %s: %w", label, err)
 	}
 	for _, s := range list {
-		if err := (&Container{id: s.ID, host: e}).Remove(ctx); err != nil {
+		if err := (&Container{id: s.ID, host: h}).Remove(ctx); err != nil {
 			return 0, err
 		}
 	}
 	// The networks of their own that published servers ran on.
-	networks, err := e.api.NetworkList(listCtx, network.ListOptions{Filters: filters.NewArgs(filters.Arg("label", label))})
+	networks, err := h.api.NetworkList(listCtx, network.ListOptions{Filters: filters.NewArgs(filters.Arg("label", label))})
 	if err != nil {
 		return 0, fmt.Errorf("list networks labelled %s: %w", label, err)
 	}
 	for _, n := range networks {
-		if err := e.removeNetwork(ctx, n.ID); err != nil {
+		if err := h.removeNetwork(ctx, n.ID); err != nil {
 			return 0, err
 		}
 	}
 	return len(list), nil
 }
+
+// noResolver is the upstream of the engine's DNS server (127.0.0.11) for a
+// container of its own network: the engine would forward its queries to
+// the host's resolvers, from the container's namespace, a way out (a
+// query's name is data) that the network's options do not close. The
+// container's own loopback, where nothing answers for it, takes them.
+var noResolver = []string{"127.0.0.1"}
 
 // Options of a published server's own network. The engine masquerades
 // nothing the network sends out, so a packet to another machine leaves
@@ -264,22 +305,22 @@ var ownNetworkOptions = map[string]string{
 }
 
 // ownNetwork creates a bridge network for one container, with its labels.
-func (e *Host) ownNetwork(ctx context.Context, labels map[string]string) (string, error) {
+func (h *Host) ownNetwork(ctx context.Context, labels map[string]string) (string, error) {
 	suffix := make([]byte, 6)
 	if _, err := rand.Read(suffix); err != nil {
 		return "", err
 	}
 	name := "grpcbench-" + hex.EncodeToString(suffix)
-	if _, err := e.api.NetworkCreate(ctx, name, network.CreateOptions{Driver: "bridge", Options: ownNetworkOptions, Labels: labels}); err != nil {
+	if _, err := h.api.NetworkCreate(ctx, name, network.CreateOptions{Driver: "bridge", Options: ownNetworkOptions, Labels: labels}); err != nil {
 		return "", fmt.Errorf("create network %s: %w", name, err)
 	}
 	return name, nil
 }
 
-func (e *Host) removeNetwork(ctx context.Context, id string) error {
+func (h *Host) removeNetwork(ctx context.Context, id string) error {
 	ctx, cancel := quick(ctx)
 	defer cancel()
-	if err := e.api.NetworkRemove(ctx, id); err != nil && !IsMissing(err) {
+	if err := h.api.NetworkRemove(ctx, id); err != nil && !IsMissing(err) {
 		return fmt.Errorf("remove network %s: %w", id, err)
 	}
 	return nil

@@ -10,11 +10,14 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/docker/cli/cli/connhelper"
 	"github.com/docker/go-connections/tlsconfig"
 
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
@@ -47,6 +50,12 @@ func quick(ctx context.Context) (context.Context, context.CancelFunc) {
 type Host struct {
 	api     *client.Client
 	address string
+	// stopped is set when the engine's event stream ends while the
+	// connection is open: the engine stopped, and with it every container
+	// it ran, even if it answers again (a socket-activated engine starts
+	// again at the next connection).
+	stopped   atomic.Pointer[RestartedError]
+	stopWatch context.CancelFunc
 }
 
 var _ backend.Host = (*Host)(nil)
@@ -117,24 +126,66 @@ func Connect(ctx context.Context, t backend.Target) (*Host, error) {
 		api.Close()
 		return nil, &UnreachableError{Role: t.Role, Host: host, Err: err}
 	}
-	return &Host{api: api, address: host}, nil
+	h := &Host{api: api, address: host}
+	h.watch()
+	return h, nil
+}
+
+// RestartedError says the engine stopped since the connection was made:
+// the containers it ran were stopped with it, whatever they said as they
+// ended.
+type RestartedError struct {
+	Host string
+	At   time.Time
+	Err  error
+}
+
+func (e *RestartedError) Error() string {
+	return fmt.Sprintf("the Docker engine at %s stopped at %s (its event stream ended: %v), and every container it ran with it",
+		e.Host, e.At.Format(time.TimeOnly), e.Err)
+}
+
+func (e *RestartedError) Unwrap() error { return e.Err }
+
+// watch follows the engine's own events until Close: an engine ends the
+// stream only as it stops. Nothing is read from the events themselves
+// (a configuration reload is the only one).
+func (h *Host) watch() {
+	ctx, cancel := context.WithCancel(context.Background())
+	h.stopWatch = cancel
+	msgs, errs := h.api.Events(ctx, events.ListOptions{Filters: filters.NewArgs(filters.Arg("type", string(events.DaemonEventType)))})
+	go func() {
+		for {
+			select {
+			case <-msgs:
+			case err := <-errs:
+				if ctx.Err() == nil {
+					h.stopped.Store(&RestartedError{Host: h.address, At: time.Now(), Err: err})
+				}
+				return
+			}
+		}
+	}()
 }
 
 // Address is the engine's address, as given to Connect.
-func (e *Host) Address() string { return e.address }
+func (h *Host) Address() string { return h.address }
 
 // Close releases the connection.
-func (e *Host) Close() error { return e.api.Close() }
+func (h *Host) Close() error {
+	h.stopWatch()
+	return h.api.Close()
+}
 
 // Facts describe the engine and the machine it runs on.
-func (e *Host) Facts(ctx context.Context) (backend.Facts, error) {
+func (h *Host) Facts(ctx context.Context) (backend.Facts, error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
-	info, err := e.api.Info(ctx)
+	info, err := h.api.Info(ctx)
 	if err != nil {
 		return backend.Facts{}, fmt.Errorf("engine info: %w", err)
 	}
-	return backend.Facts{CPUs: info.NCPU, Memory: info.MemTotal, Arch: goArch(info.Architecture), Kernel: info.KernelVersion,
+	return backend.Facts{ID: info.ID, CPUs: info.NCPU, Memory: info.MemTotal, Arch: goArch(info.Architecture), Kernel: info.KernelVersion,
 		OS: info.OperatingSystem, Version: info.ServerVersion, Cgroup: info.CgroupVersion, Storage: info.Driver}, nil
 }
 
@@ -152,20 +203,26 @@ func goArch(machine string) string {
 // Local says the engine is reached through a unix socket, so it runs on
 // this host (or, for a containerised orchestrator, on the host whose
 // socket is mounted, which shares /proc/stat with it).
-func (e *Host) Local() bool {
-	return strings.HasPrefix(e.api.DaemonHost(), "unix://")
+func (h *Host) Local() bool {
+	return strings.HasPrefix(h.api.DaemonHost(), "unix://")
 }
 
-// Ping says whether the engine answers, on a new connection: an engine
+// Ping says whether the engine answers, on a new connection (an engine
 // shutting down closes its socket at once but goes on serving the
-// connections it has open until it exits.
-func (e *Host) Ping(ctx context.Context) error {
+// connections it has open until it exits), and has not stopped since
+// Connect: a *RestartedError when it did, though it answers again.
+func (h *Host) Ping(ctx context.Context) error {
 	ctx, cancel := quick(ctx)
 	defer cancel()
 	// The client's Close closes its idle connections and nothing else (the
 	// transport's own CloseIdleConnections is hidden behind its tracing
 	// wrapper); the client stays usable.
-	e.api.Close()
-	_, err := e.api.Ping(ctx)
-	return err
+	h.api.Close()
+	if _, err := h.api.Ping(ctx); err != nil {
+		return err
+	}
+	if stopped := h.stopped.Load(); stopped != nil {
+		return stopped
+	}
+	return nil
 }

@@ -22,12 +22,12 @@ const cpuPeriod = 100_000
 // Build builds an image from a context with the classic builder, writing the
 // builder's output to log, and returns the image id. Layers that did not
 // change come from the engine's cache.
-func (e *Host) Build(ctx context.Context, buildContext io.Reader, opts backend.BuildOptions, log io.Writer) (string, error) {
+func (h *Host) Build(ctx context.Context, buildContext io.Reader, opts backend.BuildOptions, log io.Writer) (string, error) {
 	args := make(map[string]*string, len(opts.BuildArgs))
 	for k, v := range opts.BuildArgs {
 		args[k] = &v
 	}
-	resp, err := e.api.ImageBuild(ctx, buildContext, build.ImageBuildOptions{
+	resp, err := h.api.ImageBuild(ctx, buildContext, build.ImageBuildOptions{
 		Tags:        []string{opts.Tag},
 		Dockerfile:  opts.Dockerfile,
 		BuildArgs:   args,
@@ -47,7 +47,7 @@ func (e *Host) Build(ctx context.Context, buildContext io.Reader, opts backend.B
 	if err := jsonmessage.DisplayJSONMessagesStream(resp.Body, log, 0, false, nil); err != nil {
 		return "", fmt.Errorf("build %s: %w", opts.Tag, err)
 	}
-	return e.ImageID(ctx, opts.Tag)
+	return h.ImageID(ctx, opts.Tag)
 }
 
 func cpuPeriodOf(cpus float64) int64 {
@@ -59,10 +59,10 @@ func cpuPeriodOf(cpus float64) int64 {
 
 // ImageID returns the id of a local image, or an error that is
 // backend.ErrMissing when there is none.
-func (e *Host) ImageID(ctx context.Context, ref string) (string, error) {
+func (h *Host) ImageID(ctx context.Context, ref string) (string, error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
-	img, err := e.api.ImageInspect(ctx, ref)
+	img, err := h.api.ImageInspect(ctx, ref)
 	if err != nil {
 		return "", fmt.Errorf("inspect image %s: %w", ref, missing(err))
 	}
@@ -82,8 +82,8 @@ func missing(err error) error {
 }
 
 // Pull fetches an image from its registry.
-func (e *Host) Pull(ctx context.Context, ref string, log io.Writer) error {
-	r, err := e.api.ImagePull(ctx, ref, image.PullOptions{})
+func (h *Host) Pull(ctx context.Context, ref string, log io.Writer) error {
+	r, err := h.api.ImagePull(ctx, ref, image.PullOptions{})
 	if err != nil {
 		return fmt.Errorf("pull %s: %w", ref, err)
 	}
@@ -96,8 +96,8 @@ func (e *Host) Pull(ctx context.Context, ref string, log io.Writer) error {
 
 // Import creates an image from a root file system tar, applying Dockerfile
 // instructions such as CMD or ENV to it.
-func (e *Host) Import(ctx context.Context, rootfs io.Reader, ref string, changes []string) error {
-	r, err := e.api.ImageImport(ctx, image.ImportSource{Source: rootfs, SourceName: "-"}, ref, image.ImportOptions{Changes: changes})
+func (h *Host) Import(ctx context.Context, rootfs io.Reader, ref string, changes []string) error {
+	r, err := h.api.ImageImport(ctx, image.ImportSource{Source: rootfs, SourceName: "-"}, ref, image.ImportOptions{Changes: changes})
 	if err != nil {
 		return fmt.Errorf("import %s: %w", ref, err)
 	}
@@ -110,8 +110,8 @@ func (e *Host) Import(ctx context.Context, rootfs io.Reader, ref string, changes
 
 // Save writes an image out as `docker save` does, for Load on another
 // engine: a base image one engine has and another lacks.
-func (e *Host) Save(ctx context.Context, ref string) (io.ReadCloser, error) {
-	r, err := e.api.ImageSave(ctx, []string{ref})
+func (h *Host) Save(ctx context.Context, ref string) (io.ReadCloser, error) {
+	r, err := h.api.ImageSave(ctx, []string{ref})
 	if err != nil {
 		return nil, fmt.Errorf("save %s: %w", ref, err)
 	}
@@ -119,14 +119,14 @@ func (e *Host) Save(ctx context.Context, ref string) (io.ReadCloser, error) {
 }
 
 // Load takes an image that Save wrote, as `docker load` does.
-func (e *Host) Load(ctx context.Context, image io.Reader) error {
-	resp, err := e.api.ImageLoad(ctx, image, client.ImageLoadWithQuiet(true))
+func (h *Host) Load(ctx context.Context, image io.Reader) error {
+	resp, err := h.api.ImageLoad(ctx, image, client.ImageLoadWithQuiet(true))
 	if err != nil {
-		return fmt.Errorf("load an image into %s: %w", e.address, err)
+		return fmt.Errorf("load an image into %s: %w", h.address, err)
 	}
 	defer resp.Body.Close()
 	if err := jsonmessage.DisplayJSONMessagesStream(resp.Body, io.Discard, 0, false, nil); err != nil {
-		return fmt.Errorf("load an image into %s: %w", e.address, err)
+		return fmt.Errorf("load an image into %s: %w", h.address, err)
 	}
 	return nil
 }

@@ -1,25 +1,29 @@
 package docker
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/distribution/reference"
 	"github.com/docker/docker/api/types/container"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/archive"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 )
 
 const (
 	ownerHost      = "io.grpcbench.owner.host"
 	ownerBoot      = "io.grpcbench.owner.boot"
+	ownerMachine   = "io.grpcbench.owner.machine"
+	ownerPIDs      = "io.grpcbench.owner.pidns"
 	ownerPID       = "io.grpcbench.owner.pid"
 	ownerStart     = "io.grpcbench.owner.start"
 	ownerRun       = "io.grpcbench.owner.run"
@@ -32,14 +36,14 @@ const (
 )
 
 func ownerLabels(o backend.Owner) map[string]string {
-	return map[string]string{ownerHost: o.Host, ownerBoot: o.Boot, ownerPID: strconv.Itoa(o.PID), ownerStart: strconv.FormatUint(o.Start, 10),
+	return map[string]string{ownerHost: o.Host, ownerBoot: o.Boot, ownerMachine: o.Machine, ownerPIDs: o.PIDNamespace, ownerPID: strconv.Itoa(o.PID), ownerStart: strconv.FormatUint(o.Start, 10),
 		ownerRun: o.Run, ownerToken: o.Token, ownerDir: o.Dir, ownerContainer: o.Container, ownerStarted: o.Started}
 }
 
 func ownerOf(labels map[string]string) backend.Owner {
 	pid, _ := strconv.Atoi(labels[ownerPID])
 	start, _ := strconv.ParseUint(labels[ownerStart], 10, 64)
-	return backend.Owner{Host: labels[ownerHost], Boot: labels[ownerBoot], PID: pid, Start: start, Run: labels[ownerRun],
+	return backend.Owner{Host: labels[ownerHost], Boot: labels[ownerBoot], Machine: labels[ownerMachine], PIDNamespace: labels[ownerPIDs], PID: pid, Start: start, Run: labels[ownerRun],
 		Token: labels[ownerToken], Dir: labels[ownerDir], Container: labels[ownerContainer], Started: labels[ownerStarted]}
 }
 
@@ -52,20 +56,26 @@ type LockedError struct {
 
 func (e *LockedError) Error() string {
 	return fmt.Sprintf("another grpcbench run uses GRPC_IMAGE_NAME=%s on this engine: %s. Wait for it, or use another GRPC_IMAGE_NAME; "+
-		"if no such run is going, remove the lock with `docker rm %s`", e.Name, e.Holder, e.Lock)
+		"if no such run is going, remove the lock with `docker rm -f %s`", e.Name, e.Holder, e.Lock)
 }
 
-// lockImage is the image of lock containers: empty, imported on first
-// use; a lock container is created, never started.
-const lockImage = "grpcbench-lock:empty"
+// lockImage is the image of lock containers: a program that waits for
+// ever (pauseProgram), imported on first use. A lock container runs it:
+// `docker container prune` removes every container that does not run.
+const lockImage = "grpcbench-lock:pause"
+
+// lockProgram is where the lock image holds the program.
+const lockProgram = "/pause"
 
 var unsafeInName = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)
 
-// LockName is the name of the lock container of an image name. A name
-// with a registry path (registry.local/team/bench) has characters a
+// LockName is the name of the lock container of an image name. Names of
+// one repository (grpc_bench, docker.io/library/grpc_bench) have one lock.
+// A name with a registry path (registry.local/team/bench) has characters a
 // container name cannot hold: they become _, and a hash of the whole name
 // keeps a/b and a_b apart.
 func LockName(image string) string {
+	image = repository(image)
 	safe := unsafeInName.ReplaceAllString(image, "_")
 	if safe == image {
 		return "grpcbench-lock-" + image
@@ -74,59 +84,67 @@ func LockName(image string) string {
 	return "grpcbench-lock-" + safe + "-" + hex.EncodeToString(sum[:4])
 }
 
-// Lock takes the engine-wide lock of an image name for owner: a container
-// of a fixed name, which the engine creates once (a second create is
-// refused), whose labels say who created it, and which no `docker volume
-// prune` removes. A lock left by an owner that alive says is gone is taken
-// over: removed by its id, so that a lock another taker created in the
-// meantime stays, then created again, which only one taker can do. When
+// repository is an image name as Docker shortens it: docker.io/library/x
+// and x are one repository. A name that does not parse stays as it is.
+func repository(image string) string {
+	named, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		return image
+	}
+	return reference.FamiliarName(named)
+}
+
+// Lock takes the engine-wide lock of an image name for owner: a running
+// container of a fixed name, which the engine creates once (a second
+// create is refused), whose labels say who created it, and which neither
+// `docker volume prune` nor `docker container prune` removes. A lock left
+// by an owner that alive says is gone is taken over: removed by its id, so
+// that a lock another taker created in the meantime stays, then created
+// again, which only one taker can do. A lock of owner's own token that no
+// longer runs (the engine restarted) is started again. When
 // owner.Container runs on this engine, its start is recorded with it.
-// release removes the lock this call created, not another.
-func (e *Host) Lock(ctx context.Context, name string, owner backend.Owner, alive func(context.Context, backend.Owner) bool) (release func(context.Context) error, err error) {
+// release removes the lock this call took, not another.
+func (h *Host) Lock(ctx context.Context, name string, owner backend.Owner, alive func(context.Context, backend.Owner) bool) (release func(context.Context) error, err error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
 	lock := LockName(name)
-	if err := e.ensureLockImage(ctx); err != nil {
+	if err := h.ensureLockImage(ctx); err != nil {
 		return nil, fmt.Errorf("take the lock of GRPC_IMAGE_NAME=%s: %w", name, err)
 	}
 	if owner.Container != "" {
-		if info, err := e.api.ContainerInspect(ctx, owner.Container); err == nil && info.State != nil && info.State.Running {
+		if info, err := h.api.ContainerInspect(ctx, owner.Container); err == nil && info.State != nil && info.State.Running {
 			owner.Started = info.State.StartedAt
-		} else {
-			owner.Container = "" // a container of another engine
 		}
 	}
 	labels := ownerLabels(owner)
-	labels[LockLabel] = name
+	labels[LockLabel] = repository(name)
 	// Each pass either takes the lock, finds a live holder, or removes a
 	// dead one; takers racing for a dead one's lock may need a few.
 	for range 50 {
-		created, err := e.api.ContainerCreate(ctx, &container.Config{Image: lockImage, Cmd: []string{"lock"}, Labels: labels},
-			&container.HostConfig{NetworkMode: "none"}, nil, nil, lock)
+		id, err := h.createLock(ctx, lock, labels)
 		if err == nil {
-			return func(ctx context.Context) error {
-				ctx, cancel := quick(ctx)
-				defer cancel()
-				if err := e.api.ContainerRemove(ctx, created.ID, container.RemoveOptions{Force: true}); err != nil && !IsMissing(err) {
-					return fmt.Errorf("give back the lock %s: %w", lock, err)
-				}
-				return nil
-			}, nil
+			return h.releaseLock(lock, id), nil
 		}
 		if !cerrdefs.IsConflict(err) {
 			return nil, fmt.Errorf("take the lock of GRPC_IMAGE_NAME=%s: %w", name, err)
 		}
-		info, err := e.api.ContainerInspect(ctx, lock)
+		info, err := h.api.ContainerInspect(ctx, lock)
 		if IsMissing(err) {
 			continue // given back in between
 		} else if err != nil {
 			return nil, fmt.Errorf("read the lock of GRPC_IMAGE_NAME=%s: %w", name, err)
 		}
 		holder := ownerOf(info.Config.Labels)
+		if owner.Token != "" && holder.Token == owner.Token { // this run's own, stopped
+			if err := h.api.ContainerStart(ctx, info.ID, container.StartOptions{}); err != nil {
+				return nil, fmt.Errorf("start the lock %s again: %w", lock, err)
+			}
+			return h.releaseLock(lock, info.ID), nil
+		}
 		if alive(ctx, holder) {
 			return nil, &LockedError{Name: name, Holder: holder, Lock: lock}
 		}
-		err = e.api.ContainerRemove(ctx, info.ID, container.RemoveOptions{Force: true})
+		err = h.api.ContainerRemove(ctx, info.ID, container.RemoveOptions{Force: true})
 		switch {
 		case cerrdefs.IsConflict(err): // another taker is removing it: wait for the name to be free
 			select {
@@ -141,42 +159,89 @@ func (e *Host) Lock(ctx context.Context, name string, owner backend.Owner, alive
 	return nil, fmt.Errorf("take the lock of GRPC_IMAGE_NAME=%s: other runs took it at the same moment", name)
 }
 
-// LockHeld says whether the lock of an image name is there and carries
-// token: a `docker container prune` removes the lock container (it is
-// never started), which the run must notice before another run takes it.
-func (e *Host) LockHeld(ctx context.Context, name, token string) (bool, error) {
+// lockLimits contain the lock's one process: the engine's smallest memory
+// limit, and no way to start a second.
+var lockLimits = container.Resources{Memory: 6 << 20, MemorySwap: 6 << 20, PidsLimit: new(int64(1))}
+
+// createLock creates the lock container of that name and starts it; one
+// that cannot start is removed again. The engine stops it with SIGKILL,
+// the one signal it takes.
+func (h *Host) createLock(ctx context.Context, name string, labels map[string]string) (string, error) {
+	created, err := h.api.ContainerCreate(ctx,
+		&container.Config{Image: lockImage, Cmd: []string{lockProgram}, Labels: labels, User: nobody, StopSignal: "SIGKILL"},
+		&container.HostConfig{NetworkMode: "none", ReadonlyRootfs: true, CapDrop: dropAll, SecurityOpt: noNewPrivs,
+			LogConfig: container.LogConfig{Type: "none"}, Resources: lockLimits}, nil, nil, name)
+	if err != nil {
+		return "", err
+	}
+	if err := h.api.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		_ = h.api.ContainerRemove(context.WithoutCancel(ctx), created.ID, container.RemoveOptions{Force: true})
+		return "", fmt.Errorf("start the lock %s: %w", name, err)
+	}
+	return created.ID, nil
+}
+
+// nobody is the user of a lock container, which needs no other.
+const nobody = "65534:65534"
+
+// releaseLock removes the lock container with the id, not another of the
+// same name.
+func (h *Host) releaseLock(name, id string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		ctx, cancel := quick(ctx)
+		defer cancel()
+		if err := h.api.ContainerRemove(ctx, id, container.RemoveOptions{Force: true}); err != nil && !IsMissing(err) {
+			return fmt.Errorf("give back the lock %s: %w", name, err)
+		}
+		return nil
+	}
+}
+
+// LockHeld says whether the lock of an image name is there, runs and
+// carries token: a `docker rm` removes the lock, and an engine's restart
+// stops it (a stopped lock is one `docker container prune` removes), which
+// the run must notice before another run takes the engine.
+func (h *Host) LockHeld(ctx context.Context, name, token string) (bool, error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
-	info, err := e.api.ContainerInspect(ctx, LockName(name))
+	info, err := h.api.ContainerInspect(ctx, LockName(name))
 	if IsMissing(err) {
 		return false, nil
 	} else if err != nil {
 		return false, fmt.Errorf("read the lock of GRPC_IMAGE_NAME=%s: %w", name, err)
 	}
-	return ownerOf(info.Config.Labels).Token == token, nil
+	return ownerOf(info.Config.Labels).Token == token && info.State != nil && info.State.Running, nil
 }
 
-// ensureLockImage imports the empty image of lock containers when the
-// engine lacks it.
-func (e *Host) ensureLockImage(ctx context.Context) error {
-	if _, err := e.api.ImageInspect(ctx, lockImage); err == nil {
+// ensureLockImage imports the image of lock containers, for the engine's
+// architecture, when the engine lacks it.
+func (h *Host) ensureLockImage(ctx context.Context) error {
+	if _, err := h.api.ImageInspect(ctx, lockImage); err == nil {
 		return nil
 	} else if !IsMissing(err) {
 		return err
 	}
-	var empty bytes.Buffer
-	if err := tar.NewWriter(&empty).Close(); err != nil {
+	info, err := h.api.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("engine info: %w", err)
+	}
+	program, err := pauseProgram(goArch(info.Architecture))
+	if err != nil {
 		return err
 	}
-	return e.Import(ctx, &empty, lockImage, []string{"LABEL " + LockLabel + "=image"})
+	rootfs, err := archive.New().AddBytes(strings.TrimPrefix(lockProgram, "/"), program, 0o555).Reader()
+	if err != nil {
+		return err
+	}
+	return h.Import(ctx, rootfs, lockImage, []string{"LABEL " + LockLabel + "=image"})
 }
 
 // Started says when the container with the id started and whether it runs;
 // an error that is backend.ErrMissing when the engine has no such container.
-func (e *Host) Started(ctx context.Context, id string) (started string, running bool, err error) {
+func (h *Host) Started(ctx context.Context, id string) (started string, running bool, err error) {
 	ctx, cancel := quick(ctx)
 	defer cancel()
-	info, err := e.api.ContainerInspect(ctx, id)
+	info, err := h.api.ContainerInspect(ctx, id)
 	if err != nil {
 		return "", false, missing(err)
 	}
@@ -184,4 +249,28 @@ func (e *Host) Started(ctx context.Context, id string) (started string, running 
 		return "", false, nil
 	}
 	return info.State.StartedAt, info.State.Running, nil
+}
+
+// Processes are the process ids of the container's processes, as the
+// engine's PID namespace numbers them.
+func (h *Host) Processes(ctx context.Context, id string) ([]int, error) {
+	ctx, cancel := quick(ctx)
+	defer cancel()
+	top, err := h.api.ContainerTop(ctx, id, nil)
+	if err != nil {
+		return nil, fmt.Errorf("processes of container %.12s: %w", id, missing(err))
+	}
+	column := slices.Index(top.Titles, "PID")
+	if column < 0 {
+		return nil, fmt.Errorf("processes of container %.12s: no PID column in %v", id, top.Titles)
+	}
+	var pids []int
+	for _, p := range top.Processes {
+		if column < len(p) {
+			if pid, err := strconv.Atoi(p[column]); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids, nil
 }

@@ -371,20 +371,24 @@ func (srv *Instance) inputs(extra map[string][]byte) map[string][]byte {
 }
 
 // Containment of every container the harness starts: no root, a read-only
-// root file system with a small tmpfs for /tmp, a bounded number of
-// processes and threads (capabilities, privileges and logs are bounded by
+// root file system with a small tmpfs for /tmp and for each VOLUME of the
+// image, a bounded number of processes and threads (capabilities, privileges and logs are bounded by
 // the docker package for every container).
 const (
-	nobody      = "65534:65534"
-	serverPids  = 4096
-	clientPids  = 1024
-	tmpfsOpts   = "rw,nosuid,nodev,size=64m,mode=1777"
+	nobody     = "65534:65534"
+	serverPids = 4096
+	clientPids = 1024
+	tmpfsOpts  = "rw,nosuid,nodev,size=64m,mode=1777"
+	// A tmpfs over an image's VOLUME belongs to the container's user, as
+	// the folder would have: the engine gives it the mode of the image's
+	// folder there, and root as its owner.
+	volumeOpts  = tmpfsOpts + ",uid=65534,gid=65534"
 	checkMemory = 256 << 20 // probe and gate: one connection, a hundred calls
 	loadMemory  = 1 << 30   // ghz keeps up to a million calls' details
 )
 
 func contained(spec backend.ContainerSpec, pids int64) backend.ContainerSpec {
-	spec.User, spec.ReadOnly, spec.Tmpfs, spec.PidsLimit = nobody, true, map[string]string{"/tmp": tmpfsOpts}, pids
+	spec.User, spec.ReadOnly, spec.Tmpfs, spec.VolumeTmpfs, spec.PidsLimit = nobody, true, map[string]string{"/tmp": tmpfsOpts}, volumeOpts, pids
 	return spec
 }
 
@@ -511,6 +515,7 @@ func (srv *Instance) measure(ctx context.Context, tool load.Tool, spec load.Spec
 	if err != nil {
 		return record.Measurement{}, err
 	}
+	res.Bound() // what the record keeps, whatever the client printed
 	r := resultOf(res)
 	return record.Measurement{
 		Load:   &r,
@@ -589,11 +594,14 @@ func (srv *Instance) runToEnd(ctx context.Context, spec backend.ContainerSpec, l
 	}
 	// Following the logs ends when the container stops; its stderr is read
 	// as it comes, for the live rate of a load client.
-	var out, errOut bytes.Buffer
+	out, errOut := &limitedBuffer{max: maxClientOutput}, &limitedBuffer{max: maxClientOutput}
 	unit := srv.spec.Scenario.Kind.RateUnit()
-	live := load.ProgressWriter(&errOut, func(rate float64) { srv.harness.observer.Rate(rate, unit) })
-	logErr := c.Logs(ctx, true, &out, live)
+	live := load.ProgressWriter(errOut, func(rate float64) { srv.harness.observer.Rate(rate, unit) })
+	logErr := c.Logs(ctx, true, out, live)
 	live.Close()
+	if out.over && logErr == nil {
+		logErr = fmt.Errorf("%s printed more than %s: its output was not read", clientNames[spec.Labels[backend.RoleLabel]], units.BytesSize(maxClientOutput))
+	}
 	if code, err = c.Wait(ctx); err != nil {
 		return code, false, out.Bytes(), errOut.Bytes(), err // what it wrote says why, when it hung
 	}
@@ -606,6 +614,32 @@ func (srv *Instance) runToEnd(ctx context.Context, spec backend.ContainerSpec, l
 	}
 	return code, oomKilled, out.Bytes(), errOut.Bytes(), logErr
 }
+
+// maxClientOutput is the most of a client container's stdout, and of its
+// stderr, that is read: a load report is a few KB and a load's progress
+// lines a few hundred, but what a server answers reaches them (its error
+// messages), and they must not grow the orchestrator or the run folder.
+const maxClientOutput = 16 << 20
+
+// limitedBuffer keeps the first max bytes written to it; over says more
+// came, which it dropped. (It has no ReadFrom, which io.Copy would use
+// instead of Write, so the buffer is not embedded.)
+type limitedBuffer struct {
+	buf  bytes.Buffer
+	max  int
+	over bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.buf.Len(); len(p) > room {
+		b.over = true
+		b.buf.Write(p[:max(room, 0)])
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+func (b *limitedBuffer) Bytes() []byte { return b.buf.Bytes() }
 
 // exited returns an error when the server container is no longer running,
 // saying how it ended.

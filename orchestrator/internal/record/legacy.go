@@ -10,7 +10,8 @@ import (
 // The layouts before version 3 had no version key: version 1 kept the
 // servers at the top level with one measurement each, version 2 cells of
 // servers of rounds. Both named the hosts "engines" and a load's tool
-// "engine", and wrote CPU counts as strings; fromUnversioned rewrites those
+// "engine", wrote CPU counts as strings, and said how a run ended by a
+// "finished" time and an "interrupted" flag; fromUnversioned rewrites those
 // keys and values, then reads the document as version 3 (version 2) or
 // converts it (version 1).
 
@@ -25,6 +26,17 @@ func fromUnversioned(js []byte) (Run, error) {
 		delete(doc, "engines")
 	}
 	renameToolKeys(doc)
+	// How the run ended, from its interrupted flag and its finish time.
+	state := Running
+	if f, _ := doc["finished"].(string); f != "" && f != "0001-01-01T00:00:00Z" {
+		state, doc["ended"] = Finished, f
+	}
+	if interrupted, _ := doc["interrupted"].(bool); interrupted {
+		state = Interrupted
+	}
+	doc["state"] = state
+	delete(doc, "finished")
+	delete(doc, "interrupted")
 	for _, c := range list(doc["cells"]) {
 		if cell, ok := c.(map[string]any); ok {
 			for _, key := range []string{"server_cpus", "client_cpus"} {
@@ -76,15 +88,15 @@ func list(v any) []any {
 
 // layout1Run is results.json as layout 1 wrote it.
 type layout1Run struct {
-	ID          string          `json:"id"`
-	Started     time.Time       `json:"started"`
-	Finished    time.Time       `json:"finished"`
-	Commit      string          `json:"commit"`
-	Settings    []Setting       `json:"settings"`
-	Hardware    Hardware        `json:"hardware"`
-	Placement   Placement       `json:"placement"`
-	Servers     []layout1Server `json:"servers"`
-	Interrupted bool            `json:"interrupted"`
+	ID        string          `json:"id"`
+	Started   time.Time       `json:"started"`
+	State     State           `json:"state"`
+	Ended     time.Time       `json:"ended"`
+	Commit    string          `json:"commit"`
+	Settings  []Setting       `json:"settings"`
+	Hardware  Hardware        `json:"hardware"`
+	Placement Placement       `json:"placement"`
+	Servers   []layout1Server `json:"servers"`
 }
 
 type layout1Server struct {
@@ -123,8 +135,8 @@ func fromLayout1(js []byte) (Run, error) {
 		}
 		cell.Servers = append(cell.Servers, srv)
 	}
-	return Run{ID: old.ID, Started: old.Started, Finished: old.Finished, Commit: old.Commit, Settings: old.Settings,
-		Hardware: old.Hardware, Cells: []Cell{cell}, Interrupted: old.Interrupted}, nil
+	return Run{ID: old.ID, Started: old.Started, State: old.State, Ended: old.Ended, Commit: old.Commit, Settings: old.Settings,
+		Hardware: old.Hardware, Cells: []Cell{cell}}, nil
 }
 
 // layout1Cell reads the cell's figures from the settings as they were

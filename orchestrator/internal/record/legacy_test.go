@@ -72,3 +72,23 @@ func TestLoadLayout2(t *testing.T) {
 		t.Errorf("layout 2 read as hosts %+v, cell %+v, round %+v", run.Hosts, c, r)
 	}
 }
+
+// TestLayout2States: how a run of layout 2 ended, from its "finished" time
+// and its "interrupted" flag: finished, interrupted, or, with neither (a
+// run killed outright), still running.
+func TestLayout2States(t *testing.T) {
+	for js, want := range map[string]record.State{
+		`{"id": "r", "cells": [], "finished": "2026-11-30T10:00:00Z"}`:                      record.Finished,
+		`{"id": "r", "cells": [], "finished": "2026-11-30T10:00:00Z", "interrupted": true}`: record.Interrupted,
+		`{"id": "r", "cells": []}`: record.Running,
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "results.json"), []byte(js), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		run, err := record.Load(dir)
+		if err != nil || run.State != want || (want != record.Running) == run.Ended.IsZero() {
+			t.Errorf("%s: state %q, ended %v (%v); want %q", js, run.State, run.Ended, err, want)
+		}
+	}
+}

@@ -23,11 +23,15 @@ const Version = 3
 
 // Run is everything known about one run; results.json is this, encoded.
 type Run struct {
-	Version  int       `json:"version"`
-	ID       string    `json:"id"`
-	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished,omitzero"`
-	Commit   string    `json:"commit"`
+	Version int       `json:"version"`
+	ID      string    `json:"id"`
+	Started time.Time `json:"started"`
+	// State is how the run stands: running from its start (and again from a
+	// resume) until it ends, finished or interrupted, at Ended. A run that
+	// was killed outright stays running: it is one to resume.
+	State  State     `json:"state"`
+	Ended  time.Time `json:"ended,omitzero"`
+	Commit string    `json:"commit"`
 	// Settings are the variables as given; each cell has its own, resolved.
 	Settings []Setting `json:"settings"`
 	// Hosts are the addresses of the hosts the run's containers ran on,
@@ -37,6 +41,9 @@ type Run struct {
 	// the run's scenarios), by server: a resume refuses to go on with
 	// other code.
 	Contexts map[string]string `json:"build_contexts,omitempty"`
+	// Client is a hash of the orchestrator's binary, which the load
+	// client's image is made of: a resume with another one is refused.
+	Client string `json:"client_binary,omitempty"`
 	// ResumedAnyway lists what had changed when a resume was told to go
 	// on all the same (--resume-anyway).
 	ResumedAnyway []string `json:"resumed_anyway,omitempty"`
@@ -50,13 +57,12 @@ type Run struct {
 	// Cells are the combinations of the list-valued settings, one section
 	// of bench.txt each.
 	Cells []Cell `json:"cells"`
-	// Interrupted is set when the run was stopped before its last round.
-	Interrupted bool `json:"interrupted,omitempty"`
 	// Design is how the rankings' pairs are tested: one look at the end,
 	// or (GRPC_BENCHMARK_ROUNDS=auto) the looks of a sequential design.
 	Design *Design `json:"design,omitempty"`
 	// Seed drew the order of the rounds (GRPC_BENCHMARK_SEED replays it);
-	// Order is each round's visits, in the order they ran.
+	// Order is each round's visits, in the order they ran, then each pass
+	// of a latency objective's search (its probes come after the rounds).
 	Seed  uint64    `json:"seed"`
 	Order [][]Visit `json:"order,omitempty"`
 	// Looks are the sequential design's looks as they ran, and StopReason
@@ -65,6 +71,24 @@ type Run struct {
 	StopReason string `json:"stop_reason,omitempty"`
 	// Dir is the run's folder, where it was read from.
 	Dir string `json:"-"`
+}
+
+// State is how a run stands.
+type State string
+
+// The states of a run.
+const (
+	Running     State = "running"
+	Interrupted State = "interrupted"
+	Finished    State = "finished"
+)
+
+// End marks the run ended now: interrupted when err says so, else finished.
+func (r *Run) End(err error) {
+	r.State, r.Ended = Finished, time.Now()
+	if err != nil {
+		r.State = Interrupted
+	}
 }
 
 // Setting is one variable of the run's configuration with its value as
@@ -92,11 +116,18 @@ func (r Run) Setting(name string) (Setting, bool) {
 type HostAddresses struct {
 	Servers string `json:"servers"`
 	Clients string `json:"clients"`
+	// TLSVerify and CertPath are how a tcp:// host was reached, as the
+	// Docker CLI takes them (DOCKER_TLS_VERIFY, DOCKER_CERT_PATH).
+	TLSVerify bool   `json:"tls_verify,omitempty"`
+	CertPath  string `json:"cert_path,omitempty"`
 }
 
 // Hardware is the machine the servers ran on, as its host sees it (the
 // orchestrator itself may run in a container).
 type Hardware struct {
+	// HostID tells this host from another (a Docker engine's ID): a
+	// resume on another one is refused.
+	HostID        string `json:"host_id,omitempty"`
 	CPUModel      string `json:"cpu_model"`
 	CPUs          int    `json:"cpus"`
 	MemoryBytes   int64  `json:"memory_bytes"`
@@ -167,11 +198,11 @@ type LookLevel struct {
 	Decided int     `json:"decided"`
 }
 
-// Resume prepares a record to go on after an interruption: rounds the
-// interruption cut short are dropped, to run again; what finished, and
-// failures of their own, stay.
+// Resume prepares a record to go on after an interruption: the run is
+// running again, rounds the interruption cut short are dropped, to run
+// again; what finished, and failures of their own, stay.
 func (r *Run) Resume() {
-	r.Interrupted = false
+	r.State, r.Ended = Running, time.Time{}
 	for ci := range r.Cells {
 		for si := range r.Cells[ci].Servers {
 			s := &r.Cells[ci].Servers[si]
@@ -283,6 +314,9 @@ type Round struct {
 	Phases []Phase   `json:"phases"`
 	// Failure is set when the round could not be measured.
 	Failure *Failure `json:"failure,omitempty"`
+	// ImageID is the image the round's server ran: a resume that rebuilt
+	// the image records the new one for its rounds.
+	ImageID string `json:"image_id,omitempty"`
 	// ServerAddress is where the clients reached the server from another
 	// machine: the address of GRPC_SERVER_ADDRESS and the port the
 	// server was published at in this round.

@@ -3,6 +3,7 @@ package record_test
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
@@ -21,7 +22,7 @@ func TestResumeDropsWhatTheInterruptionCutShort(t *testing.T) {
 	crashed.Failure = own
 	interrupted := measured(2)
 	interrupted.Failure = cut
-	run := record.Run{Interrupted: true, Cells: []record.Cell{{Servers: []record.Server{
+	run := record.Run{State: record.Interrupted, Ended: time.Now(), Cells: []record.Cell{{Servers: []record.Server{
 		{Name: "a", Rounds: []record.Round{measured(1), interrupted}},
 		{Name: "b", Rounds: []record.Round{measured(1), crashed}},
 		{Name: "c", Failure: cut},
@@ -34,8 +35,8 @@ func TestResumeDropsWhatTheInterruptionCutShort(t *testing.T) {
 		{Name: "c"},
 		{Name: "d", Failure: own},
 	}
-	if run.Interrupted || !reflect.DeepEqual(run.Cells[0].Servers, want) {
-		t.Errorf("resumed: interrupted %v, servers\n%+v\nwant\n%+v", run.Interrupted, run.Cells[0].Servers, want)
+	if run.State != record.Running || !run.Ended.IsZero() || !reflect.DeepEqual(run.Cells[0].Servers, want) {
+		t.Errorf("resumed: state %q ended %v, servers\n%+v\nwant\n%+v", run.State, run.Ended, run.Cells[0].Servers, want)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 // comes from /proc/cpuinfo, which a container shares with its host.
 func hardwareOf(facts backend.Facts) record.Hardware {
 	return record.Hardware{
+		HostID:        facts.ID,
 		CPUModel:      cpuModel("/proc/cpuinfo"),
 		CPUs:          facts.CPUs,
 		MemoryBytes:   facts.Memory,

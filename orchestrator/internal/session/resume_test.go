@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -125,14 +126,15 @@ func assertSameRun(t *testing.T, cfg, resumed config.Config) {
 	}
 }
 
-// TestResumeRefusesOtherCode: a changed commit, server list or build
-// context refuses the resume as a bad setting naming what changed, unless
-// told to go on anyway.
+// TestResumeRefusesOtherCode: a changed commit, orchestrator binary,
+// server list, build context or tools/ refuses the resume as a bad setting
+// naming what changed, unless told to go on anyway.
 func TestResumeRefusesOtherCode(t *testing.T) {
 	root := t.TempDir()
 	for name, content := range map[string]string{"servers/a/Dockerfile": "FROM scratch\n", "servers/b/Dockerfile": "FROM scratch\n",
 		"servers/c/Dockerfile": "FROM scratch\n", "servers/a/server.json": testfiles.Manifest, "servers/b/server.json": testfiles.Manifest,
-		"servers/c/server.json": testfiles.Manifest, "scenarios/s/helloworld.proto": "syntax = \"proto3\";\n"} {
+		"servers/c/server.json": testfiles.Manifest, "scenarios/s/helloworld.proto": "syntax = \"proto3\";\n",
+		"tools/h2load/Dockerfile": "FROM scratch\n"} {
 		testfiles.Write(t, filepath.Join(root, name), content)
 	}
 	cat, err := catalog.Open(root)
@@ -143,9 +145,9 @@ func TestResumeRefusesOtherCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prior := record.Run{ID: "r", Dir: "results/r", Commit: "abc1234 first", Contexts: started,
+	prior := record.Run{ID: "r", Dir: "results/r", Commit: "abc1234 first", Client: "c0ffee", Contexts: started,
 		Cells: []record.Cell{{Servers: []record.Server{{Name: "a"}, {Name: "b"}}}}}
-	if diff, err := checkResume(prior, false, prior.Commit, []string{"a", "b"}, started); err != nil || diff != nil {
+	if diff, err := checkResume(prior, false, prior.Commit, prior.Client, []string{"a", "b"}, started); err != nil || diff != nil {
 		t.Fatalf("the same code is refused: %v %v", diff, err)
 	}
 
@@ -155,29 +157,84 @@ func TestResumeRefusesOtherCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	testfiles.Write(t, filepath.Join(root, "tools/h2load/Dockerfile"), "FROM debian:bookworm-slim\n")
+	tools, err := fingerprints(cat, []string{"a", "b"}, []string{"s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools["a"], tools["b"] = started["a"], started["b"]
 	for _, tc := range []struct {
-		name     string
-		commit   string
-		servers  []string
-		contexts map[string]string
-		want     string
+		name, commit, client string
+		servers              []string
+		contexts             map[string]string
+		want                 string
 	}{
-		{"commit", "def5678 second", []string{"a", "b"}, started, `the commit was "abc1234 first", it is now "def5678 second"`},
-		{"server added", prior.Commit, []string{"a", "b", "c"}, started, "servers added: c"},
-		{"server gone", prior.Commit, []string{"a"}, started, "servers gone: b"},
-		{"build context", prior.Commit, []string{"a", "b"}, now, "build context changed (servers/<name>/ or the scenarios): a, b"},
+		{"commit", "def5678 second", prior.Client, []string{"a", "b"}, started, `the commit was "abc1234 first", it is now "def5678 second"`},
+		{"binary", prior.Commit, "beef", []string{"a", "b"}, started, "the orchestrator's binary, which the load client's image is made of, was c0ffee, it is now beef"},
+		{"server added", prior.Commit, prior.Client, []string{"a", "b", "c"}, started, "servers added: c"},
+		{"server gone", prior.Commit, prior.Client, []string{"a"}, started, "servers gone: b"},
+		{"build context", prior.Commit, prior.Client, []string{"a", "b"}, now, "build context changed (servers/<name>/, the scenarios or tools/): a, b"},
+		{"tools", prior.Commit, prior.Client, []string{"a", "b"}, tools, "build context changed (servers/<name>/, the scenarios or tools/): tools/"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := checkResume(prior, false, tc.commit, tc.servers, tc.contexts)
+			_, err := checkResume(prior, false, tc.commit, tc.client, tc.servers, tc.contexts)
 			var cfgErr *config.Error
 			if !errors.As(err, &cfgErr) || cfgErr.Var != "--resume" || !strings.Contains(err.Error(), tc.want) ||
 				!strings.Contains(err.Error(), "--resume-anyway") {
 				t.Errorf("refusal %v, want a --resume error saying %q", err, tc.want)
 			}
-			diff, err := checkResume(prior, true, tc.commit, tc.servers, tc.contexts)
+			diff, err := checkResume(prior, true, tc.commit, tc.client, tc.servers, tc.contexts)
 			if err != nil || len(diff) != 1 || diff[0] != tc.want {
 				t.Errorf("with --resume-anyway: %q, %v; want the change %q noted", diff, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestResumeRefusesOtherHosts: another engine, or a machine of other CPUs
+// or memory, whose cores the recorded placement does not fit, refuses the
+// resume unless told to go on; a record from before engines were told
+// apart is judged by its CPUs and memory.
+func TestResumeRefusesOtherHosts(t *testing.T) {
+	was := record.Hardware{HostID: "A", CPUs: 4, MemoryBytes: 8 << 30}
+	prior := record.Run{ID: "r", Dir: "results/r", Hardware: was}
+	if diff, err := checkHosts(prior, false, was, was); err != nil || diff != nil {
+		t.Fatalf("the same host is refused: %v %v", diff, err)
+	}
+	fewer := was
+	fewer.CPUs = 2
+	other := was
+	other.HostID = "B"
+	old := prior
+	old.Hardware.HostID = ""
+	for _, tc := range []struct {
+		name  string
+		prior record.Run
+		now   record.Hardware
+		want  string
+	}{
+		{"fewer CPUs", prior, fewer, "the servers' host has 2 CPUs and 8589934592 bytes of memory, it had 4 and 8589934592"},
+		{"another engine", prior, other, "the servers' host is another engine (ID B, it was A)"},
+		{"fewer CPUs, an old record", old, fewer, "the servers' host has 2 CPUs"},
+	} {
+		_, err := checkHosts(tc.prior, false, tc.now, tc.now)
+		if !strings.Contains(fmt.Sprint(err), tc.want) || !strings.Contains(fmt.Sprint(err), "--resume-anyway") {
+			t.Errorf("%s: %v, want a refusal saying %q", tc.name, err, tc.want)
+		}
+		if diff, err := checkHosts(tc.prior, true, tc.now, tc.now); err != nil || len(diff) != 1 {
+			t.Errorf("%s with --resume-anyway: %q, %v; want the change noted", tc.name, diff, err)
+		}
+	}
+	if _, err := checkHosts(old, false, other, other); err != nil {
+		t.Errorf("an old record's host without an ID refused for its ID: %v", err)
+	}
+}
+
+// TestResumeReachesTheHostsAsTheRunDid: a run on a tcp:// engine with TLS
+// resumes with the same DOCKER_TLS_VERIFY and DOCKER_CERT_PATH.
+func TestResumeReachesTheHostsAsTheRunDid(t *testing.T) {
+	vars := resumeVars(record.Run{Hosts: &record.HostAddresses{Servers: "tcp://10.0.0.2:2376", Clients: "tcp://10.0.0.2:2376", TLSVerify: true, CertPath: "/certs"}})
+	if vars["DOCKER_HOST"] != "tcp://10.0.0.2:2376" || vars["DOCKER_TLS_VERIFY"] != "1" || vars["DOCKER_CERT_PATH"] != "/certs" {
+		t.Errorf("resume variables %v, want the engine with TLS verified from /certs", vars)
 	}
 }

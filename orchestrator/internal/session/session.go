@@ -49,10 +49,10 @@ type Session struct {
 	owner backend.Owner
 	// newFolder says the run's folder was made by this session.
 	newFolder bool
-	// commit and contexts are the code here: the commit line and a hash of
-	// each server's build context.
-	commit   string
-	contexts map[string]string
+	// commit, client and contexts are the code here: the commit line, a
+	// hash of the orchestrator's binary and of each build context.
+	commit, client string
+	contexts       map[string]string
 }
 
 // Hosts are the hosts of a run: one runs servers and clients unless
@@ -129,8 +129,8 @@ func Resume(ctx context.Context, root, dir string, anyway bool, out io.Writer) (
 	if err != nil {
 		return nil, &config.Error{Var: "--resume", Value: dir, Reason: err.Error(), Allowed: "the folder of a run that was interrupted"}
 	}
-	if !prior.Finished.IsZero() && !prior.Interrupted {
-		return nil, fmt.Errorf("run %s finished at %s: %w", prior.ID, prior.Finished.Format(time.RFC3339), ErrFinished)
+	if prior.State == record.Finished {
+		return nil, fmt.Errorf("run %s finished at %s: %w", prior.ID, prior.Ended.Format(time.RFC3339), ErrFinished)
 	}
 	cfg, parseErr := config.Parse(resumeVars(prior), config.Offered(load.Runners()))
 	prior.Dir = dir
@@ -152,17 +152,27 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 	if err != nil {
 		return nil, err
 	}
+	if len(cat.Servers) == 0 {
+		// A run of nothing would end at once, exit 0, as if it had passed.
+		return nil, &config.Error{Var: "--root", Value: root, Reason: "servers/ holds no server (a folder with a Dockerfile)",
+			Allowed: "the repository: a folder that holds servers/ and scenarios/"}
+	}
 	servers := cfg.Servers(cat.Servers)
 	contexts, err := fingerprints(cat, servers, cfg.Scenarios)
 	if err != nil {
 		return nil, err
 	}
-	commit := cat.Commit(ctx)
+	commit, client := cat.Commit(ctx), binaryHash()
 	var changed []string
 	if prior != nil {
-		if changed, err = checkResume(*prior, anyway, commit, servers, contexts); err != nil {
+		if changed, err = checkResume(*prior, anyway, commit, client, servers, contexts); err != nil {
 			return nil, err
 		}
+	}
+	for _, addr := range cfg.PlainEngines() {
+		fmt.Fprintf(out, "warning: the engine at %s is reached over plain TCP, without TLS: whoever reaches that port controls the engine, "+
+			"which is root on its machine (a server of this run too, when that machine is its own); use TLS (tcp://…:2376 with "+
+			"DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH) or ssh://\n", addr)
 	}
 	hosts, err := connect(ctx, cfg, dial)
 	if err != nil {
@@ -174,10 +184,18 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 		}
 		return nil, err
 	}
-	s := &Session{Config: cfg, Catalog: cat, Hosts: hosts, commit: commit, contexts: contexts}
+	s := &Session{Config: cfg, Catalog: cat, Hosts: hosts, commit: commit, client: client, contexts: contexts}
 	if err := s.check(ctx, parseErr); err != nil {
 		hosts.close()
 		return nil, err
+	}
+	if prior != nil {
+		moved, err := checkHosts(*prior, anyway, hardwareOf(hosts.ServerFacts), hardwareOf(hosts.ClientFacts))
+		if err != nil {
+			hosts.close()
+			return nil, err
+		}
+		changed = append(changed, moved...)
 	}
 	if err := s.start(ctx, prior, changed, out); err != nil {
 		s.Close()
@@ -237,13 +255,13 @@ func (s *Session) start(ctx context.Context, prior *record.Run, changed []string
 	owner := self(filepath.Base(dir), dir, token)
 	s.owner = owner
 	for _, host := range s.Hosts.each() {
-		release, err := host.Lock(ctx, s.Config.ImageName, owner, alive(host))
+		release, err := host.Lock(ctx, s.Config.Repository(), owner, alive(host))
 		if err != nil {
 			return err
 		}
 		s.release = append(s.release, release)
 		// With the lock held, containers of this image name are a dead run's.
-		if n, err := host.Reap(ctx, backend.ImagesLabel, s.Config.ImageName); err != nil {
+		if n, err := host.Reap(ctx, backend.ImagesLabel, s.Config.Repository()); err != nil {
 			return err
 		} else if n > 0 {
 			fmt.Fprintf(out, "removed %d containers left behind by an earlier run on %s\n", n, host.Address())
@@ -261,7 +279,9 @@ func (s *Session) start(ctx context.Context, prior *record.Run, changed []string
 	s.Run = record.Run{
 		ID:       filepath.Base(s.Folder.Dir),
 		Started:  started,
+		State:    record.Running,
 		Commit:   s.commit,
+		Client:   s.client,
 		Settings: plan.Settings(s.Config.All()),
 		Hosts:    &record.HostAddresses{},
 		Contexts: s.contexts,
@@ -269,6 +289,7 @@ func (s *Session) start(ctx context.Context, prior *record.Run, changed []string
 		Cells:    plan.Cells(s.Config, s.Hosts.ServerFacts.CPUs, s.Hosts.ClientFacts.CPUs),
 	}
 	s.Run.Hosts.Servers, s.Run.Hosts.Clients = s.Config.DockerHosts()
+	s.Run.Hosts.TLSVerify, s.Run.Hosts.CertPath = s.Config.DockerTLS()
 	if s.Hosts.Two() {
 		client := hardwareOf(s.Hosts.ClientFacts)
 		s.Run.ClientHardware = &client
@@ -301,14 +322,14 @@ func (s *Session) Close() error {
 // took stops this run.
 func (s *Session) Held(ctx context.Context) error {
 	for i, host := range s.Hosts.each() {
-		held, err := host.LockHeld(ctx, s.Config.ImageName, s.owner.Token)
+		held, err := host.LockHeld(ctx, s.Config.Repository(), s.owner.Token)
 		if err != nil {
 			return err
 		}
 		if held {
 			continue
 		}
-		release, err := host.Lock(ctx, s.Config.ImageName, s.owner, alive(host))
+		release, err := host.Lock(ctx, s.Config.Repository(), s.owner, alive(host))
 		if err != nil {
 			return fmt.Errorf("the lock of GRPC_IMAGE_NAME=%s on %s was removed during the run (docker container prune?) and could not be taken again: %w", s.Config.ImageName, host.Address(), err)
 		}
@@ -338,8 +359,8 @@ func (s *Session) Builders() (servers, clients images.Builder) {
 func (s *Session) builder(host backend.Host, facts backend.Facts, other backend.Host) images.Builder {
 	self, _ := os.Executable()
 	b := images.Builder{Host: host, Catalog: s.Catalog, Name: s.Config.ImageName, Arch: facts.Arch, Self: self,
-		Sources: sources.Fetcher{Cache: sources.DefaultCache(), Mirror: s.Config.SourceMirror, Stall: s.Config.BuildStall},
-		Memory:  int64(s.Config.BuildRAM), CPUs: float64(s.Config.BuildCPULimit(facts.CPUs)), Stall: s.Config.BuildStall}
+		Sources: sources.Fetcher{Cache: sources.DefaultCache(), Mirror: s.Config.SourceMirror, Stall: s.Config.BuildStall, Timeout: s.Config.BuildTimeout},
+		Memory:  s.Config.BuildRAMLimit(facts.Memory), CPUs: float64(s.Config.BuildCPULimit(facts.CPUs)), Stall: s.Config.BuildStall, Timeout: s.Config.BuildTimeout}
 	if s.Hosts.Two() {
 		b.Peer = other
 	}
@@ -354,7 +375,7 @@ func (s *Session) suiteOptions() harness.Options {
 	h := harness.Options{
 		Servers:    s.Hosts.Server,
 		Clients:    s.Hosts.Client,
-		Labels:     map[string]string{backend.RunLabel: s.Run.ID, backend.ImagesLabel: s.Config.ImageName},
+		Labels:     map[string]string{backend.RunLabel: s.Run.ID, backend.ImagesLabel: s.Config.Repository()},
 		ServerCPUs: s.Hosts.ServerFacts.CPUs,
 	}
 	if s.Hosts.Two() {

@@ -139,7 +139,7 @@ func TestPowerToSeparateAGap(t *testing.T) {
 	}
 }
 
-// catalogNoise is the noise of a quiet catalog run here (stop 25: each
+// catalogNoise is the noise of a quiet catalog run here (2026-12-01: each
 // server's own 17.4% a round over 29 servers, shared 0–7%), which the
 // default rounds are chosen for.
 var catalogNoise = noise{shared: 0.03, own: 0.17}

@@ -162,6 +162,11 @@ func (r *callCounter) count(e ended) {
 		r.unanswered += e.n
 		r.statuses[e.status] += e.n
 	case !ok:
+		// A server picks its codes: a new one each call must not grow the
+		// client without end.
+		if _, seen := r.statuses[e.status]; !seen && len(r.statuses) >= load.MaxDistinct {
+			e.status = load.Others
+		}
 		r.statuses[e.status] += e.n
 		return
 	default:
@@ -221,6 +226,7 @@ func merge(recs []*callCounter, w window) load.Result {
 	if res.OK > 0 {
 		res.Statuses[statusOK] = res.OK
 	}
+	res.Bound()
 	res.RPS = float64(res.OK) / w.end.Sub(w.measureStart).Seconds()
 	res.Latency = load.LatencyOf(hist, sum)
 	res.Histogram = load.EncodeHistogram(hist)
