@@ -499,7 +499,7 @@ func (srv *Instance) measure(ctx context.Context, tool load.Tool, spec load.Spec
 	started := time.Now()
 	obs.Phase("warm-up with "+tool.Name(), spec.Warmup)
 	measuring := time.AfterFunc(spec.Warmup, func() { obs.Phase("measuring with "+tool.Name(), spec.Duration) })
-	stdout, err := srv.runBeside(ctx, container, name, spec.Warmup+spec.Duration+spec.Tail+clientGrace,
+	stdout, err := srv.runBeside(ctx, container, name, spec.Length()+clientGrace,
 		func(c backend.Container) { clientStats = srv.recordStats(ctx, c, record.SamplesFile(name, "client")) })
 	measuring.Stop()
 	ended := time.Now()

@@ -47,6 +47,16 @@ type Spec struct {
 	// stats sample holding the window's end is under load (usage.LoadTail).
 	// h2load, a tool of its own, stops at the window's end.
 	Tail time.Duration `json:"tail,omitempty"`
+	// Grace is, in an open loop, how long after the window the load waits
+	// for the answers to the window's calls still in flight; 0 means
+	// DefaultGrace. A call of the window without an answer by then is
+	// unanswered (Result.Unanswered).
+	Grace time.Duration `json:"grace,omitempty"`
+	// Deadline is, in an open loop, each call's deadline, from its
+	// intended start: sent as grpc-timeout and kept by the client, which
+	// cancels a call past it. 0 means the window plus the grace, which no
+	// call of the window outlives anyway.
+	Deadline time.Duration `json:"deadline,omitempty"`
 	// CAFile, when set, is the run's CA certificate (PEM) in the client's
 	// container: the load goes over TLS, every connection verifying the
 	// server's chain against it, for certs.ServerName, with ALPN h2.
@@ -58,6 +68,38 @@ type Spec struct {
 	Answered *atomic.Uint64 `json:"-"`
 }
 
+// DefaultGrace is the grace of an open loop that sets none: a call answered
+// a second after the window is as good as lost to any latency objective,
+// and a second lies inside the tail of load the harness runs after the
+// window anyway (usage.LoadTail, 1.25 s), so waiting costs no time.
+const DefaultGrace = time.Second
+
+// CallGrace is the spec's grace, or the default.
+func (s Spec) CallGrace() time.Duration {
+	if s.Grace > 0 {
+		return s.Grace
+	}
+	return DefaultGrace
+}
+
+// CallDeadline is the spec's deadline, or the default.
+func (s Spec) CallDeadline() time.Duration {
+	if s.Deadline > 0 {
+		return s.Deadline
+	}
+	return s.Duration + s.CallGrace()
+}
+
+// Length is how long the load runs: warm-up, window, and the tail or, in
+// an open loop, the grace if it is longer.
+func (s Spec) Length() time.Duration {
+	after := s.Tail
+	if s.QPS > 0 {
+		after = max(after, s.CallGrace())
+	}
+	return s.Warmup + s.Duration + after
+}
+
 // Result is what a load run measured over its measurement window (the
 // warm-up is not in it).
 type Result struct {
@@ -66,8 +108,10 @@ type Result struct {
 	// container stats are cut to it.
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end"`
-	// Requests is every call that completed in the window; OK those whose
-	// grpc-status was OK.
+	// Requests is every call of the window: in a closed loop those that
+	// completed in it; in an open loop those its schedule planned in it,
+	// answered (by the end of the grace), failed or unanswered. OK are
+	// those whose grpc-status was OK.
 	Requests uint64 `json:"requests"`
 	OK       uint64 `json:"ok"`
 	// Statuses counts calls by gRPC status name (OK, Unavailable, ...).
@@ -75,7 +119,10 @@ type Result struct {
 	// Errors counts failed calls by error message.
 	Errors map[string]uint64 `json:"errors,omitempty"`
 	// RPS is OK calls per second of the window.
-	RPS     float64 `json:"rps"`
+	RPS float64 `json:"rps"`
+	// Latency is of the window's OK calls and, in an open loop, of its
+	// unanswered ones, each counted at its deadline: a call never answered
+	// weighs on the percentiles as the longest wait its client allowed.
 	Latency Latency `json:"latency"`
 	// Late counts, in an open-loop load, the calls meant to start in the
 	// window that could not start on time: more than 1 ms after their
@@ -84,9 +131,9 @@ type Result struct {
 	// before the load ended. Their latency still runs from the intended
 	// start.
 	Late uint64 `json:"late,omitempty"`
-	// Service is, in an open-loop load, the latency from each call's
-	// actual start; Latency runs from the intended start, and the gap
-	// between the two is what coordinated omission would hide.
+	// Service is, in an open-loop load, the latency of OK calls from
+	// their actual start; Latency runs from the intended start, and the
+	// gap between the two is what coordinated omission would hide.
 	Service *Latency `json:"service_latency,omitempty"`
 	// WarmupRequests is how many calls the warm-up completed.
 	WarmupRequests uint64 `json:"warmup_requests"`
@@ -103,10 +150,10 @@ type Result struct {
 	// Series is the load interval by interval over warm-up and window, for
 	// the tools that record one.
 	Series *Series `json:"series,omitempty"`
-	// Histogram is the window's latencies of OK calls, in microseconds, as
-	// an HdrHistogram in its compressed, base64 form (V2), for the tools
-	// that keep one: the rounds' histograms are merged, not their
-	// percentiles.
+	// Histogram is the window's latencies (those of Latency), in
+	// microseconds, as an HdrHistogram in its compressed, base64 form (V2),
+	// for the tools that keep one: the rounds' histograms are merged, not
+	// their percentiles.
 	Histogram string `json:"histogram,omitempty"`
 	// Notes say where the figures are narrower than they look.
 	Notes []string `json:"notes,omitempty"`
@@ -131,6 +178,13 @@ type Series struct {
 
 // SeriesInterval is the interval of the series the tools record.
 const SeriesInterval = 250 * time.Millisecond
+
+// StatusUnanswered is the status, among a Result's Statuses, of the calls of
+// an open loop's window that had no answer when the load stopped waiting
+// (the end of the grace) or never started. A call cancelled at its
+// deadline is DeadlineExceeded, as a gRPC client sees it; both count in
+// Unanswered.
+const StatusUnanswered = "Unanswered"
 
 // RateShortfall is how far below its target an achieved rate may be and
 // still count as sustained: the pacer holds the rate within a fraction of

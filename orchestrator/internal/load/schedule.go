@@ -10,12 +10,13 @@ import (
 )
 
 // LateAfter is how far past its intended start a call may start and still
-// be on time. The pacer's timer wakes up tens of microseconds late on an
-// idle machine, up to about a millisecond on a busy one, and calls that
-// fall due together within minPace go out in one write: a call later than
-// that was held back by the cap on calls in flight, the connection's
-// stream limit or flow-control window, or a client short of CPU, not by
-// the pacer's own granularity.
+// be on time. h2's pacer writes a call tens of microseconds after its
+// intended start at the median, rarely more than a few hundred on a busy
+// machine (Result.Pacer, docs/load-tools.md), and calls that fall due
+// within 50 µs of each other go out in one write: a call later than a
+// millisecond was held back by the cap on calls in flight, the
+// connection's stream limit or flow-control window, or a client short of
+// CPU, not by the pacer's own granularity.
 const LateAfter = time.Millisecond
 
 // Schedule is the open-loop plan of one connection slot; it outlives the
@@ -43,21 +44,22 @@ type Schedule struct {
 	Dropped uint64
 }
 
-// NewSchedule is the plan of slot i of n at a total rate of qps: each
-// slot takes an nth of the rate; evenly spaced slots are offset from each
-// other by one interval of the total rate, so that the calls of all of
-// them are evenly spaced too.
-func NewSchedule(start, measureStart, end time.Time, qps, i, n int, arrivals Arrivals) *Schedule {
+// NewSchedule is the plan of slot i of n at a total rate of calls a
+// second: each slot takes an nth of the rate; evenly spaced slots are
+// offset from each other by one interval of the total rate, so that the
+// calls of all of them are evenly spaced too. A stream is one call: a rate
+// of messages is the rate of streams times the messages of one.
+func NewSchedule(start, measureStart, end time.Time, rate float64, i, n int, arrivals Arrivals) *Schedule {
 	s := &Schedule{epoch: start, measureStart: measureStart, end: end}
-	if qps <= 0 {
+	if rate <= 0 {
 		return s
 	}
-	s.rate = float64(qps) / float64(n)
+	s.rate = rate / float64(n)
 	if arrivals == ArrivalsPoisson {
 		s.poisson = rand.New(rand.NewPCG(uint64(start.UnixNano()), uint64(i)))
 		s.next = s.gap()
 	} else {
-		s.epoch = start.Add(time.Duration(float64(i) / float64(qps) * float64(time.Second)))
+		s.epoch = start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
 	}
 	return s
 }

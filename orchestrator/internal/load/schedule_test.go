@@ -26,7 +26,7 @@ func arrivals(plans []*load.Schedule, start time.Time, span time.Duration) []tim
 func plansOf(start time.Time, qps, conns int, arr load.Arrivals) []*load.Schedule {
 	plans := make([]*load.Schedule, conns)
 	for i := range plans {
-		plans[i] = load.NewSchedule(start, start, start.Add(time.Hour), qps, i, conns, arr)
+		plans[i] = load.NewSchedule(start, start, start.Add(time.Hour), float64(qps), i, conns, arr)
 	}
 	return plans
 }

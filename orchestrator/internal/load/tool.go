@@ -227,6 +227,8 @@ func (s Spec) check() error {
 		return fmt.Errorf("load spec: rate %d", s.QPS)
 	case s.Duration <= 0 || s.Warmup < 0 || s.Tail < 0:
 		return fmt.Errorf("load spec: warm-up %s, duration %s, tail %s", s.Warmup, s.Duration, s.Tail)
+	case s.Grace < 0 || s.Deadline < 0:
+		return fmt.Errorf("load spec: grace %s, deadline %s", s.Grace, s.Deadline)
 	}
 	return nil
 }

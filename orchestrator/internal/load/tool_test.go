@@ -66,3 +66,26 @@ func TestRegistryIsInNameOrder(t *testing.T) {
 	}()
 	Register(fakeTool{name: "h2"})
 }
+
+// An open loop waits the grace after its window, DefaultGrace unless set,
+// and each call's deadline is by default the window plus the grace; a
+// closed loop runs its tail only; a negative grace or deadline is refused.
+func TestGraceAndDeadline(t *testing.T) {
+	s := Spec{Kind: scenario.Unary, Connections: 1, Concurrency: 1, Warmup: time.Second, Duration: 4 * time.Second, Tail: 250 * time.Millisecond}
+	if s.Length() != 5250*time.Millisecond {
+		t.Errorf("closed loop runs %v, want warm-up, window and tail: 5.25s", s.Length())
+	}
+	s.QPS = 100
+	if s.CallGrace() != DefaultGrace || s.CallDeadline() != 4*time.Second+DefaultGrace || s.Length() != 5*time.Second+DefaultGrace {
+		t.Errorf("open loop: grace %v, deadline %v, length %v; want %v, the window plus it, warm-up and window plus it",
+			s.CallGrace(), s.CallDeadline(), s.Length(), DefaultGrace)
+	}
+	s.Grace, s.Deadline = 100*time.Millisecond, 20*time.Millisecond
+	if s.CallGrace() != s.Grace || s.CallDeadline() != s.Deadline || s.Length() != 5250*time.Millisecond {
+		t.Errorf("set: grace %v, deadline %v, length %v; want those set, and the longer tail", s.CallGrace(), s.CallDeadline(), s.Length())
+	}
+	s.Grace = -time.Second
+	if err := s.check(); err == nil || !strings.Contains(err.Error(), "grace -1s") {
+		t.Errorf("a negative grace: %v", err)
+	}
+}

@@ -365,8 +365,10 @@ type Result struct {
 	// Start and End bound the measurement window, on the host's clock.
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end"`
-	// Requests is every call that completed in the window; OK those whose
-	// grpc-status was OK.
+	// Requests is every call of the window: in a closed loop those that
+	// completed in it; in an open loop those its schedule planned in it,
+	// answered, failed or unanswered. OK are those whose grpc-status was
+	// OK.
 	Requests uint64 `json:"requests"`
 	OK       uint64 `json:"ok"`
 	// Statuses counts calls by gRPC status name; Errors failed calls by
@@ -374,11 +376,13 @@ type Result struct {
 	Statuses map[string]uint64 `json:"statuses"`
 	Errors   map[string]uint64 `json:"errors,omitempty"`
 	// RPS is OK calls (or messages, in a streaming cell) per second.
-	RPS     float64 `json:"rps"`
+	RPS float64 `json:"rps"`
+	// Latency is of the window's OK calls and, in an open loop, of its
+	// unanswered ones, each counted at its deadline.
 	Latency Latency `json:"latency"`
 	// Late counts, in an open-loop load, the calls of the window that
-	// could not start on time; Service is the latency from each call's
-	// actual start, where Latency runs from the intended one.
+	// could not start on time; Service is the latency of OK calls from
+	// their actual start, where Latency runs from the intended one.
 	Late    uint64   `json:"late,omitempty"`
 	Service *Latency `json:"service_latency,omitempty"`
 	// WarmupRequests is how many calls the warm-up completed.
@@ -393,8 +397,8 @@ type Result struct {
 	Pacer *Latency `json:"pacer,omitempty"`
 	// Series is the load interval by interval over warm-up and window.
 	Series *Series `json:"series,omitempty"`
-	// Histogram is the window's latencies of OK calls, in microseconds, an
-	// HdrHistogram in its compressed, base64 form (V2).
+	// Histogram is the window's latencies (those of Latency), in
+	// microseconds, an HdrHistogram in its compressed, base64 form (V2).
 	Histogram string `json:"histogram,omitempty"`
 	// Notes say where the figures are narrower than they look.
 	Notes []string `json:"notes,omitempty"`

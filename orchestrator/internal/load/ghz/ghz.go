@@ -85,8 +85,8 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	}
 	if spec.QPS > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf(
-			"ghz at %d req/s is closed-loop-paced: it spaces calls evenly (%s arrivals do not apply), but its workers wait for answers and latency runs from the actual send, so a server's stalls delay calls instead of showing in the latencies (coordinated omission); h2 loads open-loop",
-			spec.QPS, cmp.Or(spec.Arrivals, load.ArrivalsConstant)))
+			"ghz at %d %s is closed-loop-paced: it spaces calls evenly (%s arrivals do not apply), but its workers wait for answers and latency runs from the actual send, so a server's stalls delay calls instead of showing in the latencies (coordinated omission); h2 loads open-loop",
+			spec.QPS, sc.Kind.RateUnit(), cmp.Or(spec.Arrivals, load.ArrivalsConstant)))
 	}
 	if tailNote != "" {
 		res.Notes = append(res.Notes, tailNote)
@@ -102,6 +102,16 @@ func perCall(sc *scenario.Scenario) uint64 {
 		return uint64(sc.Sends)
 	}
 	return uint64(sc.Replies)
+}
+
+// callRate is ghz's rate of calls for a rate of messages, perCall a call:
+// ghz counts calls, a cell's rate its messages. 0 stays 0 (no rate); a
+// rate below a call a second is one.
+func callRate(qps int, perCall uint64) uint {
+	if qps <= 0 {
+		return 0
+	}
+	return uint(max(1, math.Round(float64(qps)/float64(perCall))))
 }
 
 // workers is ghz's constant worker ticker without its race: ghz's own
@@ -162,7 +172,7 @@ func (l ghzLoad) run(ctx context.Context, d time.Duration) (*runner.Report, time
 		runner.WithServerNameOverride(tlsName(spec)),
 		runner.WithConnections(uint(spec.Connections)),
 		runner.WithConcurrency(uint(spec.Concurrency)),
-		runner.WithRPS(uint(spec.QPS)), // a total rate in ghz v0.120.0, as ours is
+		runner.WithRPS(callRate(spec.QPS, perCall(l.sc))), // a total rate in ghz v0.120.0, as ours is
 		runner.WithRunDuration(d),
 		runner.WithDurationStopAction("ignore"),
 		runner.WithDisableTemplateFuncs(true),

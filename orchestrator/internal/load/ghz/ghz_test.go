@@ -210,6 +210,20 @@ func TestHistogramOfTheWindow(t *testing.T) {
 	}
 }
 
+// ghz counts calls, a cell's rate messages: a rate of 200 msg/s is 20
+// calls a second of 10 messages.
+func TestRateIsOfMessages(t *testing.T) {
+	for _, tc := range []struct {
+		qps     int
+		perCall uint64
+		want    uint
+	}{{0, 10, 0}, {200, 1, 200}, {200, 10, 20}, {25, 10, 3}, {4, 10, 1}} {
+		if got := callRate(tc.qps, tc.perCall); got != tc.want {
+			t.Errorf("%d msg/s of %d a call: %d calls a second, want %d", tc.qps, tc.perCall, got, tc.want)
+		}
+	}
+}
+
 func TestGHZFloodIsBounded(t *testing.T) { loadtest.FloodIsBounded(t, Run) }
 
 // TestWorkersFinishedBeforeTheirTick: a run that stops before the worker

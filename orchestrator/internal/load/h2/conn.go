@@ -9,8 +9,11 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
+	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,6 +50,10 @@ type stream struct {
 	// sentAt is, in an open loop, when the call was sent: its service
 	// latency is counted from there.
 	sentAt time.Time
+	// planned is when the call was meant to start (start, before a stream
+	// moves it): an open loop's window holds the calls planned in it.
+	// deadline is, in an open loop, when the call is cancelled.
+	planned, deadline time.Time
 	// send side, under conn.mu: sent bytes of the call's body, of the
 	// limit it may send so far (a bidi stream's grows by one message per
 	// answer)
@@ -82,10 +89,12 @@ type conn struct {
 	dec  *hpack.Decoder
 	rec  *callCounter
 	plan *load.Schedule
-	// heldByCap says that a call fell due while every slot was taken; the
-	// calls it held back are counted late because of the cap (under mu).
-	heldByCap bool
-	cur       *stream // the stream whose header block is being decoded
+	// held says that a call fell due and could not start (no slot, stream,
+	// window or write turn free); heldByCap that every slot was taken: the
+	// calls held back are not the pacer's to be late, and the ones the cap
+	// held are counted late because of it (under mu).
+	held, heldByCap bool
+	cur             *stream // the stream whose header block is being decoded
 	// curEnds says the block's HEADERS frame ended the stream (the flag is
 	// on HEADERS even when CONTINUATION frames carry the rest).
 	curEnds bool
@@ -109,9 +118,12 @@ type conn struct {
 	maxFrame      int
 	connWindow    int64
 	// calls
-	ring     []stream
-	mask     uint32
-	nextID   uint32
+	ring   []stream
+	mask   uint32
+	nextID uint32
+	// oldest is at most the id of the oldest call in flight, whose
+	// deadline comes first (oldestActive).
+	oldest   uint32
 	inflight int
 	slots    int
 	pending  []*stream // streams with request bytes still to send
@@ -120,6 +132,8 @@ type conn struct {
 	pings         [][8]byte
 	connUpdate    uint32
 	streamUpdates []streamUpdate
+	// resets are the streams cancelled past their deadline.
+	resets []uint32
 	// stopping ends new calls: GOAWAY, stream ids used up, or the run's end
 	stopping bool
 	closed   bool
@@ -188,6 +202,7 @@ func newConn(nc net.Conn, c *call, slots int, rec *callCounter, plan *load.Sched
 		ring:          make([]stream, size),
 		mask:          uint32(size - 1),
 		nextID:        1,
+		oldest:        1,
 		slots:         slots,
 	}
 	cn.cond = sync.NewCond(&cn.mu)
@@ -276,8 +291,66 @@ func (c *conn) shut() {
 type flushingReader struct{ c *conn }
 
 func (r flushingReader) Read(p []byte) (int, error) {
-	r.c.flush()
-	return r.c.sock.Read(p)
+	for {
+		r.c.expire(time.Now())
+		r.c.flush()
+		n, err := r.c.sock.Read(p)
+		if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) || !r.c.woken() {
+			return n, err
+		}
+	}
+}
+
+// wakeReader has the reader's wait for the server end at once, so that it
+// cancels a call past its deadline (the reader alone may end a call whose
+// answer it could be reading): a read deadline in the past, which the
+// reader clears (woken). A wait that ends so takes no bytes: the frames
+// read so far stay whole. Called with mu held.
+func (c *conn) wakeReader() { _ = c.nc.SetReadDeadline(time.Unix(1, 0)) }
+
+// woken clears the deadline wakeReader set, and says whether it was that,
+// not the wait for the server's first SETTINGS.
+func (c *conn) woken() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.settled && c.nc.SetReadDeadline(time.Time{}) == nil
+}
+
+// oldestActive is the call in flight that started first: calls start in
+// the order of their intended starts, so its deadline is the next. Called
+// with mu held.
+func (c *conn) oldestActive() *stream {
+	for ; c.oldest < c.nextID; c.oldest += 2 {
+		if s := c.slot(c.oldest); s.active && s.id == c.oldest {
+			return s
+		}
+	}
+	return nil
+}
+
+// expire cancels the calls past their deadline, oldest first: RST_STREAM,
+// their slots freed, their messages counted unanswered. The reader calls
+// it before each read; a call whose header block it is reading waits for
+// the next.
+func (c *conn) expire(now time.Time) {
+	if c.call.deadline == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for s := c.oldestActive(); s != nil && s != c.cur && c.pastDeadline(s, now); s = c.oldestActive() {
+		s.active = false
+		c.inflight--
+		c.rec.series.Ended(now)
+		c.resets = append(c.resets, s.id)
+		if i := slices.Index(c.pending, s); i >= 0 {
+			c.pending = slices.Delete(c.pending, i, i+1)
+		}
+		c.rec.count(ended{status: statusDeadline, planned: s.planned, start: s.start, sent: s.sentAt, at: now, n: c.call.unanswered(s), unanswered: true})
+	}
+	if c.stopping && c.inflight == 0 {
+		c.shut()
+	}
 }
 
 // slot is where the stream with the id lives in the ring: client stream ids

@@ -138,6 +138,7 @@ func runScript(t testing.TB, c *call, script []byte, setup scriptSetup) scriptRe
 	slots := cmp.Or(setup.slots, scriptSlots)
 	cn := newConn(nc, c, slots, rec, &load.Schedule{})
 	cn.nextID = cmp.Or(setup.firstID, 1)
+	cn.oldest = cn.nextID
 	if setup.plan != nil {
 		cn.plan = setup.plan
 	}
@@ -512,5 +513,5 @@ func TestScheduleAcrossConnections(t *testing.T) {
 // window's, its series over the next minute.
 func scriptCounter() *callCounter {
 	now := time.Now()
-	return newCallCounter(now, time.Time{}, now.Add(time.Minute), false, false)
+	return newCallCounter(window{start: now, end: now.Add(time.Minute)}, false)
 }

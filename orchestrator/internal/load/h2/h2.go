@@ -5,15 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"google.golang.org/grpc/codes"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 )
 
 // reconnectPause spaces the attempts to reopen a failed connection.
@@ -28,7 +27,12 @@ const reconnectPause = 100 * time.Millisecond
 // latency histogram. With a rate it loads open-loop, on the schedule of
 // schedule.go.
 func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
-	c, err := newCall(ctx, spec.Target, spec.ScenarioDir)
+	open := spec.QPS > 0
+	var deadline time.Duration
+	if open {
+		deadline = spec.CallDeadline()
+	}
+	c, err := newCall(ctx, spec.Target, spec.ScenarioDir, deadline)
 	if err != nil {
 		return load.Result{}, err
 	}
@@ -38,24 +42,28 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 		}
 	}
 	start := time.Now()
-	measureStart := start.Add(spec.Warmup)
-	end := measureStart.Add(spec.Duration)
+	w := window{start: start, measureStart: start.Add(spec.Warmup), open: open, deadline: deadline}
+	w.end = w.measureStart.Add(spec.Duration)
+	w.graceEnd = w.end.Add(spec.CallGrace())
 
 	stop := make(chan struct{})
 	var once sync.Once
 	closeStop := func() { once.Do(func() { close(stop) }) }
-	timer := time.AfterFunc(end.Add(spec.Tail).Sub(start), closeStop) // calls after end are not counted
+	timer := time.AfterFunc(spec.Length(), closeStop)
 	defer timer.Stop()
 	cancelled := context.AfterFunc(ctx, closeStop)
 	defer cancelled()
 
+	// The rate is of messages (RateUnit); the schedule's of calls, each a
+	// stream of c.messages() in a streaming scenario.
+	rate := float64(spec.QPS) / float64(c.messages())
 	slots := split(spec.Concurrency, spec.Connections)
 	recs := make([]*callCounter, spec.Connections)
 	plans := make([]*load.Schedule, spec.Connections)
 	var wg sync.WaitGroup
 	for i := range recs {
-		recs[i] = newCallCounter(start, measureStart, end, spec.Answered != nil, spec.QPS > 0)
-		plans[i] = load.NewSchedule(start, measureStart, end, spec.QPS, i, spec.Connections, spec.Arrivals)
+		recs[i] = newCallCounter(w, spec.Answered != nil)
+		plans[i] = load.NewSchedule(start, w.measureStart, w.end, rate, i, spec.Connections, spec.Arrivals)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -69,9 +77,20 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return load.Result{}, err
 	}
-	res := merge(recs, measureStart, end)
-	if spec.QPS > 0 {
-		openLoop(&res, spec, plans)
+	var unsent uint64
+	if open {
+		// The window's calls that never started are owed, late and
+		// unanswered.
+		now := time.Now()
+		for i, p := range plans {
+			n := p.Unsent()
+			unsent += n
+			recs[i].count(ended{status: load.StatusUnanswered, planned: w.measureStart, at: now, n: n * c.messages(), unanswered: true})
+		}
+	}
+	res := merge(recs, w)
+	if open {
+		openLoop(&res, spec, c, plans, unsent)
 	}
 	return res, nil
 }
@@ -143,19 +162,27 @@ func keepConnected(addr string, c *call, slots int, rec *callCounter, plan *load
 		}
 		err = cn.serve(stop)
 		lost := cn.inFlight()
+		now := time.Now()
 		select {
 		case <-stop:
-			return // calls in flight at the end are not counted, as in ghz's "ignore"
+			// A closed loop does not count the calls in flight at its end,
+			// as ghz's "ignore"; an open loop's still owed answers are
+			// unanswered.
+			for _, s := range lost {
+				if rec.w.open {
+					rec.count(ended{status: load.StatusUnanswered, planned: s.planned, start: s.start, sent: s.sentAt, at: now, n: c.unanswered(&s), unanswered: true})
+				}
+			}
+			return
 		default:
 		}
 		if err == nil || errors.Is(err, errDrained) {
 			continue
 		}
 		rec.connError(err)
-		now := time.Now()
 		for _, s := range lost {
 			rec.series.Ended(now)
-			rec.add(codeName(codes.Unavailable), now.Sub(s.start), now.Sub(s.sentAt), now)
+			rec.count(ended{status: codeName(codes.Unavailable), planned: s.planned, start: s.start, sent: s.sentAt, at: now, n: 1})
 		}
 		select {
 		case <-stop:
@@ -165,152 +192,23 @@ func keepConnected(addr string, c *call, slots int, rec *callCounter, plan *load
 	}
 }
 
-// callCounter counts the calls of one connection slot. Only the slot's
-// reader goroutine writes to it.
-type callCounter struct {
-	measureStart, end time.Time
-	hist              *hdrhistogram.Histogram
-	// statuses counts the calls that were not OK: an OK call, nearly every
-	// call, costs no map update; the histogram counts those.
-	statuses map[string]uint64
-	// live counts OK calls, warm-up included, for a live rate read by
-	// another goroutine, when counting (an atomic add a call otherwise
-	// saved).
-	live           atomic.Uint64
-	counting       bool
-	requests, warm uint64
-	sum            time.Duration
-	connErrors     map[string]uint64
-	// service holds, in an open loop, the latencies of OK calls from their
-	// actual start; hist holds them from the intended start.
-	service    *hdrhistogram.Histogram
-	serviceSum time.Duration
-	// series counts the load interval by interval from start to end: the
-	// calls that completed in each (by the reader), and the calls started
-	// and ended (under the connection's lock, which the writer side holds
-	// when it starts calls).
-	series *load.SeriesCounter
-}
-
-// newCallCounter counts the calls of a load that starts at start and
-// measures from measureStart to end.
-func newCallCounter(start, measureStart, end time.Time, counting, openLoop bool) *callCounter {
-	r := &callCounter{
-		measureStart: measureStart,
-		end:          end,
-		counting:     counting,
-		hist:         load.NewHistogram(),
-		statuses:     map[string]uint64{},
-		connErrors:   map[string]uint64{},
-		series:       load.NewSeriesCounter(start, end),
-	}
-	if openLoop {
-		r.service = load.NewHistogram()
-	}
-	return r
-}
-
-// add counts a finished call, or a message of a stream: in the warm-up, in
-// the window, or after it (not counted). Latencies of OK ones go into the
-// histogram; service is the latency from the actual start, which only an
-// open loop records.
-func (r *callCounter) add(status string, latency, service time.Duration, now time.Time) {
-	r.addN(status, latency, service, now, 1)
-}
-
-// addN is add for n messages of one latency: a client stream's, which one
-// answer ends.
-func (r *callCounter) addN(status string, latency, service time.Duration, now time.Time, n uint64) {
-	ok := status == codeName(codes.OK)
-	if ok && r.counting {
-		r.live.Add(n)
-	}
-	r.series.Add(now, ok, latency, n)
-	switch {
-	case now.Before(r.measureStart):
-		r.warm += n
-		return
-	case !now.Before(r.end):
-		return
-	}
-	r.requests += n
-	if !ok {
-		// A server picks its codes: a new one each call must not grow the
-		// client without end.
-		if _, seen := r.statuses[status]; !seen && len(r.statuses) >= load.MaxDistinct {
-			status = load.Others
-		}
-		r.statuses[status] += n
-		return
-	}
-	r.sum += latency * time.Duration(n)
-	load.Record(r.hist, latency, n)
-	if r.service != nil {
-		r.serviceSum += service * time.Duration(n)
-		load.Record(r.service, service, n)
-	}
-}
-
-// connError counts a connection failure under a message without addresses
-// or ports, so that one kind of failure is one entry.
-func (r *callCounter) connError(err error) {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Err != nil {
-		err = op.Err
-	}
-	r.connErrors[err.Error()]++
-}
-
-func merge(recs []*callCounter, measureStart, end time.Time) load.Result {
-	res := load.Result{Tool: name, Start: measureStart, End: end, Statuses: map[string]uint64{}, Errors: map[string]uint64{}}
-	hist, service := load.NewHistogram(), load.NewHistogram()
-	var sum, serviceSum time.Duration
-	series := make([]*load.SeriesCounter, len(recs))
-	for i, r := range recs {
-		series[i] = r.series
-		hist.Merge(r.hist)
-		sum += r.sum
-		if r.service != nil {
-			service.Merge(r.service)
-			serviceSum += r.serviceSum
-		}
-		res.Requests += r.requests
-		res.WarmupRequests += r.warm
-		for s, n := range r.statuses {
-			res.Statuses[s] += n
-		}
-		if n := r.hist.TotalCount(); n > 0 { // every OK call of the window, clamped into range
-			res.Statuses[codeName(codes.OK)] += uint64(n)
-		}
-		for e, n := range r.connErrors {
-			res.Errors["connection: "+e] += n
-		}
-	}
-	res.Bound()
-	res.OK = res.Statuses[codeName(codes.OK)]
-	res.RPS = float64(res.OK) / end.Sub(measureStart).Seconds()
-	res.Latency = load.LatencyOf(hist, sum)
-	res.Histogram = load.EncodeHistogram(hist)
-	res.Series = load.MergeSeries(series...)
-	if len(recs) > 0 && recs[0].service != nil {
-		l := load.LatencyOf(service, serviceSum)
-		res.Service = &l
-	}
-	return res
-}
-
-// openLoop adds what the schedules counted to an open-loop result: the
-// calls of the window that started late or never, and notes on why.
-func openLoop(res *load.Result, spec load.Spec, plans []*load.Schedule) {
-	var planned, capped, unsent, dropped uint64
+// openLoop adds what the schedules counted to an open-loop result, in the
+// cell's unit (a stream's messages share its start): the calls of the
+// window planned, those that started late or never, and notes on why.
+func openLoop(res *load.Result, spec load.Spec, c *call, plans []*load.Schedule, unsent uint64) {
+	var planned, late, capped, dropped uint64
 	for _, p := range plans {
-		unsent += p.Unsent()
-		res.Late += p.Late
+		late += p.Late
 		planned += p.Planned
 		capped += p.Capped
 		dropped += p.Dropped
 	}
-	res.Late += unsent
+	per := c.messages()
+	res.Planned, res.Late = planned*per, (late+unsent)*per
+	unit, what := c.kind.RateUnit(), "calls"
+	if c.kind != scenario.Unary {
+		what = fmt.Sprintf("messages (streams of %d, started at %.4g a second)", per, float64(spec.QPS)/float64(per))
+	}
 	if dropped > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf(
 			"open loop: the warm-up ended %d calls behind its schedule; they were dropped, not sent into the window, and the window's schedule began on time",
@@ -318,21 +216,29 @@ func openLoop(res *load.Result, spec load.Spec, plans []*load.Schedule) {
 	}
 	if res.Late > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf(
-			"open loop at %d req/s: %d of the window's %d calls started more than %v after their intended start (%d never started); their latency runs from the intended start",
-			spec.QPS, res.Late, planned, load.LateAfter, unsent))
+			"open loop at %d %s: %d of the window's %d %s started more than %v after their intended start (%d never started); their latency runs from the intended start",
+			spec.QPS, unit, res.Late, res.Planned, what, load.LateAfter, unsent*per))
+	}
+	if res.Unanswered > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf(
+			"open loop: %d of the window's %d planned %s had no answer %v after the window (%d never started): they count as failed, with their deadline of %v as latency",
+			res.Unanswered, res.Planned, what, spec.CallGrace(), unsent*per, spec.CallDeadline()))
 	}
 	if capped > 0 && res.Service != nil {
 		// Little's law: calls in flight = rate × the time each is in flight.
-		need := int(math.Ceil(float64(spec.QPS) * res.Service.P99.Seconds()))
+		need := fmt.Sprintf("%d req/s × service p99 %v ≈ %d", spec.QPS, res.Service.P99, int(math.Ceil(float64(spec.QPS)*res.Service.P99.Seconds())))
+		if c.kind != scenario.Unary {
+			need = "streams a second × the time a stream lasts"
+		}
 		res.Notes = append(res.Notes, fmt.Sprintf(
-			"open loop: the cap of %d calls in flight held back %d late calls; not to throttle the schedule it must be at least rate × latency (here %d req/s × service p99 %v ≈ %d)",
-			spec.Concurrency, capped, spec.QPS, res.Service.P99, need))
+			"open loop: the cap of %d calls in flight held back %d late calls; not to throttle the schedule it must be at least rate × latency (here %s)",
+			spec.Concurrency, capped, need))
 	}
 	// Against the calls the schedule planned, not the target: a Poisson
 	// count varies by its square root.
-	if asked := float64(planned) / res.End.Sub(res.Start).Seconds(); res.RPS < (1-load.RateShortfall)*asked {
+	if asked := float64(res.Planned) / res.End.Sub(res.Start).Seconds(); res.RPS < (1-load.RateShortfall)*asked {
 		res.Notes = append(res.Notes, fmt.Sprintf(
-			"open loop: achieved %.0f req/s of the %.0f the schedule asked (target %d; %.1f%% short): the rate was not sustained",
-			res.RPS, asked, spec.QPS, 100*(1-res.RPS/asked)))
+			"open loop: achieved %.0f %s of the %.0f the schedule asked (target %d; %.1f%% short): the rate was not sustained",
+			res.RPS, unit, asked, spec.QPS, 100*(1-res.RPS/asked)))
 	}
 }

@@ -125,7 +125,7 @@ func (c *conn) lookup(id uint32) *stream {
 func (c *conn) finish(s *stream, status string) {
 	now := time.Now()
 	c.mu.Lock()
-	start, sentAt := s.start, s.sentAt
+	e := ended{status: status, planned: s.planned, start: s.start, sent: s.sentAt, at: now, n: 1}
 	s.active = false
 	c.inflight--
 	c.rec.series.Ended(now)
@@ -133,13 +133,23 @@ func (c *conn) finish(s *stream, status string) {
 		c.shut()
 	}
 	c.mu.Unlock()
-	ok := status == codeName(codes.OK)
+	ok := status == statusOK
 	switch {
+	case c.pastDeadline(s, now):
+		// Whatever the server said, a client past the deadline had given up.
+		e.status, e.n, e.unanswered = statusDeadline, c.call.unanswered(s), true
+		c.rec.count(e)
 	case c.call.kind == scenario.ClientStreaming && ok:
-		c.rec.addN(status, now.Sub(start), now.Sub(sentAt), now, uint64(len(c.call.body)/c.call.message))
+		e.n = c.call.messages()
+		c.rec.count(e)
 	case c.call.kind == scenario.Unary || !ok:
-		c.rec.add(status, now.Sub(start), now.Sub(sentAt), now)
+		c.rec.count(e)
 	}
+}
+
+// pastDeadline says an open loop's call is past its deadline at now.
+func (c *conn) pastDeadline(s *stream, now time.Time) bool {
+	return c.call.deadline > 0 && !now.Before(s.deadline)
 }
 
 func (c *conn) onHeaders(id uint32, fragment []byte, ended bool) error {
@@ -260,6 +270,10 @@ func (c *conn) compare(s *stream, data []byte) {
 // stream then sends its next request, even after a wrong answer, so that
 // the call ends (with its status) rather than waits.
 func (c *conn) answer(s *stream, echo bool) {
+	now := time.Now()
+	if c.pastDeadline(s, now) {
+		return // unanswered: the call is cancelled before the next read
+	}
 	wrong := !echo || s.answers == c.call.replies
 	if wrong {
 		s.wrong = true
@@ -270,14 +284,12 @@ func (c *conn) answer(s *stream, echo bool) {
 	if !lockstep && (wrong || c.call.replies == 1) {
 		return // a unary call or a client stream is recorded when it ends
 	}
-	now := time.Now()
 	c.mu.Lock()
-	start := s.start
 	// The service latency runs from the actual send; only a stream's first
 	// message, in an open loop, was meant to start earlier.
-	sent := start
-	if s.sentAt.After(sent) {
-		sent = s.sentAt
+	e := ended{status: statusOK, planned: s.planned, start: s.start, sent: s.start, at: now, n: 1}
+	if s.sentAt.After(e.sent) {
+		e.sent = s.sentAt
 	}
 	if lockstep {
 		if s.sent == s.limit && s.limit < len(c.call.body) {
@@ -289,7 +301,7 @@ func (c *conn) answer(s *stream, echo bool) {
 	}
 	c.mu.Unlock()
 	if !wrong {
-		c.rec.add(codeName(codes.OK), now.Sub(start), now.Sub(sent), now)
+		c.rec.count(e)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
+
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 )
 
@@ -18,7 +20,7 @@ func openConn(t *testing.T, slots int, plan *load.Schedule) *conn {
 	t.Cleanup(func() { client.Close(); server.Close() })
 	c := testCall(t)
 	wstart, wend := plan.Window()
-	cn := newConn(client, c, slots, newCallCounter(wstart, wstart, wend, false, true), plan)
+	cn := newConn(client, c, slots, newCallCounter(window{start: wstart, measureStart: wstart, end: wend, open: true, graceEnd: wend, deadline: time.Hour}, false), plan)
 	cn.settled = true
 	cn.block = c.plainBlock
 	cn.template = requestTemplate(cn.block, c.body, c.firstSend())
@@ -92,5 +94,55 @@ func TestOwedCallsAreSent(t *testing.T) {
 	check(ms(20), 4, nil)
 	if plan.Issued != 8 || plan.Late != 7 || plan.Capped != 4 {
 		t.Errorf("issued %d, late %d, held by the cap %d; want 8, 7, 4", plan.Issued, plan.Late, plan.Capped)
+	}
+	// The pacer's own lateness is of the calls it started as they fell
+	// due, late or not (the first four), not of those the cap held back.
+	if p := cn.rec.pacer; p.TotalCount() != 4 || p.Min() != 500 || p.Max() < 8_990 || p.Max() > 9_010 {
+		t.Errorf("pacer lateness of %d calls, %dµs to %dµs; want 4, 500µs to 9ms", p.TotalCount(), p.Min(), p.Max())
+	}
+}
+
+// A call past its deadline is cancelled before the reader's next read:
+// RST_STREAM CANCEL, its slot freed for the calls owed, its message counted
+// unanswered as DeadlineExceeded at the deadline; the oldest first, and
+// not one whose answer's header block the reader is reading.
+func TestExpiredCallsAreCancelled(t *testing.T) {
+	start := time.Unix(1_000_000, 0)
+	ms := func(n int) time.Time { return start.Add(time.Duration(n) * time.Millisecond) }
+	plan := load.NewSchedule(start, start, ms(60_000), 1000, 0, 1, load.ArrivalsConstant)
+	cn := openConn(t, 4, plan)
+	cn.call.deadline = 100 * time.Millisecond
+	cn.rec.w.deadline = cn.call.deadline
+	fill := func(now time.Time) []sentFrame {
+		cn.mu.Lock()
+		defer cn.mu.Unlock()
+		cn.fill(now)
+		return sent(t, cn)
+	}
+	fill(ms(3)) // the calls meant for 0 to 3 ms
+	cn.expire(ms(100))
+	if cn.inflight != 3 || cn.rec.unanswered != 1 {
+		t.Fatalf("at 100 ms: %d in flight, %d unanswered; want the call of 0 ms cancelled", cn.inflight, cn.rec.unanswered)
+	}
+	cn.expire(ms(101))
+	frames := fill(ms(101))
+	if len(frames) < 2 || frames[0].typ != http2.FrameRSTStream || frames[0].id != 1 || frames[0].code != http2.ErrCodeCancel ||
+		frames[1].typ != http2.FrameRSTStream || frames[1].id != 3 {
+		t.Fatalf("frames %+v: want RST_STREAM CANCEL of streams 1 and 3 first", frames)
+	}
+	if n := len(active(cn)); n != 4 || cn.rec.statuses["DeadlineExceeded"] != 2 || cn.rec.hist.Max() < 99_000 {
+		t.Errorf("%d in flight, statuses %v, latency max %dµs; want 4 (two owed calls started), 2 DeadlineExceeded at 100 ms",
+			n, cn.rec.statuses, cn.rec.hist.Max())
+	}
+	oldest := active(cn)[0]
+	cn.cur = cn.slot(oldest.id) // its answer's headers are being read
+	cn.expire(ms(1000))
+	if len(active(cn)) != 4 {
+		t.Fatalf("%d calls in flight, want 4: the call being read is not cancelled, nor those after it", len(active(cn)))
+	}
+	cn.cur = nil
+	cn.expire(ms(1000))
+	if n := len(active(cn)); n != 0 || cn.rec.unanswered != 6 {
+		t.Errorf("%d in flight, %d unanswered; want all 6 calls cancelled", n, cn.rec.unanswered)
 	}
 }

@@ -22,11 +22,16 @@ const (
 	// maxStreamID is the last client stream id HTTP/2 allows.
 	maxStreamID = 1<<31 - 1
 	// minPace is the shortest sleep of the open-loop pacer: a wake-up
-	// costs more than the calls it would spread.
+	// costs more than the calls it would spread, so calls due within it
+	// go out together.
 	minPace = 50 * time.Microsecond
 	// blockedPace is the pacer's sleep while calls owed cannot start: a
 	// fallback, not what starts them.
 	blockedPace = load.LateAfter / 2
+	// coarseAhead is how long before a call the pacer's timer wakes it for
+	// the fine sleep to the call's time: more than the millisecond a
+	// timer may be late by.
+	coarseAhead = 2 * time.Millisecond
 )
 
 // The layout of an HTTP/2 frame header: length (3 bytes), type, flags,
@@ -34,8 +39,10 @@ const (
 const (
 	frameHeaderLen = 9
 	frameStreamID  = 5 // offset of the stream id
-	// windowUpdateLen is a WINDOW_UPDATE's payload: the increment.
+	// windowUpdateLen is a WINDOW_UPDATE's payload: the increment;
+	// rstStreamLen an RST_STREAM's, the error code.
 	windowUpdateLen = 4
+	rstStreamLen    = 4
 )
 
 // requestTemplate is the HEADERS and DATA frames of the start of one call
@@ -61,51 +68,83 @@ func appendFrameHeader(b []byte, length int, t http2.FrameType, flags http2.Flag
 // pace sends the calls of the open-loop plan as they fall due. Calls are
 // stamped with their intended time, so a late wake-up or a full set of
 // slots shows in the latencies rather than hiding from them; calls owed
-// go out together, as many as the slots and one write take.
+// go out together, as many as the slots and one write take. It waits for
+// the next call on a timer until coarseAhead before it, and the rest on a
+// fine timer (pace_linux.go).
 func (c *conn) pace(done <-chan struct{}) {
+	fine := newFineTimer()
+	defer fine.close()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	next := time.Now()
 	for {
-		select {
-		case <-done:
-			return
-		case <-timer.C:
+		if d := time.Until(next) - coarseAhead; d > 0 {
+			timer.Reset(d)
+			select {
+			case <-done:
+				return
+			case <-timer.C:
+			}
+		} else {
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+		if d := time.Until(next); d > 0 {
+			fine.sleep(d)
 		}
 		c.flush()
 		c.mu.Lock()
-		next := c.plan.Intended()
-		blocked := c.plan.Due(time.Now()) // owed, but no slot, window or write turn is free
+		now := time.Now()
+		next = c.plan.Intended()
+		blocked := c.plan.Due(now) // owed, but no slot, window or write turn is free
+		c.held = c.held || blocked
+		if s := c.oldestActive(); s != nil && c.call.deadline > 0 {
+			switch {
+			case !now.Before(s.deadline):
+				c.wakeReader() // to cancel it; the pacer looks again at its next call
+			case s.deadline.Before(next):
+				next = s.deadline
+			}
+		}
 		c.mu.Unlock()
 		if blocked {
 			// The reader starts them as answers free slots and windows open
 			// (it flushes before each read), the writer as its write ends:
 			// the pacer only looks again now and then.
-			timer.Reset(blockedPace)
+			next = now.Add(blockedPace)
 			continue
 		}
-		timer.Reset(max(time.Until(next), minPace))
+		if soonest := now.Add(minPace); next.Before(soonest) {
+			next = soonest
+		}
 	}
 }
 
 // newCalls is how many calls may start now: in an open loop, fill starts
-// those of them that are due. It notes a due call the cap on calls in
-// flight holds back. Called with mu held.
+// those of them that are due. It notes a due call that cannot start, and
+// whether the cap on calls in flight holds it back. Called with mu held.
 func (c *conn) newCalls(now time.Time) int {
-	if !c.settled || c.stopping || c.closed || len(c.pending) > 0 || c.connWindow <= 0 {
+	if c.closed || !c.plan.Due(now) {
 		return 0
-	}
-	if !c.plan.Due(now) {
-		return 0
-	}
-	if c.inflight >= c.slots && c.plan.Paced() {
-		c.heldByCap = true
 	}
 	n := min(int64(c.slots), int64(c.maxStreams)) - int64(c.inflight)
+	if !c.settled || c.stopping || len(c.pending) > 0 || c.connWindow <= 0 {
+		n = 0
+	}
+	if n <= 0 && c.plan.Paced() {
+		c.held = true
+		if c.inflight >= c.slots {
+			c.heldByCap = true
+		}
+	}
 	return int(max(n, 0))
 }
 
 func (c *conn) owesFrames() bool {
-	return c.settingsAcks > 0 || len(c.pings) > 0 || c.connUpdate > 0 || len(c.streamUpdates) > 0
+	return c.settingsAcks > 0 || len(c.pings) > 0 || c.connUpdate > 0 || len(c.streamUpdates) > 0 || len(c.resets) > 0
 }
 
 func (c *conn) canSendPending() bool {
@@ -197,6 +236,10 @@ func (c *conn) fill(now time.Time) {
 		c.out = appendWindowUpdate(c.out, u.id, u.inc)
 	}
 	c.streamUpdates = c.streamUpdates[:0]
+	for _, id := range c.resets {
+		c.out = binary.BigEndian.AppendUint32(appendFrameHeader(c.out, rstStreamLen, http2.FrameRSTStream, 0, id), uint32(http2.ErrCodeCancel))
+	}
+	c.resets = c.resets[:0]
 
 	// The most one call writes at once: HEADERS and a DATA frame.
 	need := 2*frameHeaderLen + len(c.call.firstBlock) + len(c.call.plainBlock) + min(len(c.call.body), c.maxFrame)
@@ -239,7 +282,7 @@ func (c *conn) fill(now time.Time) {
 		}
 	}
 	if !c.plan.Due(now) {
-		c.heldByCap = false // every call due is out
+		c.held, c.heldByCap = false, false // every call due is out
 	}
 }
 
@@ -286,10 +329,14 @@ func (c *conn) open(now time.Time) *stream {
 	}
 	c.nextID = id + 2
 	s := c.slot(id)
-	*s = stream{id: id, active: true, start: now, limit: c.call.firstSend(), sendWindow: c.initialWindow, httpStatus: -1, grpcStatus: -1, body: s.body[:0]}
+	*s = stream{id: id, active: true, start: now, planned: now, limit: c.call.firstSend(), sendWindow: c.initialWindow, httpStatus: -1, grpcStatus: -1, body: s.body[:0]}
 	if c.plan.Paced() {
 		s.sentAt = now
 		s.start = c.plan.Take(now, c.heldByCap)
+		s.planned, s.deadline = s.start, s.start.Add(c.call.deadline)
+		if !c.held {
+			c.rec.paced(s.start, now)
+		}
 	}
 	c.inflight++
 	c.rec.series.Started(now)

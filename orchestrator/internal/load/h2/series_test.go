@@ -90,11 +90,10 @@ func TestH2SeriesCountsCallsInFlight(t *testing.T) {
 // are sized for the whole run when it starts.
 func TestCountingACallAllocatesNothing(t *testing.T) {
 	now := time.Now()
-	r := newCallCounter(now, now, now.Add(time.Minute), false, true)
-	ok := codeName(0)
+	r := newCallCounter(window{start: now, measureStart: now, end: now.Add(time.Minute), open: true, graceEnd: now.Add(time.Minute)}, false)
 	if n := testing.AllocsPerRun(1000, func() {
 		r.series.Started(now)
-		r.add(ok, time.Millisecond, time.Millisecond, now.Add(time.Second))
+		r.count(ended{status: statusOK, planned: now, start: now, sent: now, at: now.Add(time.Second), n: 1})
 		r.series.Ended(now.Add(time.Second))
 	}); n != 0 {
 		t.Errorf("%v allocations a call", n)

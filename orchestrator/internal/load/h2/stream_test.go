@@ -53,29 +53,49 @@ func (s countingStream) SendMsg(m any) error {
 func TestH2StreamsAgainstGRPCGo(t *testing.T) {
 	for _, name := range streamScenarios {
 		t.Run(name, func(t *testing.T) {
-			var received, sent atomic.Int64
-			dir := loadtest.ScenarioDir(name)
-			addr, sc := loadtest.StartStreamServer(t, dir, countingStreams(&received, &sent))
-			res := mustRun(t, load.Spec{Target: addr, ScenarioDir: dir, Kind: sc.Kind,
-				Connections: 2, Concurrency: 16, Warmup: 100 * time.Millisecond, Duration: 500 * time.Millisecond})
+			l := loadStreams(t, name, load.Spec{Connections: 2, Concurrency: 16, Warmup: 100 * time.Millisecond, Duration: 500 * time.Millisecond})
+			res, sc, counted := l.res, l.sc, l.messages()
 			checkAllOK(t, res)
-			// A unit of the load is a message the server answered (bidi and
-			// server streams) or took (client streams).
-			counted := sent.Load()
-			if sc.Kind == scenario.ClientStreaming {
-				counted = received.Load()
-			}
 			if got := int64(res.OK + res.WarmupRequests); got > counted {
 				t.Errorf("%d messages counted, more than the server's %d", got, counted)
 			}
 			if sc.Kind == scenario.ClientStreaming && res.OK%uint64(sc.Sends) != 0 {
 				t.Errorf("%d messages counted, not a whole number of calls of %d", res.OK, sc.Sends)
 			}
-			if sc.Kind == scenario.BidiStreaming && received.Load() > sent.Load()+16 {
-				t.Errorf("the server got %d requests and sent %d echoes: more than one request in flight a stream", received.Load(), sent.Load())
+			if sc.Kind == scenario.BidiStreaming && l.received.Load() > l.sent.Load()+16 {
+				t.Errorf("the server got %d requests and sent %d echoes: more than one request in flight a stream", l.received.Load(), l.sent.Load())
 			}
 		})
 	}
+}
+
+// streamLoad is a load of a streaming scenario against grpc-go, and the
+// server's count of the requests it got and the answers it sent.
+type streamLoad struct {
+	res            load.Result
+	sc             *scenario.Scenario
+	received, sent atomic.Int64
+}
+
+// loadStreams runs spec (its target, scenario and kind filled in) against
+// a grpc-go server of the streaming scenario name.
+func loadStreams(t *testing.T, name string, spec load.Spec) *streamLoad {
+	t.Helper()
+	l := &streamLoad{}
+	spec.ScenarioDir = loadtest.ScenarioDir(name)
+	spec.Target, l.sc = loadtest.StartStreamServer(t, spec.ScenarioDir, countingStreams(&l.received, &l.sent))
+	spec.Kind = l.sc.Kind
+	l.res = mustRun(t, spec)
+	return l
+}
+
+// messages is what the server saw of the load's messages: those it
+// answered (bidi and server streams) or took (client streams).
+func (l *streamLoad) messages() int64 {
+	if l.sc.Kind == scenario.ClientStreaming {
+		return l.received.Load()
+	}
+	return l.sent.Load()
 }
 
 // streamScenario writes a streaming scenario of requests of one string of
@@ -171,4 +191,28 @@ func (s changingStream) SendMsg(m any) error {
 	name := hello.Descriptor().Fields().ByName("name")
 	hello.Set(name, dynamicpb.NewMessage(hello.Descriptor()).Get(name)) // cleared
 	return s.ServerStream.SendMsg(reply)
+}
+
+// Issue 28's Why 2: a streaming cell's rate is of messages, as its target
+// and achieved rate are: at 200 msg/s, streams of 10 messages start 20
+// times a second, and the window plans, sends and answers 200 messages a
+// second, where streams used to start 200 times a second (2000 msg/s).
+func TestStreamRateIsInMessages(t *testing.T) {
+	for _, name := range streamScenarios {
+		t.Run(name, func(t *testing.T) {
+			l := loadStreams(t, name, load.Spec{Connections: 2, Concurrency: 16,
+				QPS: 200, Warmup: 250 * time.Millisecond, Duration: time.Second, Grace: 200 * time.Millisecond})
+			res := l.res
+			checkAccounted(t, res, 200)
+			if res.RPS > 200 || res.OK+res.Unanswered != 200 {
+				t.Errorf("%.0f msg/s achieved, %d OK and %d unanswered messages; want at most 200, and 200 in all", res.RPS, res.OK, res.Unanswered)
+			}
+			// The server's messages: those of warm-up, window and grace, 1.45
+			// s at 200 a second, where 10 times as many streams would make
+			// thousands.
+			if counted := l.messages(); counted > 400 {
+				t.Errorf("the server saw %d messages in 1.45 s at 200 msg/s", counted)
+			}
+		})
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -53,6 +54,29 @@ type call struct {
 	isEcho func(body []byte) bool
 	// tls, when set, is the connections' TLS configuration (secure).
 	tls *tls.Config
+	// deadline is, in an open loop, each call's, from its intended start,
+	// sent as grpc-timeout; 0 in a closed loop, whose calls have none.
+	deadline time.Duration
+}
+
+// messages is how many messages of the load one call is: the echoes a
+// bidi stream or the replies a server stream gets, the requests a client
+// stream sends; 1 for unary.
+func (c *call) messages() uint64 {
+	if c.kind == scenario.ClientStreaming {
+		return uint64(len(c.body) / c.message)
+	}
+	return uint64(c.replies)
+}
+
+// unanswered is how many of a call's messages have no answer counted: all
+// of a unary call's or a client stream's (counted when they end), those a
+// stream of answers still owes.
+func (c *call) unanswered(s *stream) uint64 {
+	if c.kind == scenario.Unary || c.kind == scenario.ClientStreaming {
+		return c.messages()
+	}
+	return uint64(max(0, c.replies-s.answers))
 }
 
 // lockstep says whether the call sends its messages one at a time, each
@@ -74,6 +98,9 @@ func (c *call) encodeHeaders(target, scheme string) {
 		{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: scheme}, {Name: ":path", Value: c.path},
 		{Name: ":authority", Value: target}, {Name: "content-type", Value: grpcContentType},
 		{Name: "te", Value: "trailers"}, {Name: "user-agent", Value: "grpcbench"},
+	}
+	if c.deadline > 0 {
+		fields = append(fields, hpack.HeaderField{Name: "grpc-timeout", Value: grpcTimeout(c.deadline)})
 	}
 	var buf bytes.Buffer
 	enc := hpack.NewEncoder(&buf)
@@ -108,7 +135,23 @@ func (c *call) secure(target, caFile string) error {
 	return nil
 }
 
-func newCall(ctx context.Context, target, scenarioDir string) (*call, error) {
+// grpcTimeout is a grpc-timeout value: at most 8 digits, in the finest
+// unit that holds d, rounded up.
+func grpcTimeout(d time.Duration) string {
+	for _, u := range []struct {
+		d    time.Duration
+		name string
+	}{{time.Nanosecond, "n"}, {time.Microsecond, "u"}, {time.Millisecond, "m"}, {time.Second, "S"}, {time.Minute, "M"}} {
+		if n := (d + u.d - 1) / u.d; n <= 99_999_999 {
+			return strconv.FormatInt(int64(n), 10) + u.name
+		}
+	}
+	return strconv.FormatInt(int64((d+time.Hour-1)/time.Hour), 10) + "H"
+}
+
+// newCall encodes the scenario's call for target; deadline is each call's,
+// 0 for none.
+func newCall(ctx context.Context, target, scenarioDir string, deadline time.Duration) (*call, error) {
 	sc, err := scenario.Load(ctx, scenarioDir)
 	if err != nil {
 		return nil, err
@@ -126,7 +169,8 @@ func newCall(ctx context.Context, target, scenarioDir string) (*call, error) {
 		return nil, err
 	}
 	one := load.GRPCFrame(req)
-	c := &call{kind: sc.Kind, path: sc.FullMethod(), body: bytes.Repeat(one, sc.Sends), message: len(one), replies: sc.Replies, expect: load.GRPCFrame(expect)}
+	c := &call{kind: sc.Kind, path: sc.FullMethod(), body: bytes.Repeat(one, sc.Sends), message: len(one), replies: sc.Replies,
+		expect: load.GRPCFrame(expect), deadline: deadline}
 	c.encodeHeaders(target, "http")
 
 	inner := sc.Request.Get(sc.Method.Input().Fields().ByNumber(1)).Message().Interface()

@@ -20,7 +20,7 @@ import (
 // them: the first block and then the indexed one, many times, on one
 // connection; the plain block on a decoder with no table at all.
 func TestHeaderBlocks(t *testing.T) {
-	c, err := newCall(context.Background(), "127.0.0.1:50051", loadtest.ScenarioDir("complex_proto"))
+	c, err := newCall(context.Background(), "127.0.0.1:50051", loadtest.ScenarioDir("complex_proto"), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestHeaderBlocks(t *testing.T) {
 // streamCall is the call of a streaming scenario.
 func streamCall(t testing.TB, name string) *call {
 	t.Helper()
-	c, err := newCall(context.Background(), "127.0.0.1:1", loadtest.ScenarioDir(name))
+	c, err := newCall(context.Background(), "127.0.0.1:1", loadtest.ScenarioDir(name), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +83,7 @@ type sentFrame struct {
 	id   uint32
 	data []byte
 	end  bool
+	code http2.ErrCode // of an RST_STREAM
 }
 
 // sent parses and clears what the connection wrote.
@@ -104,6 +105,8 @@ func sent(t *testing.T, cn *conn) []sentFrame {
 			sf.data, sf.end = bytes.Clone(f.Data()), f.StreamEnded()
 		case *http2.HeadersFrame:
 			sf.end = f.StreamEnded()
+		case *http2.RSTStreamFrame:
+			sf.code = f.ErrCode
 		}
 		out = append(out, sf)
 	}
