@@ -74,10 +74,11 @@ func Unsustained(target float64, poisson bool, r record.Result) string {
 	return ""
 }
 
-// failuresText lists the failed calls by status and the unanswered ones.
+// failuresText lists the failed calls by status and the unanswered ones
+// (a status of their own in the records of tools that give them one).
 func failuresText(r record.Result) string {
 	text := r.Failures()
-	if r.Unanswered > 0 {
+	if _, listed := r.Statuses[load.StatusUnanswered]; r.Unanswered > 0 && !listed {
 		text = strings.TrimPrefix(text+fmt.Sprintf(", unanswered: %d", r.Unanswered), ", ")
 	}
 	return cmp.Or(text, "no status recorded")

@@ -2,12 +2,14 @@ package sweep_test
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/sweep"
 )
@@ -59,6 +61,24 @@ func TestUnsustained(t *testing.T) {
 	} {
 		if got := sweep.Unsustained(1000, false, tc.r) != ""; got != tc.want {
 			t.Errorf("%s: unsustained %v, want %v (%q)", tc.name, got, tc.want, sweep.Unsustained(1000, false, tc.r))
+		}
+	}
+}
+
+// TestUnansweredAreSaidOnce: h2 gives the unanswered calls a status of
+// their own; the reason names them once, and an older record's count,
+// without that status, is still named.
+func TestUnansweredAreSaidOnce(t *testing.T) {
+	for _, tc := range []struct {
+		statuses map[string]uint64
+		want     string
+	}{
+		{map[string]uint64{"OK": 9850, load.StatusUnanswered: 150}, "(Unanswered: 150)"},
+		{map[string]uint64{"OK": 9850}, "(unanswered: 150)"},
+	} {
+		r := window(10, record.Result{RPS: 985, Planned: 10000, Requests: 9850, OK: 9850, Unanswered: 150, Statuses: tc.statuses})
+		if got := sweep.Unsustained(1000, false, r); !strings.HasSuffix(got, tc.want) {
+			t.Errorf("statuses %v: %q, want it to end %q", tc.statuses, got, tc.want)
 		}
 	}
 }
