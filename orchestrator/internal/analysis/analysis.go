@@ -87,12 +87,12 @@ func DesignOf(run record.Run) stats.Design {
 	if d == nil {
 		return stats.Fixed(0, 0)
 	}
-	return stats.Design{Looks: d.Looks, Levels: d.Levels, Margin: d.Margin, Fixed: d.Fixed}
+	return stats.Design{Looks: d.Looks, Levels: d.Levels, Margin: d.Margin, Fixed: d.Fixed, Futility: d.Futility}
 }
 
 // DesignRecord is a design as the record keeps it.
 func DesignRecord(d stats.Design) *record.Design {
-	return &record.Design{Looks: d.Looks, Levels: d.Levels, Margin: d.Margin, Fixed: d.Fixed}
+	return &record.Design{Looks: d.Looks, Levels: d.Levels, Margin: d.Margin, Fixed: d.Fixed, Futility: d.Futility}
 }
 
 func (a Run) cell(c record.Cell) Cell {

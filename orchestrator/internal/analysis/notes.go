@@ -116,8 +116,9 @@ func (a Run) verdicts(rows []Row, an stats.Analysis) []string {
 		}
 	}
 	if d := a.Design; !d.Fixed && len(a.Record.Looks) > 0 {
-		out = append(out, fmt.Sprintf("GRPC_BENCHMARK_ROUNDS=auto: looks after rounds %s at level %.4f each (Pocock); %d pairs separated, %d equivalent, %d unresolved; %s",
-			intsText(a.lookRounds()), d.Levels[0], count(an, stats.Separated), count(an, stats.Equivalent), count(an, stats.Unresolved), a.Record.StopReason))
+		out = append(out, fmt.Sprintf("GRPC_BENCHMARK_ROUNDS=auto: looks after rounds %s at level %.4f each; %d pairs separated, %d equivalent, %d stopped as futile (under %.0f%% conditional power to be separated by the last look), %d unresolved; %s",
+			intsText(a.lookRounds()), d.Levels[0], count(an, stats.Separated), count(an, stats.Equivalent), count(an, stats.Futile), 100*d.Futility,
+			count(an, stats.Unresolved)+count(an, stats.TooFewRounds), a.Record.StopReason))
 	}
 	return out
 }

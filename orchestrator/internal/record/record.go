@@ -145,12 +145,15 @@ type Visit struct {
 
 // Design is how a run tests its rankings' pairs: the rounds after which
 // it looks and the significance level spent at each, the equivalence
-// margin, and whether the rounds were fixed (one look at the end).
+// margin, whether the rounds were fixed (one look at the end), and the
+// conditional power below which a pair stops before the last look (0, in
+// the runs before it, for none).
 type Design struct {
-	Looks  []int     `json:"looks"`
-	Levels []float64 `json:"levels"`
-	Margin float64   `json:"margin"`
-	Fixed  bool      `json:"fixed"`
+	Looks    []int     `json:"looks"`
+	Levels   []float64 `json:"levels"`
+	Margin   float64   `json:"margin"`
+	Fixed    bool      `json:"fixed"`
+	Futility float64   `json:"futility,omitempty"`
 }
 
 // Look is one look of a sequential design: after which round, when, and
