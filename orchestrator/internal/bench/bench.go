@@ -128,7 +128,7 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) (record.Run, er
 	}
 	start, done := time.Now(), 0
 	var took []float64 // each round's seconds, for the budget
-	active := func(record.Server) bool { return true }
+	active := func(int, record.Server) bool { return true }
 	for {
 		look, ok := design.NextLook(done)
 		if !ok {
@@ -160,19 +160,19 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) (record.Run, er
 		if design.Fixed {
 			break
 		}
-		open := b.look(look, time.Since(start))
-		if len(open) == 0 {
+		open, going := b.look(look, time.Since(start))
+		if going == 0 {
 			b.run.StopReason = "every pair was decided"
 			break
 		}
 		if next, ok := design.NextLook(look); ok && b.Kit.Config.Budget > 0 {
-			need := time.Duration(float64(next-look) * float64(len(open)) * stats.Median(took) * float64(time.Second))
+			need := time.Duration(float64(next-look) * float64(going) * stats.Median(took) * float64(time.Second))
 			if time.Since(start)+need > b.Kit.Config.Budget {
 				b.run.StopReason = fmt.Sprintf("GRPC_BENCHMARK_BUDGET=%s: the next look's rounds (about %s) would end past it", b.Kit.Config.Budget, need.Round(time.Second))
 				break
 			}
 		}
-		active = func(s record.Server) bool { return open[s.Name] }
+		active = func(ci int, s record.Server) bool { return open[ci][s.Name] }
 		if err := b.Store.Publish(b.run); err != nil {
 			return b.run, err
 		}
@@ -192,11 +192,11 @@ func (b *Bench) seed() uint64 {
 // have not failed, in a random order drawn from the run's seed and the
 // round: each server meets a different predecessor and moment in every
 // round, and a resumed run follows the order it was interrupted in.
-func (b *Bench) visits(r int, active func(record.Server) bool) []record.Visit {
+func (b *Bench) visits(r int, active func(int, record.Server) bool) []record.Visit {
 	var visits []record.Visit
 	for ci, cell := range b.run.Cells {
 		for _, srv := range cell.Servers {
-			if srv.Unsupported == "" && srv.FirstFailure() == nil && active(srv) {
+			if srv.Unsupported == "" && srv.FirstFailure() == nil && active(ci, srv) {
 				visits = append(visits, record.Visit{Cell: ci, Server: srv.Name})
 			}
 		}
@@ -241,29 +241,33 @@ func (b *Bench) visit(ctx context.Context, v record.Visit, r, look int) (time.Du
 }
 
 // look analyses every cell's ranking after a sequential design's look,
-// records it, and returns the servers of unresolved pairs, which go on.
-func (b *Bench) look(rounds int, elapsed time.Duration) map[string]bool {
+// records it, and returns, per cell, the servers of its open pairs, which
+// go on in that cell alone, and how many they are in all.
+func (b *Bench) look(rounds int, elapsed time.Duration) ([]map[string]bool, int) {
 	rec := record.Look{Rounds: rounds, Elapsed: elapsed.Seconds()}
-	open := map[string]bool{}
+	var open []map[string]bool
+	going := 0
 	for _, cell := range analysis.Of(b.run).Cells {
 		// Both rankings decide: a client-bound server is out of the load
 		// ranking's tests, and its order stands on the capacity ranking.
 		loadOpen, capacityOpen := cell.Load.Open(), cell.Capacity.Open()
-		var names []string
+		names, set := []string{}, map[string]bool{}
 		for _, srv := range cell.Record.Servers {
 			if slices.Contains(loadOpen, srv.Name) || slices.Contains(capacityOpen, srv.Name) {
 				names = append(names, srv.Name)
-				open[srv.Name] = true
+				set[srv.Name] = true
 			}
 		}
+		going += len(names)
+		open = append(open, set)
 		rec.Cells = append(rec.Cells, cell.Load.Record())
 		rec.Capacity = append(rec.Capacity, cell.Capacity.Record())
 		rec.Continuing = append(rec.Continuing, names)
 	}
 	// A resumed run looks again at the looks it had: each is recorded once.
 	b.run.Looks = append(slices.DeleteFunc(b.run.Looks, func(l record.Look) bool { return l.Rounds >= rounds }), rec)
-	b.Progress.Printf("look after round %d: %d servers go on", rounds, len(open))
-	return open
+	b.Progress.Printf("look after round %d: %d servers go on, over the cells", rounds, going)
+	return open, going
 }
 
 // HostGoneError stops a run whose engine no longer answers.

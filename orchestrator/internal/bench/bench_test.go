@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -54,8 +55,10 @@ type fakeHost struct {
 	// loads lists the load clients started, as server/engine.
 	loads []string
 	// rate, when set, is the ghz req/s of a server's n-th load (from 1),
-	// capacity the h2 req/s.
+	// capacity the h2 req/s; cellRate, when set, the ghz req/s of a
+	// server's n-th load over that many connections (its cell's).
 	rate, capacity func(server string, n int) float64
+	cellRate       func(server string, connections, n int) float64
 	count          map[string]int
 }
 
@@ -102,10 +105,14 @@ func (f *fakeHost) Start(_ context.Context, spec backend.ContainerSpec) (backend
 		if f.count == nil {
 			f.count = map[string]int{}
 		}
-		if spec.Labels["io.grpcbench.tool"] == "ghz" {
-			f.count[c.server]++
+		key := c.server
+		if spec, err := load.ReadSpec(spec.Files[load.SpecFile]); err == nil && f.cellRate != nil {
+			key = fmt.Sprint(c.server, "/", spec.Connections)
 		}
-		c.n = f.count[c.server] // a capacity load's is its round's ghz load's
+		if spec.Labels["io.grpcbench.tool"] == "ghz" {
+			f.count[key]++
+		}
+		c.n = f.count[key] // a capacity load's is its round's ghz load's
 		if f.onLoad != nil {
 			f.onLoad(c.server)
 		}
@@ -183,8 +190,12 @@ func (c *fakeContainer) Logs(_ context.Context, _ bool, stdout, stderr io.Writer
 		if c.host.capacity != nil && engine == "h2" {
 			rps = c.host.capacity(c.server, c.n)
 		}
+		spec, specErr := load.ReadSpec(c.spec.Files[load.SpecFile])
+		if c.host.cellRate != nil && engine == "ghz" && specErr == nil {
+			rps = c.host.cellRate(c.server, spec.Connections, c.n)
+		}
 		var latency load.Latency
-		if spec, err := load.ReadSpec(c.spec.Files[load.SpecFile]); err == nil && spec.QPS > 0 {
+		if specErr == nil && spec.QPS > 0 {
 			// At a rate: the rate where the server keeps up, and a p99
 			// that rises past 60% of its capacity.
 			latency.P99 = time.Millisecond
@@ -703,6 +714,38 @@ func TestAutoGoesOnForOpenCapacityPairs(t *testing.T) {
 	runAutoFastXY(t, s)
 	if l := s.Run.Looks[0]; len(l.Capacity) != 1 || len(l.Capacity[0].Pairs) != 3 {
 		t.Errorf("the first look does not record the capacity ranking's pairs: %+v", l.Capacity)
+	}
+}
+
+// TestAutoGoesOnPerCell: x and y are an open pair over one connection
+// (profile 1b) and twice apart over ten (2a): they go on to the last look
+// in the first cell and stop at the first look in the second, each cell
+// keeping its own set of the servers that go on.
+func TestAutoGoesOnPerCell(t *testing.T) {
+	s := autoBench(t, map[string]string{"GRPC_LOAD_PROFILE": "1b,2a"})
+	s.Run.Cells = plan.Cells(s.Kit.Config, 2, 2)
+	open := s.host.rate
+	s.host.cellRate = func(server string, connections, n int) float64 {
+		if connections == 1 {
+			return open(server, n)
+		}
+		return map[string]float64{"fast": 5000, "x": 1000, "y": 2000}[server]
+	}
+	if err := s.bench(t, context.Background(), []string{"fast", "x", "y"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cell := range s.Run.Cells {
+		rounds := map[string]int{}
+		for _, srv := range cell.Servers {
+			rounds[srv.Name] = len(srv.Rounds)
+		}
+		want := map[string]int{"fast": 3, "x": 12, "y": 12}
+		if cell.Connections == 10 {
+			want = map[string]int{"fast": 3, "x": 3, "y": 3}
+		}
+		if !maps.Equal(rounds, want) {
+			t.Errorf("cell of %d connections: rounds %v, want %v", cell.Connections, rounds, want)
+		}
 	}
 }
 
