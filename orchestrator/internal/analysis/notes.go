@@ -45,6 +45,7 @@ func (a Run) notes(c Cell) []string {
 		for _, n := range r.Notes {
 			out = append(out, r.Name+": "+n)
 		}
+		out = append(out, steadyNotes(r)...)
 		if r.OOMKills > 0 {
 			out = append(out, fmt.Sprintf("%s: the OOM killer killed %d of its processes over the rounds (GRPC_SERVER_RAM), yet it answered", r.Name, r.OOMKills))
 		}

@@ -28,6 +28,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/steady"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/sweep"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
@@ -43,7 +44,7 @@ const capacityWarmup = time.Second
 // alone; the tool that keeps up needs no more to rank it.
 func capacitySpec(loadSpec load.Spec) load.Spec {
 	spec := loadSpec
-	spec.Warmup = min(capacityWarmup, loadSpec.Warmup)
+	spec.Warmup, spec.Steady = min(capacityWarmup, loadSpec.Warmup), nil
 	spec.Duration = max(loadSpec.Duration/2, time.Second)
 	return spec
 }
@@ -408,15 +409,23 @@ func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) re
 	spent := time.Duration(0) // warm-ups and measurements, for the overhead
 	if err == nil {
 		before, hostOK := usage.ReadHostCPU(k.HostStat)
-		loadSpec := plan.LoadSpec(k.Config, cell, sc, k.Config.RoundDuration())
 		tool, capacity := b.tool, b.capacity
 		if swept {
 			tool, capacity = b.rate, nil // a capacity at a set rate is the rate
+		}
+		loadSpec := plan.LoadSpec(k.Config, cell, sc, k.Config.RoundDuration(), tool)
+		if swept {
 			loadSpec.QPS = max(1, int(math.Round(round.TargetRPS)))
 		}
-		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s%s", srv.Name, loadSpec.Warmup, loadSpec.Duration, tool.Name(), rateText(round.TargetRPS))
+		if loadSpec.Steady != nil {
+			loadSpec.Steady.Min = seededMin(*srv, loadSpec)
+		}
+		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s%s", srv.Name, warmupText(loadSpec), loadSpec.Duration, tool.Name(), rateText(round.TargetRPS))
 		round.Measurement, err = b.measure(ctx, up, tool, loadSpec, "load")
-		spent += loadSpec.Warmup + loadSpec.Duration + usage.LoadTail
+		spent += loadSpec.Duration + usage.LoadTail
+		if round.Load != nil {
+			spent += round.Load.Warmup
+		}
 		if err == nil && round.Load.OK == 0 {
 			err = &record.PhaseError{Phase: "load", Err: fmt.Errorf("no call succeeded (%s)", round.Load.Failures())}
 		}
@@ -482,6 +491,32 @@ func phaseTime(phases []record.Phase) float64 {
 		total += p.Seconds
 	}
 	return total
+}
+
+// seededMin is the least warm-up of a server's next round under the
+// steady-state rule: the rule's own, or half the median warm-up of its
+// rounds so far that the rule ended (their transients: the rule ends a
+// warm-up once the steady stretch is as long as the transient before it),
+// so that a round whose noise hides the end of a climb its server's
+// earlier rounds showed does not stop inside it. Never more than half the
+// cap, which leaves the rule room.
+func seededMin(srv record.Server, spec load.Spec) time.Duration {
+	var warmups []float64
+	for _, r := range srv.Rounds {
+		if r.Load != nil && r.Load.WarmupEnd == record.WarmupSteady {
+			warmups = append(warmups, float64(r.Load.Warmup))
+		}
+	}
+	seeded := time.Duration(stats.Median(warmups) / 2).Truncate(load.SeriesInterval)
+	return min(max(spec.Steady.Min, seeded), spec.Warmup/2)
+}
+
+// warmupText says how a load warms up.
+func warmupText(spec load.Spec) string {
+	if spec.Steady == nil {
+		return spec.Warmup.String()
+	}
+	return fmt.Sprintf("until steady (from %s, at most %s)", spec.Steady.Min, spec.Warmup)
 }
 
 // rateText says the rate a rate cell's load is at.
@@ -555,13 +590,18 @@ func Planned(cells []record.Cell, servers []string, rounds int) int {
 	return n
 }
 
-// PerRound estimates a round's time before any is measured: warm-up,
+// PerRound estimates a round's time before any is measured: warm-up (under
+// auto its least, which a server steady from the start takes),
 // measurement, the load past the window and overhead, and the capacity
 // measurement when it is on.
 func PerRound(cfg config.Config) time.Duration {
-	each := cfg.Warmup + cfg.RoundDuration() + usage.LoadTail + roundOverhead
+	warmup := cfg.WarmupCap()
+	if cfg.Warmup.Auto {
+		warmup = steady.Default.Min
+	}
+	each := warmup + cfg.RoundDuration() + usage.LoadTail + roundOverhead
 	if cfg.CapacityOn() {
-		c := capacitySpec(load.Spec{Warmup: cfg.Warmup, Duration: cfg.RoundDuration()})
+		c := capacitySpec(load.Spec{Warmup: warmup, Duration: cfg.RoundDuration()})
 		each += c.Warmup + c.Duration + usage.LoadTail
 	}
 	return each

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/steady"
 )
 
 // Spec is one load run against one server.
@@ -36,6 +37,10 @@ type Spec struct {
 	// call's intended start.
 	Arrivals Arrivals      `json:"arrivals,omitempty"`
 	Warmup   time.Duration `json:"warmup"`
+	// Steady, when set, ends the warm-up as soon as the load's series is
+	// steady by its rule; Warmup is then the longest it lasts. Only a tool
+	// that can (Tool.SteadyWarmup) is given one.
+	Steady   *steady.Rule  `json:"steady,omitempty"`
 	Duration time.Duration `json:"duration"`
 	// Tail is load that goes on, unmeasured, after the window, so that the
 	// stats sample holding the window's end is under load (usage.LoadTail).
@@ -84,6 +89,10 @@ type Result struct {
 	Service *Latency `json:"service_latency,omitempty"`
 	// WarmupRequests is how many calls the warm-up completed.
 	WarmupRequests uint64 `json:"warmup_requests"`
+	// Warmup is how long the warm-up lasted; WarmupEnd how it ended under
+	// a steady-state rule (Spec.Steady): WarmupSteady or WarmupCapped.
+	Warmup    time.Duration `json:"warmup,omitempty"`
+	WarmupEnd string        `json:"warmup_end,omitempty"`
 	// Planned is, in an open-loop load, how many calls the schedule meant
 	// to start in the window (a Poisson schedule's count varies by its
 	// square root around the target's); Unanswered how many of them had
@@ -123,8 +132,24 @@ type Series struct {
 	InFlight []int `json:"in_flight,omitempty"`
 }
 
+// How a warm-up under a steady-state rule ended: the rule found the
+// series steady, or the warm-up reached its cap first.
+const (
+	WarmupSteady = "steady"
+	WarmupCapped = "cap"
+)
+
 // SeriesInterval is the interval of the series the tools record.
 const SeriesInterval = 250 * time.Millisecond
+
+// Speeds are the series read as the server's speed, interval by
+// interval, what the steady-state rule and the window's trend look at:
+// the OK calls of each interval, or at a set rate, where those are the
+// rate's whatever the server's state, the reciprocal of their mean
+// latency (a JIT that is still warming serves the rate slower).
+func (s Series) Speeds(paced bool) []float64 {
+	return steady.Speeds(s.OK, s.Mean, paced)
+}
 
 // RateShortfall is how far below its target an achieved rate may be and
 // still count as sustained: the pacer holds the rate within a fraction of

@@ -359,7 +359,34 @@ type Measurement struct {
 	// host's engine, the orchestrator, and whatever else runs on the
 	// machine. Not known when the host is another machine.
 	OtherCores *float64 `json:"host_other_cores,omitempty"`
+	// Window is how steady the window was, from the load's series; nil
+	// without one.
+	Window *Window `json:"window,omitempty"`
 }
+
+// How a warm-up under the steady-state rule ended (Result.WarmupEnd).
+const (
+	WarmupSteady = "steady"
+	WarmupCapped = "cap"
+)
+
+// Window is the trend of a measurement window's intervals (the server's
+// speed in each: its OK calls, or at a set rate the reciprocal of their
+// mean latency) and what it says: whether the window was steady (package
+// steady's rule), how much the line through the intervals changes over
+// it as a share of their mean, with its p; and Spread, the relative
+// standard error of the window's mean from its intervals' spread (the
+// noise within one round).
+type Window struct {
+	Steady    bool    `json:"steady"`
+	Change    float64 `json:"change"`
+	P         float64 `json:"p"`
+	Spread    float64 `json:"spread"`
+	Intervals int     `json:"intervals"`
+}
+
+// Unsteady says the measurement's window was not steady.
+func (m Measurement) Unsteady() bool { return m.Window != nil && !m.Window.Steady }
 
 // Result is what a load tool measured over its measurement window.
 type Result struct {
@@ -385,6 +412,12 @@ type Result struct {
 	Service *Latency `json:"service_latency,omitempty"`
 	// WarmupRequests is how many calls the warm-up completed.
 	WarmupRequests uint64 `json:"warmup_requests"`
+	// Warmup is how long the warm-up lasted (0 in the runs before it was
+	// recorded); WarmupEnd how it ended under the steady-state rule of
+	// GRPC_BENCHMARK_WARMUP=auto: "steady", or "cap" when it reached
+	// GRPC_BENCHMARK_WARMUP_MAX first; empty for a fixed warm-up.
+	Warmup    time.Duration `json:"warmup,omitempty"`
+	WarmupEnd string        `json:"warmup_end,omitempty"`
 	// Planned is, in an open-loop load, how many calls the schedule meant
 	// to start in the window; Unanswered how many of them had no answer by
 	// the end of the grace after the window, or never started (failed).

@@ -78,7 +78,8 @@ Flags: client-bound (the client used 90% of its CPU limit or was throttled in 10
 the row measures the client, and its req/s, marked ≥, is a lower bound of the server's), failures
 (more than 1% of calls failed), steal (the host's hypervisor took more than 5% of its CPU time in
 a round), busy-host (other work than the server and its client kept more than 0.3 of the host's
-cores busy in a round).
+cores busy in a round), unsteady (a round's window was not steady, by the trend over its
+intervals: such rounds are left out of the row, and a row with no steady round is not tested).
 `
 
 // writeRows writes a ranking whose rates count unit, its latency columns
@@ -118,6 +119,9 @@ func flags(r analysis.Row) string {
 	}
 	if r.BusyHostRounds > 0 {
 		f = append(f, "busy-host")
+	}
+	if r.Unsteady || r.UnsteadyRounds > 0 {
+		f = append(f, "unsteady")
 	}
 	if len(f) == 0 {
 		return "-"

@@ -28,13 +28,13 @@ var Default = Rule{Min: 6250 * time.Millisecond, Rise: 0.02}
 // warm-up going.
 const RiseLevel = 0.05
 
-// Ended says whether counts, the calls completed in each interval from
-// the load's start, are past their warm-up.
-func (r Rule) Ended(counts []uint64, interval time.Duration) bool {
-	if time.Duration(len(counts))*interval < r.Min {
+// Ended says whether speeds, one per interval from the load's start
+// (Speeds), are past their warm-up.
+func (r Rule) Ended(speeds []float64, interval time.Duration) bool {
+	if time.Duration(len(speeds))*interval < r.Min {
 		return false
 	}
-	values := Floats(counts)
+	values := speeds
 	cut, ok := Truncation(values)
 	if !ok {
 		return false
@@ -43,11 +43,23 @@ func (r Rule) Ended(counts []uint64, interval time.Duration) bool {
 	return !(t.Change > r.Rise && t.P < RiseLevel)
 }
 
-// Floats are counts as numbers.
-func Floats(counts []uint64) []float64 {
-	out := make([]float64, len(counts))
-	for i, c := range counts {
-		out[i] = float64(c)
+// Speeds are a series read as a server's speed, interval by interval:
+// the calls completed in each (ok), or when paced, where those are the
+// rate's whatever the server's state, the reciprocal of their mean
+// latency in seconds (0 for an interval without calls).
+func Speeds(ok []uint64, mean []time.Duration, paced bool) []float64 {
+	if !paced {
+		out := make([]float64, len(ok))
+		for i, c := range ok {
+			out[i] = float64(c)
+		}
+		return out
+	}
+	out := make([]float64, len(mean))
+	for i, m := range mean {
+		if m > 0 {
+			out[i] = 1 / m.Seconds()
+		}
 	}
 	return out
 }

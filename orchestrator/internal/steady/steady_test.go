@@ -52,7 +52,7 @@ func draw(rng *rand.Rand, s shape, from float64, n int, cv, rho float64) []uint6
 // and whether it did before the cap.
 func warmupEnd(r Rule, series []uint64, capN int) (int, bool) {
 	for n := 1; n <= capN; n++ {
-		if r.Ended(series[:n], interval) {
+		if r.Ended(Speeds(series[:n], nil, false), interval) {
 			return n, true
 		}
 	}
@@ -112,7 +112,7 @@ func TestRuleOnSynthetic(t *testing.T) {
 			for i := end; i < end+window; i++ {
 				level += s(float64(i)*interval.Seconds()) / window
 			}
-			steady := TrendOf(Floats(series[end : end+window])).Steady()
+			steady := TrendOf(Speeds(series[end:end+window], nil, false)).Steady()
 			if !steady {
 				flagged++
 			}
@@ -157,7 +157,7 @@ func TestWindowVerdicts(t *testing.T) {
 		rng := rand.New(rand.NewPCG(27, 2))
 		flagged := 0
 		for range draws {
-			if !TrendOf(Floats(draw(rng, tc.s, tc.from, tc.n, tc.cv, tc.rho))).Steady() {
+			if !TrendOf(Speeds(draw(rng, tc.s, tc.from, tc.n, tc.cv, tc.rho), nil, false)).Steady() {
 				flagged++
 			}
 		}
