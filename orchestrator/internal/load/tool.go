@@ -176,7 +176,7 @@ type Loadgen struct {
 	// LoadsOpenLoop says RunLoad paces calls on a Schedule at a rate;
 	// EndsWhenSteady that it ends a warm-up by Spec.Steady.
 	LoadsOpenLoop, EndsWhenSteady bool
-	RunLoad       func(context.Context, Spec) (Result, error)
+	RunLoad                       func(context.Context, Spec) (Result, error)
 }
 
 func (l Loadgen) Name() string           { return l.ToolName }
