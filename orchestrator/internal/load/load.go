@@ -118,7 +118,7 @@ type Result struct {
 // Series is a load interval by interval, from its start (the warm-up's)
 // to the end of its window: what completed in each interval, and how
 // many calls were in flight at its end. Each slice has one entry per
-// interval.
+// interval; the last ends at the window's end, so it may be shorter.
 type Series struct {
 	Start    time.Time     `json:"start"`
 	Interval time.Duration `json:"interval"`
