@@ -142,6 +142,23 @@ const (
 // SeriesInterval is the interval of the series the tools record.
 const SeriesInterval = 250 * time.Millisecond
 
+// Cut drops the intervals that start at or after at: those of a span
+// counted for longer than the load lasted, a warm-up that ended before
+// its cap.
+func (s *Series) Cut(at time.Time) {
+	if s == nil || s.Interval <= 0 {
+		return
+	}
+	n := max(0, int((at.Sub(s.Start)+s.Interval-1)/s.Interval))
+	if n >= len(s.OK) {
+		return
+	}
+	s.OK, s.Failed, s.Mean, s.Max = s.OK[:n], s.Failed[:n], s.Mean[:n], s.Max[:n]
+	if len(s.InFlight) > n {
+		s.InFlight = s.InFlight[:n]
+	}
+}
+
 // Speeds are the series read as the server's speed, interval by
 // interval, what the steady-state rule and the window's trend look at:
 // the OK calls of each interval, or at a set rate, where those are the

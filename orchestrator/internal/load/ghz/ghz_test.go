@@ -209,3 +209,7 @@ func TestHistogramOfTheWindow(t *testing.T) {
 		t.Errorf("histogram of %d calls, max %dµs; want the 2 OK ones, max 3000µs", h.TotalCount(), h.Max())
 	}
 }
+
+// TestEndsWarmupWhenSteady: under a steady-state rule ghz ends its
+// warm-up once its OK calls per interval are steady.
+func TestEndsWarmupWhenSteady(t *testing.T) { loadtest.EndsWarmupWhenSteady(t, Run) }

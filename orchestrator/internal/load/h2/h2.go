@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/steady"
 )
 
 // reconnectPause spaces the attempts to reopen a failed connection.
@@ -38,8 +39,16 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 		}
 	}
 	start := time.Now()
-	measureStart := start.Add(spec.Warmup)
-	end := measureStart.Add(spec.Duration)
+	win := newWindow(start.Add(spec.Warmup), spec.Duration)
+	// Under a steady-state rule the window opens when the warm-up is
+	// steady, up to Warmup after the start. At a set rate the rule has no
+	// speed to watch (every interval completes the rate's calls) and the
+	// schedule's window is set at the start: the warm-up lasts Warmup.
+	rule := spec.Steady
+	if spec.QPS > 0 {
+		rule = nil
+	}
+	measureStart, end := win.bounds()
 
 	stop := make(chan struct{})
 	var once sync.Once
@@ -54,7 +63,8 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	plans := make([]*load.Schedule, spec.Connections)
 	var wg sync.WaitGroup
 	for i := range recs {
-		recs[i] = newCallCounter(start, measureStart, end, spec.Answered != nil, spec.QPS > 0)
+		recs[i] = newCallCounter(start, measureStart, end, spec.Answered != nil || rule != nil, spec.QPS > 0)
+		recs[i].win = win
 		plans[i] = load.NewSchedule(start, measureStart, end, spec.QPS, i, spec.Connections, spec.Arrivals)
 		wg.Add(1)
 		go func() {
@@ -65,15 +75,85 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	if spec.Answered != nil {
 		defer tally(recs, spec.Answered, stop)()
 	}
+	warmed := func() string { return "" }
+	if rule != nil {
+		warmed = endWarmup(recs, *rule, win, func(at time.Time) { timer.Reset(at.Add(spec.Duration + spec.Tail).Sub(time.Now())) }, stop)
+	}
 	wg.Wait()
+	ended := warmed()
 	if err := ctx.Err(); err != nil {
 		return load.Result{}, err
 	}
+	measureStart, end = win.bounds()
 	res := merge(recs, measureStart, end)
+	res.Warmup, res.WarmupEnd = measureStart.Sub(start), ended
+	res.Series.Cut(end.Add(spec.Tail))
 	if spec.QPS > 0 {
 		openLoop(&res, spec, plans)
 	}
 	return res, nil
+}
+
+// window is a load's measurement window, which a steady-state rule opens
+// when the warm-up is steady: readers of every connection read it per
+// call, the warm-up's watcher moves it once.
+type window struct{ from, to atomic.Int64 } // Unix nanoseconds
+
+func newWindow(from time.Time, d time.Duration) *window {
+	w := &window{}
+	w.open(from, d)
+	return w
+}
+
+func (w *window) open(from time.Time, d time.Duration) {
+	w.from.Store(from.UnixNano())
+	w.to.Store(from.Add(d).UnixNano())
+}
+
+func (w *window) bounds() (time.Time, time.Time) {
+	return time.Unix(0, w.from.Load()), time.Unix(0, w.to.Load())
+}
+
+// endWarmup watches the connections' OK calls interval by interval until
+// the rule finds them steady, then opens the window there (as long as it
+// was) and calls moved with its start, for the run's stop after it; it
+// gives up at the window's first start, the cap. The returned function
+// waits for it, once stop has closed, and says how the warm-up ended.
+func endWarmup(recs []*callCounter, rule steady.Rule, win *window, moved func(time.Time), stop <-chan struct{}) func() string {
+	capAt, end := win.bounds()
+	d := end.Sub(capAt)
+	result := make(chan string, 1)
+	go func() {
+		t := time.NewTicker(load.SeriesInterval)
+		defer t.Stop()
+		var speeds []float64
+		last := uint64(0)
+		for {
+			select {
+			case <-stop:
+				result <- load.WarmupCapped
+				return
+			case now := <-t.C:
+				if !now.Before(capAt) {
+					result <- load.WarmupCapped
+					return
+				}
+				var n uint64
+				for _, r := range recs {
+					n += r.live.Load()
+				}
+				speeds = append(speeds, float64(n-last))
+				last = n
+				if rule.Ended(speeds, load.SeriesInterval) {
+					win.open(now, d)
+					moved(now)
+					result <- load.WarmupSteady
+					return
+				}
+			}
+		}
+	}()
+	return func() string { return <-result }
 }
 
 // tallyEvery is how often the connections' live counts are summed for a
@@ -168,8 +248,9 @@ func keepConnected(addr string, c *call, slots int, rec *callCounter, plan *load
 // callCounter counts the calls of one connection slot. Only the slot's
 // reader goroutine writes to it.
 type callCounter struct {
-	measureStart, end time.Time
-	hist              *hdrhistogram.Histogram
+	// win is the measurement window, which the warm-up's rule may move.
+	win  *window
+	hist *hdrhistogram.Histogram
 	// statuses counts the calls that were not OK: an OK call, nearly every
 	// call, costs no map update; the histogram counts those.
 	statuses map[string]uint64
@@ -196,13 +277,12 @@ type callCounter struct {
 // measures from measureStart to end.
 func newCallCounter(start, measureStart, end time.Time, counting, openLoop bool) *callCounter {
 	r := &callCounter{
-		measureStart: measureStart,
-		end:          end,
-		counting:     counting,
-		hist:         load.NewHistogram(),
-		statuses:     map[string]uint64{},
-		connErrors:   map[string]uint64{},
-		series:       load.NewSeriesCounter(start, end),
+		win:        newWindow(measureStart, end.Sub(measureStart)),
+		counting:   counting,
+		hist:       load.NewHistogram(),
+		statuses:   map[string]uint64{},
+		connErrors: map[string]uint64{},
+		series:     load.NewSeriesCounter(start, end),
 	}
 	if openLoop {
 		r.service = load.NewHistogram()
@@ -226,11 +306,12 @@ func (r *callCounter) addN(status string, latency, service time.Duration, now ti
 		r.live.Add(n)
 	}
 	r.series.Add(now, ok, latency, n)
+	measureStart, end := r.win.bounds()
 	switch {
-	case now.Before(r.measureStart):
+	case now.Before(measureStart):
 		r.warm += n
 		return
-	case !now.Before(r.end):
+	case !now.Before(end):
 		return
 	}
 	r.requests += n
