@@ -417,7 +417,12 @@ func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) re
 		if swept {
 			loadSpec.QPS = max(1, int(math.Round(round.TargetRPS)))
 		}
-		if loadSpec.Steady != nil {
+		switch {
+		case swept && loadSpec.Steady != nil:
+			// At a set rate every interval completes the rate's calls: the
+			// warm-up is what the server needed in its saturation cell.
+			loadSpec.Warmup, loadSpec.Steady = b.saturationWarmup(ci, srv.Name, loadSpec.Warmup), nil
+		case loadSpec.Steady != nil:
 			loadSpec.Steady.Min = seededMin(*srv, loadSpec)
 		}
 		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s%s", srv.Name, warmupText(loadSpec), loadSpec.Duration, tool.Name(), rateText(round.TargetRPS))
@@ -509,6 +514,22 @@ func seededMin(srv record.Server, spec load.Spec) time.Duration {
 	}
 	seeded := time.Duration(stats.Median(warmups) / 2).Truncate(load.SeriesInterval)
 	return min(max(spec.Steady.Min, seeded), spec.Warmup/2)
+}
+
+// saturationWarmup is the warm-up of a rate cell's round: the longest its
+// server needed in the rounds of its saturation cell so far, else the cap.
+func (b *Bench) saturationWarmup(ci int, name string, capped time.Duration) time.Duration {
+	srv, ok := b.run.Cells[sweep.Saturation(b.run, ci)].Server(name)
+	longest := time.Duration(0)
+	for _, r := range srv.Rounds {
+		if r.Load != nil && r.Load.WarmupEnd == record.WarmupSteady {
+			longest = max(longest, r.Load.Warmup)
+		}
+	}
+	if !ok || longest == 0 {
+		return capped
+	}
+	return min(longest, capped)
 }
 
 // warmupText says how a load warms up.

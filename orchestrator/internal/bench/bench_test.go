@@ -60,6 +60,11 @@ type fakeHost struct {
 	rate, capacity func(server string, n int) float64
 	cellRate       func(server string, connections, n int) float64
 	count          map[string]int
+	// specs are the load specs of every load, in order; a ghz spec with a
+	// steady-state rule is answered as warmed up for warmup(server, n),
+	// ended steady.
+	specs  []load.Spec
+	warmup func(server string, n int) time.Duration
 }
 
 // ghzLoads are the servers of the ghz loads, in order.
@@ -194,6 +199,16 @@ func (c *fakeContainer) Logs(_ context.Context, _ bool, stdout, stderr io.Writer
 		if c.host.cellRate != nil && engine == "ghz" && specErr == nil {
 			rps = c.host.cellRate(c.server, spec.Connections, c.n)
 		}
+		var warmed time.Duration
+		var ended string
+		if specErr == nil {
+			c.host.mu.Lock()
+			c.host.specs = append(c.host.specs, spec)
+			c.host.mu.Unlock()
+			if engine == "ghz" && spec.Steady != nil && c.host.warmup != nil {
+				warmed, ended = c.host.warmup(c.server, c.n), load.WarmupSteady
+			}
+		}
 		var latency load.Latency
 		if specErr == nil && spec.QPS > 0 {
 			// At a rate: the rate where the server keeps up, and a p99
@@ -205,7 +220,7 @@ func (c *fakeContainer) Logs(_ context.Context, _ bool, stdout, stderr io.Writer
 			rps = min(rps, float64(spec.QPS))
 		}
 		return json.NewEncoder(stdout).Encode(load.Result{Tool: engine, Start: now.Add(-time.Second), End: now,
-			Requests: 1000, OK: 1000, Statuses: map[string]uint64{"OK": 1000}, RPS: rps, Latency: latency})
+			Requests: 1000, OK: 1000, Statuses: map[string]uint64{"OK": 1000}, RPS: rps, Latency: latency, Warmup: warmed, WarmupEnd: ended})
 	}
 	return nil
 }
