@@ -67,7 +67,10 @@ type Ranking struct {
 	Verdicts []string
 	// Noise is the rounds' spread split into the part every server of a
 	// round shares and each server's own; nil when the rows cannot give it.
-	Noise *stats.Noise
+	// Levels splits the own part further, into the window's and the
+	// round's, from the load's series (noise.go); nil without series.
+	Noise  *stats.Noise
+	Levels *Levels
 }
 
 // Of analyses a run's record.
@@ -118,6 +121,7 @@ func (a Run) ranking(rows []Row) Ranking {
 	if n, ok := stats.NoiseOf(samples); ok {
 		r.Noise = &n
 	}
+	r.Levels = levelsOf(rows, r.Noise)
 	return r
 }
 

@@ -73,10 +73,18 @@ type Row struct {
 	// them all, tested against no other (steady.go).
 	UnsteadyRounds int  `json:"unsteady_rounds,omitempty"`
 	Unsteady       bool `json:"unsteady,omitempty"`
-	// Warmup is the median warm-up of its rounds; WarmupCapped counts the
-	// rounds whose steady-state rule reached its cap first.
+	// Warmup is the median warm-up of its rounds; WarmupSteady and
+	// WarmupCapped count the rounds whose steady-state rule ended it, and
+	// those whose rule reached its cap first.
 	Warmup       time.Duration `json:"warmup"`
+	WarmupSteady int           `json:"warmup_steady,omitempty"`
 	WarmupCapped int           `json:"warmup_capped,omitempty"`
+	// Spreads are its windows' relative standard errors from their
+	// intervals, of windows Windows seconds long; RoundCosts each round's
+	// seconds beyond its window (noise.go).
+	Spreads    []float64 `json:"window_spreads,omitempty"`
+	Windows    []float64 `json:"window_seconds,omitempty"`
+	RoundCosts []float64 `json:"round_costs,omitempty"`
 	// Failed and Calls count the calls of every round; Failures lists the
 	// failed ones by status.
 	Failed   uint64 `json:"failed"`

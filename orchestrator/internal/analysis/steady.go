@@ -35,19 +35,34 @@ func steadyRounds(rounds []record.Round, pick measurement) (kept []record.Round,
 	return kept, left
 }
 
-// warmups sums up the warm-ups of a row's rounds: their median, and how
-// many the steady-state rule ran to its cap without ending.
+// warmups sums up the warm-ups of a row's rounds (their median, and how
+// many the steady-state rule ran to its cap without ending) and keeps
+// what the noise's levels need of each: its window's spread from its
+// intervals, its length, and the round's time beyond it.
 func (row *Row) warmups(rounds []record.Round, pick measurement) {
 	var all []float64
 	for _, r := range rounds {
-		l := pick(r).Load
+		m := pick(r)
+		l := m.Load
 		all = append(all, float64(l.Warmup))
-		if l.WarmupEnd == record.WarmupCapped {
+		switch l.WarmupEnd {
+		case record.WarmupCapped:
 			row.WarmupCapped++
+		case record.WarmupSteady:
+			row.WarmupSteady++
+		}
+		window := l.End.Sub(l.Start).Seconds()
+		if m.Window != nil && window > 0 {
+			row.Spreads = append(row.Spreads, m.Window.Spread)
+			row.Windows = append(row.Windows, window)
+		}
+		if total := r.Took(); total > window && window > 0 {
+			row.RoundCosts = append(row.RoundCosts, total-window)
 		}
 	}
 	row.Warmup = time.Duration(stats.Median(all))
 }
+
 
 // steadyNotes says which rows left rounds out for an unsteady window,
 // which have no steady round, and which warmed up to the cap without

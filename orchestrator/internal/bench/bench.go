@@ -461,7 +461,7 @@ func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) re
 	if err != nil {
 		return b.fail(srv.Name, round, err)
 	}
-	round.Overhead = max(0, phaseTime(round.Phases)-spent.Seconds())
+	round.Overhead = max(0, round.Took()-spent.Seconds())
 	b.Progress.Printf("%s: %s", srv.Name, roundText(round, scenario.Kind(cell.Kind).RateUnit()))
 	return round
 }
@@ -488,15 +488,6 @@ func (b *Bench) measure(ctx context.Context, up *harness.Instance, tool load.Too
 // hostPeriod is how often the host's counters are read during a
 // measurement: the window's ends are known to within it.
 const hostPeriod = 250 * time.Millisecond
-
-// phaseTime is the time the phases took in all.
-func phaseTime(phases []record.Phase) float64 {
-	var total float64
-	for _, p := range phases {
-		total += p.Seconds
-	}
-	return total
-}
 
 // seededMin is the least warm-up of a server's next round under the
 // steady-state rule: the rule's own, or half the median warm-up of its

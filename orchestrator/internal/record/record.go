@@ -530,6 +530,15 @@ type Failure struct {
 	CutShort bool `json:"cut_short,omitempty"`
 }
 
+// Took is the seconds a round's phases took in all.
+func (r Round) Took() float64 {
+	var total float64
+	for _, p := range r.Phases {
+		total += p.Seconds
+	}
+	return total
+}
+
 // Phase is one step of a server's benchmark and how long it took.
 type Phase struct {
 	Name    string    `json:"name"`
