@@ -28,6 +28,8 @@ type Run struct {
 	// TLS are the TLS cost tables: one per plaintext cell with a TLS twin
 	// and kind of measurement.
 	TLS []TLSTable
+	// Gate is a gate run's verdicts (bench --baseline), nil otherwise.
+	Gate *Gate
 }
 
 // Cell is one cell's tables.
@@ -81,6 +83,7 @@ func Of(run record.Run) Run {
 	}
 	a.Sweeps = a.sweeps()
 	a.TLS = a.tlsTables()
+	a.Gate = a.gateOf()
 	return a
 }
 

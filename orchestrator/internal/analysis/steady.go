@@ -63,7 +63,6 @@ func (row *Row) warmups(rounds []record.Round, pick measurement) {
 	row.Warmup = time.Duration(stats.Median(all))
 }
 
-
 // steadyNotes says which rows left rounds out for an unsteady window,
 // which have no steady round, and which warmed up to the cap without
 // being steady.

@@ -83,6 +83,9 @@ type Bench struct {
 // every scenario of the run.
 func New(o Options, run record.Run) (*Bench, error) {
 	b := &Bench{Options: o, run: run}
+	if bl := o.Kit.Baseline; bl != nil {
+		b.run.Baseline = &bl.Baseline
+	}
 	var err error
 	if b.tool, b.capacity, err = b.tools(); err != nil {
 		return nil, err
@@ -208,6 +211,9 @@ func (b *Bench) visits(r int, active func(int, record.Server) bool) []record.Vis
 		stage := func(v record.Visit) int { return sweep.Stage(plan.Of(b.run.Cells[v.Cell])) }
 		slices.SortStableFunc(visits, func(v, w record.Visit) int { return cmp.Compare(stage(v), stage(w)) })
 	}
+	if b.Kit.Baseline != nil {
+		visits = pairVisits(b.run, visits)
+	}
 	return visits
 }
 
@@ -326,28 +332,32 @@ func (b *Bench) tools() (load.Tool, load.Tool, error) {
 func (b *Bench) build(ctx context.Context, servers []string) error {
 	k := b.Kit
 	type key struct{ scenario, base string }
-	failed := map[key]error{}
-	ids := map[key]string{}
-	for _, sc := range plan.ScenarioNames(b.run.Cells) {
-		for _, base := range k.Catalog.Bases(servers) {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if k.Catalog.Unsupported(base, sc, false) != "" {
-				continue
-			}
-			folder, err := k.Folder.Sub(base)
-			if err != nil {
-				return err
-			}
-			img, _, err := images.BuildServer(ctx, k.Builder, base, k.Scenarios[sc], folder, "build-"+sc+".log", b.Progress)
-			if err != nil {
-				f := harness.FailureOf(err)
-				if gone := b.hostGone(ctx, &f); gone != nil {
-					return gone
+	codes := b.codes()
+	failed := make([]map[key]error, len(codes))
+	ids := make([]map[key]string, len(codes))
+	for i, c := range codes {
+		failed[i], ids[i] = map[key]error{}, map[key]string{}
+		for _, sc := range plan.ScenarioNames(b.run.Cells) {
+			for _, base := range c.catalog.Bases(c.present(servers)) {
+				if err := ctx.Err(); err != nil {
+					return err
 				}
+				if c.catalog.Unsupported(base, sc, false) != "" {
+					continue
+				}
+				folder, err := k.Folder.Sub(c.name(base))
+				if err != nil {
+					return err
+				}
+				img, _, err := images.BuildServer(ctx, c.builder, base, c.scenarios[sc], folder, "build-"+sc+".log", b.Progress)
+				if err != nil {
+					f := harness.FailureOf(err)
+					if gone := b.hostGone(ctx, &f); gone != nil {
+						return gone
+					}
+				}
+				ids[i][key{sc, base}], failed[i][key{sc, base}] = img.ID, err
 			}
-			ids[key{sc, base}], failed[key{sc, base}] = img.ID, err
 		}
 	}
 	for ci := range b.run.Cells {
@@ -355,24 +365,34 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 		if sc := k.Scenarios[cell.Scenario]; sc.Kind != scenario.Unary {
 			cell.Kind = string(sc.Kind)
 		}
-		for _, name := range servers {
-			built := key{cell.Scenario, k.Catalog.Base(name)}
-			i := slices.IndexFunc(cell.Servers, func(s record.Server) bool { return s.Name == name })
-			if i < 0 { // a resumed run has its servers already
-				cell.Servers = append(cell.Servers, record.Server{Name: name})
-				i = len(cell.Servers) - 1
-			}
-			srv := &cell.Servers[i]
-			srv.Image, srv.ImageID = k.Builder.ServerTag(built.base, built.scenario), ids[built]
-			m := k.Catalog.Manifest(name)
-			srv.Stack, srv.Library, srv.Version = m.Stack, m.Name, m.Version
-			if m.GRPC != nil {
-				srv.GRPC = m.GRPC.Name + " " + m.GRPC.Version
-			}
-			srv.Unsupported = k.Catalog.Unsupported(name, cell.Scenario, cell.TLS)
-			if err := failed[built]; err != nil {
-				f := harness.FailureOf(err)
-				srv.Failure = &f
+		for _, server := range servers {
+			for i, c := range codes {
+				name := c.name(server)
+				built := key{cell.Scenario, c.catalog.Base(server)}
+				j := slices.IndexFunc(cell.Servers, func(s record.Server) bool { return s.Name == name })
+				if j < 0 { // a resumed run has its servers already
+					cell.Servers = append(cell.Servers, record.Server{Name: name})
+					j = len(cell.Servers) - 1
+				}
+				srv := &cell.Servers[j]
+				if c.ref != "" {
+					srv.Of = server
+				}
+				if !slices.Contains(c.catalog.Servers, server) {
+					srv.Failure = &record.Failure{Phase: "build", Reason: fmt.Sprintf("no server %s at %s", server, c.ref)}
+					continue
+				}
+				srv.Image, srv.ImageID = c.builder.ServerTag(built.base, built.scenario), ids[i][built]
+				m := c.catalog.Manifest(server)
+				srv.Stack, srv.Library, srv.Version = m.Stack, m.Name, m.Version
+				if m.GRPC != nil {
+					srv.GRPC = m.GRPC.Name + " " + m.GRPC.Version
+				}
+				srv.Unsupported = c.catalog.Unsupported(server, cell.Scenario, cell.TLS)
+				if err := failed[i][built]; err != nil {
+					f := harness.FailureOf(err)
+					srv.Failure = &f
+				}
 			}
 		}
 	}
@@ -395,7 +415,11 @@ func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) re
 		}
 	}
 	sc := k.Scenarios[cell.Scenario]
-	up, err := k.Harness.Up(ctx, k.ServerSpec(cell, sc, srv.Name, srv.Image, folder))
+	spec := k.ServerSpec(cell, sc, srv.Name, srv.Image, folder)
+	if srv.Of != "" && k.Baseline != nil { // a baseline's row runs with the baseline's environment
+		spec.Env = k.Baseline.Catalog.Env(srv.Of)
+	}
+	up, err := k.Harness.Up(ctx, spec)
 	defer up.Down(ctx)
 	if up.Conformance != nil && srv.Conformance == nil {
 		srv.Conformance = up.Conformance

@@ -64,6 +64,9 @@ type Run struct {
 	// Order is each round's visits, in the order they ran.
 	Seed  uint64    `json:"seed"`
 	Order [][]Visit `json:"order,omitempty"`
+	// Baseline is the git ref a gate (bench --baseline) measured the
+	// servers at beside the working tree, in the same rounds; nil without.
+	Baseline *Baseline `json:"baseline,omitempty"`
 	// Looks are the sequential design's looks as they ran, and StopReason
 	// why the rounds ended: every pair decided, the last look, the budget.
 	Looks      []Look `json:"looks,omitempty"`
@@ -89,6 +92,18 @@ func (r *Run) End(err error) {
 		r.State = Interrupted
 	}
 }
+
+// Baseline is the code a gate measures beside the working tree: a git
+// ref as it was given, the commit it was, and the slowdown the gate
+// states its power for (0.1 for 10%).
+type Baseline struct {
+	Ref       string  `json:"ref"`
+	Commit    string  `json:"commit"`
+	Threshold float64 `json:"threshold"`
+}
+
+// BaselineName is the name of a server's row at a baseline ref.
+func BaselineName(server, ref string) string { return server + "@" + ref }
 
 // Setting is one variable of the run's configuration with its value as
 // text, as the settings wrote it.
@@ -272,7 +287,10 @@ type Placement struct {
 
 // Server is the outcome for one server in one cell.
 type Server struct {
-	Name    string `json:"name"`
+	Name string `json:"name"`
+	// Of is, for a baseline's row (bench --baseline), the server it is the
+	// baseline of; its Name is BaselineName(Of, the ref).
+	Of      string `json:"of,omitempty"`
 	Image   string `json:"image"`
 	ImageID string `json:"image_id,omitempty"`
 	// Stack, Library and Version are what the server is built on, as its

@@ -49,6 +49,7 @@ func WriteSummary(w io.Writer, a analysis.Run) error {
 		}
 	}
 	writeSLO(&b, a)
+	writeGate(&b, a.Gate)
 	b.WriteString(legend)
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -53,6 +53,9 @@ type Session struct {
 	// hash of the orchestrator's binary and of each build context.
 	commit, client string
 	contexts       map[string]string
+	// baseline is the code a gate measures beside the working tree
+	// (AddBaseline), which Kit gives a builder.
+	baseline *Baseline
 }
 
 // Hosts are the hosts of a run: one runs servers and clients unless

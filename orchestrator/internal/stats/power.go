@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -41,4 +42,39 @@ func Holm(ps []float64, alpha float64) []bool {
 		reject[i] = true
 	}
 	return reject
+}
+
+// Slower is the one-sided paired t-test of per-round log ratios, a
+// candidate's over its baseline's, of "the candidate is slower" (their
+// mean below 0): the ratio (the geometric mean of the per-round ratios),
+// its lower bound at 1 − Alpha, the p, and the log ratios' spread. It
+// needs 2 rounds; P is 1 with fewer.
+type Slower struct {
+	N      int     `json:"n"`
+	Ratio  float64 `json:"ratio"`
+	Lo     float64 `json:"lo"`
+	P      float64 `json:"p"`
+	Spread float64 `json:"spread"`
+}
+
+// SlowerOf tests log ratios for a slowdown.
+func SlowerOf(logs []float64) Slower {
+	s := Slower{N: len(logs), P: 1}
+	if s.N < 2 {
+		return s
+	}
+	logs = slices.Sorted(slices.Values(logs)) // a fixed order keeps the sums, and so p, reproducible
+	mean, sd := meanSD(logs)
+	se, df := sd/math.Sqrt(float64(s.N)), float64(s.N-1)
+	s.Ratio, s.Spread = math.Exp(mean), sd
+	switch {
+	case se == 0 && mean < 0:
+		s.P = 0
+	case se == 0:
+		s.P = 1
+	default:
+		s.P = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.CDF(mean / se)
+	}
+	s.Lo = math.Exp(mean - tQuantile(df, 1-Alpha)*se)
+	return s
 }

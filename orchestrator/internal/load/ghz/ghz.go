@@ -29,7 +29,7 @@ const name = "ghz"
 
 func init() {
 	load.Register(load.Loadgen{ToolName: name, Text: "ghz v0.120.0, as grpc_bench runs it (comparable with its published numbers)",
-		Drives: []scenario.Kind{scenario.Unary, scenario.ClientStreaming, scenario.ServerStreaming, scenario.BidiStreaming},
+		Drives:         []scenario.Kind{scenario.Unary, scenario.ClientStreaming, scenario.ServerStreaming, scenario.BidiStreaming},
 		EndsWhenSteady: true, RunLoad: Run})
 }
 
