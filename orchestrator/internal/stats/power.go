@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -21,11 +22,37 @@ func PowerT(df, se, effect, level, floor float64) float64 {
 		return 0
 	}
 	c := tQuantile(df, 1-level)
+	var sum float64
+	for _, n := range chiNodes(df) {
+		bound := math.Max(c*se*n.scale, floor)
+		sum += n.weight * distuv.UnitNormal.CDF((effect-bound)/se)
+	}
+	return sum
+}
+
+// chiNode is a node of PowerT's quadrature: √(χ²/df) at a quantile of
+// the χ² distribution on df degrees of freedom, and its weight.
+type chiNode struct{ scale, weight float64 }
+
+var chiCache sync.Map // df → []chiNode
+
+// chiNodes are the Gauss–Legendre nodes of PowerT's integral over the χ²
+// quantiles, for df degrees of freedom: the same few df come back for
+// every figure of a run, and each quantile inverts a gamma function.
+func chiNodes(df float64) []chiNode {
+	if v, ok := chiCache.Load(df); ok {
+		return v.([]chiNode)
+	}
+	const n = 64
+	xs, ws := make([]float64, n), make([]float64, n)
+	quad.Legendre{}.FixedLocations(xs, ws, 0, 1)
 	chi := distuv.ChiSquared{K: df}
-	return quad.Fixed(func(u float64) float64 {
-		bound := math.Max(c*se*math.Sqrt(chi.Quantile(u)/df), floor)
-		return distuv.UnitNormal.CDF((effect - bound) / se)
-	}, 0, 1, 64, nil, 0)
+	nodes := make([]chiNode, n)
+	for i := range xs {
+		nodes[i] = chiNode{scale: math.Sqrt(chi.Quantile(xs[i]) / df), weight: ws[i]}
+	}
+	chiCache.Store(df, nodes)
+	return nodes
 }
 
 // Holm says which of the p-values are rejected with the familywise error
@@ -78,3 +105,6 @@ func SlowerOf(logs []float64) Slower {
 	s.Lo = math.Exp(mean - tQuantile(df, 1-Alpha)*se)
 	return s
 }
+
+// TCDF is Student's t distribution function on df degrees of freedom.
+func TCDF(df, x float64) float64 { return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.CDF(x) }
