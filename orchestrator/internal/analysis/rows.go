@@ -310,7 +310,13 @@ func medianPercentiles(rounds []record.Round, pick func(record.Round) *record.Me
 func Judge(design stats.Design, rows []Row) stats.Analysis {
 	judged, samples := samplesOf(rows)
 	a := stats.Analyse(samples, design)
-	letters := stats.Letters(len(judged), func(i, j int) bool { return a.Separated(rows[judged[i]].Name, rows[judged[j]].Name) })
+	separated := map[[2]string]bool{} // the letters ask of every pair, many times
+	for _, p := range a.Pairs {
+		if p.Verdict == stats.Separated {
+			separated[[2]string{p.A, p.B}], separated[[2]string{p.B, p.A}] = true, true
+		}
+	}
+	letters := stats.Letters(len(judged), func(i, j int) bool { return separated[[2]string{rows[judged[i]].Name, rows[judged[j]].Name}] })
 	for k, i := range judged {
 		rows[i].Group = letters[k]
 	}
