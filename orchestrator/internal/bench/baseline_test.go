@@ -23,7 +23,7 @@ import (
 func TestBaselineIsBuiltAndPaired(t *testing.T) {
 	var mu sync.Mutex
 	var built []string
-	eng := &fakeHost{onBuild: func(tag string) { mu.Lock(); built = append(built, tag); mu.Unlock() }}
+	eng := &script{onBuild: func(tag string) { mu.Lock(); built = append(built, tag); mu.Unlock() }}
 	s := newTestBench(t, eng, "x", "y")
 	root := t.TempDir() // main's servers/: x only
 	for path, content := range map[string]string{

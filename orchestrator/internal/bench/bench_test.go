@@ -17,12 +17,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/backend/fake"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/harness"
@@ -37,10 +37,9 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
 )
 
-// fakeHost scripts what each server does. Servers are told apart by the
-// io.grpcbench.server label, builds by their tag.
-type fakeHost struct {
-	mu sync.Mutex
+// script says what each server of a test does on a fake host: servers are
+// told apart by the io.grpcbench.server label, builds by their tag.
+type script struct {
 	// failBuild, failProbe, failConform and crashUnderLoad name servers
 	// that fail there.
 	failBuild, failProbe, failConform, crashUnderLoad map[string]bool
@@ -50,27 +49,145 @@ type fakeHost struct {
 	// is built.
 	onLoad  func(server string)
 	onBuild func(tag string)
-	started []*fakeContainer
-	loaded  map[string]bool
-	// loads lists the load clients started, as server/engine.
-	loads []string
 	// rate, when set, is the ghz req/s of a server's n-th load (from 1),
 	// capacity the h2 req/s; cellRate, when set, the ghz req/s of a
 	// server's n-th load over that many connections (its cell's).
 	rate, capacity func(server string, n int) float64
 	cellRate       func(server string, connections, n int) float64
-	count          map[string]int
 	// specs are the load specs of every load, in order; a ghz spec with a
 	// steady-state rule is answered as warmed up for warmup(server, n),
 	// ended steady.
 	specs  []load.Spec
 	warmup func(server string, n int) time.Duration
+
+	host  *fake.Host
+	count map[string]int // ghz loads started, by server (and connections, with cellRate)
 }
 
-// ghzLoads are the servers of the ghz loads, in order.
-func (f *fakeHost) ghzLoads() []string {
+// loadTakes is how long a load client runs: long enough for an
+// interruption to cut it.
+const loadTakes = 20 * time.Millisecond
+
+// newHost is a fake host whose containers and builds do as sc says.
+func (sc *script) newHost() *fake.Host {
+	sc.host, sc.count = fake.New("fake://bench", backend.Facts{CPUs: 4}), map[string]int{}
+	sc.host.Script, sc.host.BuildErr = sc.behaviour, sc.build
+	return sc.host
+}
+
+func (sc *script) build(opts backend.BuildOptions) error {
+	if sc.onBuild != nil {
+		sc.onBuild(opts.Tag)
+	}
+	if name := strings.TrimSuffix(strings.TrimPrefix(opts.Tag, "test:"), "-complex_proto"); sc.failBuild[name] {
+		return errors.New("compile error")
+	}
+	return nil
+}
+
+func (sc *script) behaviour(spec backend.ContainerSpec) fake.Behaviour {
+	server := spec.Labels["io.grpcbench.server"]
+	switch spec.Labels[backend.RoleLabel] {
+	case "server":
+		return fake.Behaviour{Runs: true, Stderr: "grpcbench-server: workers=1\n"}
+	case "probe":
+		if sc.failProbe[server] {
+			return fake.Behaviour{Exit: 1, Stderr: "no successful call within 60s\n"}
+		}
+	case "conform":
+		v := probe.Verdict{Passed: true, Checks: []probe.Check{{Name: "echo", Passed: true}}}
+		if sc.failConform[server] {
+			v = probe.Verdict{Checks: []probe.Check{{Name: "echo", Detail: "answer is not the echo of the request (name: sent a, got b)"}}}
+		}
+		return fake.Behaviour{Stdout: jsonText(v)}
+	case "load":
+		return sc.load(spec, server)
+	}
+	return fake.Behaviour{}
+}
+
+// load is a load client of server: its report of the rate the script
+// gives, and the server crashing under it when the script says so.
+func (sc *script) load(spec backend.ContainerSpec, server string) fake.Behaviour {
+	tool := spec.Labels["io.grpcbench.tool"]
+	ls, specErr := load.ReadSpec(spec.Files[load.SpecFile])
+	key := server
+	if specErr == nil && sc.cellRate != nil {
+		key = fmt.Sprint(server, "/", ls.Connections)
+	}
+	if tool == "ghz" {
+		sc.count[key]++
+	}
+	n := sc.count[key] // a capacity load's is its round's ghz load's
+	if sc.onLoad != nil {
+		sc.onLoad(server)
+	}
+	if sc.crashUnderLoad[server] {
+		sc.serverOf(server).End(137, true)
+	}
+	rps := map[string]float64{"ghz": 1000, "h2": 3000}[tool]
+	if sc.rate != nil && tool == "ghz" {
+		rps = sc.rate(server, n)
+	}
+	if sc.capacity != nil && tool == "h2" {
+		rps = sc.capacity(server, n)
+	}
+	if sc.cellRate != nil && tool == "ghz" && specErr == nil {
+		rps = sc.cellRate(server, ls.Connections, n)
+	}
+	var warmed time.Duration
+	var ended string
+	if specErr == nil {
+		sc.specs = append(sc.specs, ls)
+		if tool == "ghz" && ls.Steady != nil && sc.warmup != nil {
+			warmed, ended = sc.warmup(server, n), load.WarmupSteady
+		}
+	}
+	var latency load.Latency
+	if specErr == nil && ls.QPS > 0 {
+		// At a rate: the rate where the server keeps up, and a p99 that
+		// rises past 60% of its capacity.
+		latency.P99 = time.Millisecond
+		if float64(ls.QPS) > 0.6*rps {
+			latency.P99 = 20 * time.Millisecond
+		}
+		rps = min(rps, float64(ls.QPS))
+	}
+	now := time.Now()
+	b := fake.Behaviour{Takes: loadTakes, Stdout: jsonText(load.Result{Tool: tool, Start: now.Add(-time.Second), End: now,
+		Requests: 1000, OK: 1000, Statuses: map[string]uint64{"OK": 1000}, RPS: rps, Latency: latency, Warmup: warmed, WarmupEnd: ended})}
+	if tool == "ghz" && sc.saturate[server] { // one reading of a full core
+		b.Samples = []backend.Sample{{PreRead: now.Add(-500 * time.Millisecond), Read: now, CPUNanos: 5e8, CPUPercent: 100}}
+	}
+	return b
+}
+
+// serverOf is the server's container last started.
+func (sc *script) serverOf(name string) *fake.Container {
+	var last *fake.Container
+	for _, c := range sc.host.Containers() {
+		if c.Role() == "server" && c.Spec().Labels["io.grpcbench.server"] == name {
+			last = c
+		}
+	}
+	return last
+}
+
+// loads lists the load clients started, as server/tool.
+func (sc *script) loads() []string {
 	var out []string
-	for _, l := range f.loads {
+	for _, c := range sc.host.Containers() {
+		if c.Role() == "load" {
+			out = append(out, c.Spec().Labels["io.grpcbench.server"]+"/"+c.Spec().Labels["io.grpcbench.tool"])
+		}
+	}
+	return out
+}
+
+// ghzLoads are the servers of the ghz loads among loads, in order.
+func ghzLoads(loads []string) []string {
+	var out []string
+	for _, l := range loads {
 		if name, ok := strings.CutSuffix(l, "/ghz"); ok {
 			out = append(out, name)
 		}
@@ -78,178 +195,29 @@ func (f *fakeHost) ghzLoads() []string {
 	return out
 }
 
-func (f *fakeHost) ImageID(context.Context, string) (string, error) { return "sha256:base", nil }
-func (f *fakeHost) Pull(context.Context, string, io.Writer) error   { return nil }
-func (f *fakeHost) Import(context.Context, io.Reader, string, []string) error {
-	return nil
-}
-
-func (f *fakeHost) Load(context.Context, io.Reader) error { return nil }
-
-func (f *fakeHost) Build(_ context.Context, _ io.Reader, opts backend.BuildOptions, _ io.Writer) (string, error) {
-	if f.onBuild != nil {
-		f.onBuild(opts.Tag)
-	}
-	if name := strings.TrimSuffix(strings.TrimPrefix(opts.Tag, "test:"), "-complex_proto"); f.failBuild[name] {
-		return "", errors.New("compile error")
-	}
-	return "sha256:" + opts.Tag, nil
-}
-
-func (f *fakeHost) Start(_ context.Context, spec backend.ContainerSpec) (backend.Container, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	c := &fakeContainer{spec: spec, server: spec.Labels["io.grpcbench.server"], role: spec.Labels[backend.RoleLabel], host: f}
-	f.started = append(f.started, c)
-	if c.role == "load" {
-		if f.loaded == nil {
-			f.loaded = map[string]bool{}
-		}
-		f.loaded[c.server] = true
-		f.loads = append(f.loads, c.server+"/"+spec.Labels["io.grpcbench.tool"])
-		if f.count == nil {
-			f.count = map[string]int{}
-		}
-		key := c.server
-		if spec, err := load.ReadSpec(spec.Files[load.SpecFile]); err == nil && f.cellRate != nil {
-			key = fmt.Sprint(c.server, "/", spec.Connections)
-		}
-		if spec.Labels["io.grpcbench.tool"] == "ghz" {
-			f.count[key]++
-		}
-		c.n = f.count[key] // a capacity load's is its round's ghz load's
-		if f.onLoad != nil {
-			f.onLoad(c.server)
-		}
-	}
-	return c, nil
-}
-
-func (f *fakeHost) notRemoved() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// notRemoved lists the containers left on the host, as server/role.
+func (sc *script) notRemoved() []string {
 	var left []string
-	for _, c := range f.started {
-		if !c.removed {
-			left = append(left, c.server+"/"+c.role)
-		}
+	for _, c := range sc.host.Left() {
+		left = append(left, c.Spec().Labels["io.grpcbench.server"]+"/"+c.Role())
 	}
 	return left
 }
 
-type fakeContainer struct {
-	spec         backend.ContainerSpec
-	server, role string
-	host         *fakeHost
-	removed      bool
-	n            int // the server's n-th ghz load
-}
-
-func (c *fakeContainer) ID() string { return c.server + "-" + c.role }
-
-func (c *fakeContainer) Wait(ctx context.Context) (int64, error) {
-	switch {
-	case c.role == "server":
-		<-ctx.Done() // servers run until removed
-		return 0, ctx.Err()
-	case c.role == "probe" && c.host.failProbe[c.server]:
-		return 1, nil
-	case c.role == "load":
-		select { // the load takes a moment, so that it can be interrupted
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
+func jsonText(v any) string {
+	js, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
 	}
-	return 0, nil
-}
-
-func (c *fakeContainer) State(context.Context) (backend.State, error) {
-	c.host.mu.Lock()
-	defer c.host.mu.Unlock()
-	if c.host.crashUnderLoad[c.server] && c.host.loaded[c.server] {
-		return backend.State{ExitCode: 137, OOMKilled: true}, nil
-	}
-	return backend.State{Running: true}, nil
-}
-
-func (c *fakeContainer) Logs(_ context.Context, _ bool, stdout, stderr io.Writer) error {
-	switch c.role {
-	case "server":
-		io.WriteString(stderr, "grpcbench-server: workers=1\n")
-	case "probe":
-		io.WriteString(stderr, "no successful call within 60s\n")
-	case "conform":
-		v := probe.Verdict{Passed: true, Checks: []probe.Check{{Name: "echo", Passed: true}}}
-		if c.host.failConform[c.server] {
-			v = probe.Verdict{Checks: []probe.Check{{Name: "echo", Detail: "answer is not the echo of the request (name: sent a, got b)"}}}
-		}
-		return json.NewEncoder(stdout).Encode(v)
-	case "load":
-		now := time.Now()
-		engine := c.spec.Labels["io.grpcbench.tool"]
-		rps := map[string]float64{"ghz": 1000, "h2": 3000}[engine]
-		if c.host.rate != nil && engine == "ghz" {
-			rps = c.host.rate(c.server, c.n)
-		}
-		if c.host.capacity != nil && engine == "h2" {
-			rps = c.host.capacity(c.server, c.n)
-		}
-		spec, specErr := load.ReadSpec(c.spec.Files[load.SpecFile])
-		if c.host.cellRate != nil && engine == "ghz" && specErr == nil {
-			rps = c.host.cellRate(c.server, spec.Connections, c.n)
-		}
-		var warmed time.Duration
-		var ended string
-		if specErr == nil {
-			c.host.mu.Lock()
-			c.host.specs = append(c.host.specs, spec)
-			c.host.mu.Unlock()
-			if engine == "ghz" && spec.Steady != nil && c.host.warmup != nil {
-				warmed, ended = c.host.warmup(c.server, c.n), load.WarmupSteady
-			}
-		}
-		var latency load.Latency
-		if specErr == nil && spec.QPS > 0 {
-			// At a rate: the rate where the server keeps up, and a p99
-			// that rises past 60% of its capacity.
-			latency.P99 = time.Millisecond
-			if float64(spec.QPS) > 0.6*rps {
-				latency.P99 = 20 * time.Millisecond
-			}
-			rps = min(rps, float64(spec.QPS))
-		}
-		return json.NewEncoder(stdout).Encode(load.Result{Tool: engine, Start: now.Add(-time.Second), End: now,
-			Requests: 1000, OK: 1000, Statuses: map[string]uint64{"OK": 1000}, RPS: rps, Latency: latency, Warmup: warmed, WarmupEnd: ended})
-	}
-	return nil
-}
-
-func (c *fakeContainer) WatchOOM(context.Context) func() int { return func() int { return 0 } }
-
-// Stats gives a saturating ghz client one reading of a full core.
-func (c *fakeContainer) Stats(_ context.Context, _ io.Writer, each func(backend.Sample)) error {
-	if c.role != "load" || c.spec.Labels["io.grpcbench.tool"] != "ghz" || !c.host.saturate[c.server] {
-		return nil
-	}
-	now := time.Now()
-	each(backend.Sample{PreRead: now.Add(-500 * time.Millisecond), Read: now, CPUNanos: 5e8, CPUPercent: 100})
-	return nil
-}
-
-func (c *fakeContainer) Remove(context.Context) error {
-	c.host.mu.Lock()
-	defer c.host.mu.Unlock()
-	c.removed = true
-	return nil
+	return string(js)
 }
 
 // testBench is a benchmark's options on a fake host, with the record it
 // goes on from and, once it ran, the record it returned.
 type testBench struct {
 	Options
-	Run  *record.Run
-	host *fakeHost
+	Run    *record.Run
+	script *script
 }
 
 // bench runs the benchmark from the test's record and keeps the record it
@@ -269,7 +237,7 @@ type folderStore struct{ folder record.Folder }
 func (st folderStore) Save(run record.Run) error    { return record.Save(st.folder, run) }
 func (st folderStore) Publish(run record.Run) error { return report.Save(st.folder, run) }
 
-func newTestBench(t *testing.T, eng *fakeHost, servers ...string) *testBench {
+func newTestBench(t *testing.T, sc *script, servers ...string) *testBench {
 	t.Helper()
 	root := t.TempDir()
 	write := func(path, content string) {
@@ -291,7 +259,7 @@ func newTestBench(t *testing.T, eng *fakeHost, servers ...string) *testBench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := scenario.Load(context.Background(), filepath.Join("..", "..", "..", "scenarios", "complex_proto"))
+	proto, err := scenario.Load(context.Background(), filepath.Join("..", "..", "..", "scenarios", "complex_proto"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,22 +268,23 @@ func newTestBench(t *testing.T, eng *fakeHost, servers ...string) *testBench {
 		t.Fatal(err)
 	}
 	folder := record.Folder{Dir: t.TempDir()}
-	b := images.Builder{Host: eng, Catalog: cat, Name: "test"}
-	kit := &session.Kit{Config: cfg, Catalog: cat, Scenarios: map[string]*scenario.Scenario{sc.Name: sc}, Folder: folder,
-		Builder: b, ClientBuilder: b, Harness: harness.New(harness.Options{Servers: eng, Images: harness.Images{Client: b.ClientTag()}})}
+	host := sc.newHost()
+	b := images.Builder{Host: host, Catalog: cat, Name: "test"}
+	kit := &session.Kit{Config: cfg, Catalog: cat, Scenarios: map[string]*scenario.Scenario{proto.Name: proto}, Folder: folder,
+		Builder: b, ClientBuilder: b, Harness: harness.New(harness.Options{Servers: host, Images: harness.Images{Client: b.ClientTag()}})}
 	return &testBench{Options: Options{Kit: kit, Store: folderStore{folder}, Progress: progress.Plain(io.Discard)},
-		Run: &record.Run{ID: "test", Cells: plan.Cells(cfg, 2, 2)}, host: eng}
+		Run: &record.Run{ID: "test", Cells: plan.Cells(cfg, 2, 2)}, script: sc}
 }
 
 func TestAFailureInAnyPhaseIsRecordedAndTheRunGoesOn(t *testing.T) {
-	eng := &fakeHost{
+	sc := &script{
 		failBuild:      map[string]bool{"broken_build": true},
 		failProbe:      map[string]bool{"never_ready": true},
 		failConform:    map[string]bool{"wrong_echo": true},
 		crashUnderLoad: map[string]bool{"crashes": true},
 	}
 	servers := []string{"broken_build", "never_ready", "wrong_echo", "crashes", "good"}
-	s := newTestBench(t, eng, servers...)
+	s := newTestBench(t, sc, servers...)
 	if err := s.bench(t, context.Background(), servers); err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +325,7 @@ func TestAFailureInAnyPhaseIsRecordedAndTheRunGoesOn(t *testing.T) {
 			t.Errorf("%s: stack %q, built on %q, want its server.json's", srv.Name, srv.Stack, srv.Built())
 		}
 	}
-	if left := eng.notRemoved(); len(left) > 0 {
+	if left := sc.notRemoved(); len(left) > 0 {
 		t.Errorf("containers not removed: %v", left)
 	}
 	bench, err := os.ReadFile(s.Kit.Folder.Path("bench.txt"))
@@ -385,17 +354,18 @@ func order(run *record.Run) []string {
 // load tool was client-bound or not, so that the capacity ranking has
 // one engine's figures for all.
 func TestRoundsAreInterleaved(t *testing.T) {
-	eng := &fakeHost{saturate: map[string]bool{"b": true}}
-	s := newTestBench(t, eng, "a", "b")
+	sc := &script{saturate: map[string]bool{"b": true}}
+	s := newTestBench(t, sc, "a", "b")
 	if err := s.bench(t, context.Background(), []string{"a", "b"}); err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Run.Order) != 3 || !slices.Equal(eng.ghzLoads(), order(s.Run)) || s.Run.Seed == 0 {
-		t.Errorf("ghz loads in order %v, recorded order %v (seed %d)", eng.ghzLoads(), s.Run.Order, s.Run.Seed)
+	if len(s.Run.Order) != 3 || !slices.Equal(ghzLoads(sc.loads()), order(s.Run)) || s.Run.Seed == 0 {
+		t.Errorf("ghz loads in order %v, recorded order %v (seed %d)", ghzLoads(sc.loads()), s.Run.Order, s.Run.Seed)
 	}
-	for i, l := range eng.loads {
-		if strings.HasSuffix(l, "/h2") && (i == 0 || eng.loads[i-1] != strings.TrimSuffix(l, "/h2")+"/ghz") {
-			t.Errorf("%s is not in the same round as its load: %v", l, eng.loads)
+	loads := sc.loads()
+	for i, l := range loads {
+		if strings.HasSuffix(l, "/h2") && (i == 0 || loads[i-1] != strings.TrimSuffix(l, "/h2")+"/ghz") {
+			t.Errorf("%s is not in the same round as its load: %v", l, loads)
 		}
 	}
 	a, b := s.Run.Cells[0].Servers[0], s.Run.Cells[0].Servers[1]
@@ -442,12 +412,12 @@ func TestCapacityRunsHalfTheMeasurement(t *testing.T) {
 func TestInterruptedBuildLeavesARunToResume(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	eng := &fakeHost{onBuild: func(tag string) {
+	sc := &script{onBuild: func(tag string) {
 		if tag == "test:first-complex_proto" {
 			cancel()
 		}
 	}}
-	s := newTestBench(t, eng, "first", "second")
+	s := newTestBench(t, sc, "first", "second")
 	if err := s.bench(t, ctx, []string{"first", "second"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Benchmark = %v, want context.Canceled", err)
 	}
@@ -455,8 +425,8 @@ func TestInterruptedBuildLeavesARunToResume(t *testing.T) {
 	if err != nil || saved.State != record.Interrupted {
 		t.Errorf("results.json after an interrupted build: state %q, %v", saved.State, err)
 	}
-	if len(eng.loads) != 0 {
-		t.Errorf("loads after an interrupted build: %v", eng.loads)
+	if loads := sc.loads(); len(loads) != 0 {
+		t.Errorf("loads after an interrupted build: %v", loads)
 	}
 }
 
@@ -464,13 +434,13 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	loads := 0
-	eng := &fakeHost{onLoad: func(string) {
+	sc := &script{onLoad: func(string) {
 		// The second server of round 2.
 		if loads++; loads == 5 {
 			cancel()
 		}
 	}}
-	s := newTestBench(t, eng, "first", "second", "third")
+	s := newTestBench(t, sc, "first", "second", "third")
 	s.Kit.Config.CapacityTool = "off" // one load a round, to count them
 	err := s.bench(t, ctx, []string{"first", "second", "third"})
 	if !errors.Is(err, context.Canceled) {
@@ -488,7 +458,7 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 	if f := cut.Rounds[1].Failure; f == nil || f.Reason != "interrupted" || done.Rounds[1].Failure != nil {
 		t.Errorf("%s's round 2 failure %+v", cut.Name, f)
 	}
-	if left := eng.notRemoved(); len(left) > 0 {
+	if left := sc.notRemoved(); len(left) > 0 {
 		t.Errorf("containers not removed: %v", left)
 	}
 	var saved record.Run
@@ -504,8 +474,8 @@ func TestInterruptionStopsTheRunAndKeepsWhatFinished(t *testing.T) {
 // TestEngineGoneStopsTheRun: when a round fails and the engine no longer
 // answers, the run stops at once, saying so, and keeps what it measured.
 func TestEngineGoneStopsTheRun(t *testing.T) {
-	eng := &fakeHost{crashUnderLoad: map[string]bool{"second": true}}
-	s := newTestBench(t, eng, "first", "second", "third")
+	sc := &script{crashUnderLoad: map[string]bool{"second": true}}
+	s := newTestBench(t, sc, "first", "second", "third")
 	s.Kit.Alive = func(context.Context) error { return errors.New("connection refused") }
 	err := s.bench(t, context.Background(), []string{"first", "second", "third"})
 	var gone *HostGoneError
@@ -531,7 +501,7 @@ func TestEngineGoneStopsTheRun(t *testing.T) {
 	if f := srv[1].Rounds[0].Failure; f == nil || !strings.HasPrefix(f.Reason, "the Docker engine went away") {
 		t.Errorf("second's failure %+v", f)
 	}
-	if left := eng.notRemoved(); len(left) > 0 {
+	if left := sc.notRemoved(); len(left) > 0 {
 		t.Errorf("containers not removed: %v", left)
 	}
 }
@@ -542,12 +512,12 @@ func TestEngineGoneStopsTheRun(t *testing.T) {
 func TestResumeFinishesAnInterruptedRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	loads := 0
-	eng := &fakeHost{onLoad: func(string) {
+	sc := &script{onLoad: func(string) {
 		if loads++; loads == 3 { // round 2 of the server first in its order
 			cancel()
 		}
 	}}
-	s := newTestBench(t, eng, "first", "second")
+	s := newTestBench(t, sc, "first", "second")
 	s.Run.Seed = 3
 	s.Kit.Config.CapacityTool = "off" // one load a round, to count them
 	if err := s.bench(t, ctx, []string{"first", "second"}); !errors.Is(err, context.Canceled) {
@@ -570,13 +540,15 @@ func TestResumeFinishesAnInterruptedRun(t *testing.T) {
 	if n := Planned(nil, []string{"first", "second"}, 3); n != 0 {
 		t.Errorf("planned %d rounds without cells", n)
 	}
-	eng.onLoad, eng.loads = nil, nil
+	sc.onLoad = nil
+	before := len(sc.loads())
 	s.Run = &saved
 	if err := s.bench(t, context.Background(), []string{"first", "second"}); err != nil {
 		t.Fatal(err)
 	}
-	if want := order(s.Run)[2:]; !slices.Equal(eng.ghzLoads(), want) || !slices.Equal(s.Run.Order[1], interrupted[1]) || s.Run.Seed != 3 { // rounds 2 and 3
-		t.Errorf("resumed loads %v, want %v; order %v, was %v", eng.ghzLoads(), want, s.Run.Order, interrupted)
+	resumed := ghzLoads(sc.loads()[before:])
+	if want := order(s.Run)[2:]; !slices.Equal(resumed, want) || !slices.Equal(s.Run.Order[1], interrupted[1]) || s.Run.Seed != 3 { // rounds 2 and 3
+		t.Errorf("resumed loads %v, want %v; order %v, was %v", resumed, want, s.Run.Order, interrupted)
 	}
 	for _, srv := range s.Run.Cells[0].Servers {
 		if !srv.Ranked() || len(srv.Rounds) != 3 || srv.Rounds[2].Round != 3 {
@@ -593,14 +565,14 @@ func TestResumeFinishesAnInterruptedRun(t *testing.T) {
 func TestOrderIsRandomAndReplaysFromTheSeed(t *testing.T) {
 	servers := []string{"a", "b", "c", "d", "e"}
 	run := func(seed string) *record.Run {
-		eng := &fakeHost{}
-		s := newTestBench(t, eng, servers...)
+		sc := &script{}
+		s := newTestBench(t, sc, servers...)
 		s.Kit.Config.Seed = seed
 		if err := s.bench(t, context.Background(), servers); err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(eng.ghzLoads(), order(s.Run)) {
-			t.Errorf("loads %v, recorded %v", eng.ghzLoads(), order(s.Run))
+		if !slices.Equal(ghzLoads(sc.loads()), order(s.Run)) {
+			t.Errorf("loads %v, recorded %v", ghzLoads(sc.loads()), order(s.Run))
 		}
 		bench, err := os.ReadFile(s.Kit.Folder.Path("bench.txt"))
 		if want := "random order from seed " + seed + "; GRPC_BENCHMARK_SEED=" + seed + " replays it"; err != nil || !bytes.Contains(bench, []byte(want)) {
@@ -641,7 +613,7 @@ func newTestBenchFolder(t *testing.T, run *record.Run) string {
 // swing is, stats.Analyse says).
 func autoBench(t *testing.T, extra map[string]string) *testBench {
 	t.Helper()
-	eng := &fakeHost{rate: func(server string, n int) float64 {
+	sc := &script{rate: func(server string, n int) float64 {
 		swing := []float64{1.1, 0.9}[n%2]
 		switch server {
 		case "fast":
@@ -651,7 +623,7 @@ func autoBench(t *testing.T, extra map[string]string) *testBench {
 		}
 		return 1170 / swing
 	}}
-	s := newTestBench(t, eng, "fast", "x", "y")
+	s := newTestBench(t, sc, "fast", "x", "y")
 	vars := map[string]string{"GRPC_IMAGE_NAME": "test", "GRPC_BENCHMARK_WARMUP": "1ms", "GRPC_BENCHMARK_DURATION": "3ms", "GRPC_BENCHMARK_ROUNDS": "auto"}
 	for k, v := range extra {
 		vars[k] = v
@@ -718,13 +690,13 @@ func TestAutoMeasuresOnlyTheServersOfOpenPairs(t *testing.T) {
 // look while fast stops at the first.
 func TestAutoGoesOnForOpenCapacityPairs(t *testing.T) {
 	s := autoBench(t, nil)
-	eng := s.host
-	eng.saturate = map[string]bool{"x": true, "y": true}
-	eng.capacity = func(server string, n int) float64 {
+	sc := s.script
+	sc.saturate = map[string]bool{"x": true, "y": true}
+	sc.capacity = func(server string, n int) float64 {
 		if server == "fast" {
 			return 15000
 		}
-		return eng.rate(server, n) * 3
+		return sc.rate(server, n) * 3
 	}
 	runAutoFastXY(t, s)
 	if l := s.Run.Looks[0]; len(l.Capacity) != 1 || len(l.Capacity[0].Pairs) != 3 {
@@ -739,8 +711,8 @@ func TestAutoGoesOnForOpenCapacityPairs(t *testing.T) {
 func TestAutoGoesOnPerCell(t *testing.T) {
 	s := autoBench(t, map[string]string{"GRPC_LOAD_PROFILE": "1b,2a"})
 	s.Run.Cells = plan.Cells(s.Kit.Config, 2, 2)
-	open := s.host.rate
-	s.host.cellRate = func(server string, connections, n int) float64 {
+	open := s.script.rate
+	s.script.cellRate = func(server string, connections, n int) float64 {
 		if connections == 1 {
 			return open(server, n)
 		}
@@ -799,7 +771,7 @@ func mustNew(t *testing.T, s *testBench) *Bench {
 // load tool does not drive is a bad setting, refused before anything is
 // built, naming the setting, the tool and the kind.
 func TestNewRefusesAToolForAKindItDoesNotDrive(t *testing.T) {
-	o := newTestBench(t, &fakeHost{}, "a")
+	o := newTestBench(t, &script{}, "a")
 	streaming := *o.Kit.Scenarios["complex_proto"]
 	streaming.Kind = scenario.Kind("duplex") // a kind no tool drives: every runner drives the four of gRPC
 	o.Kit.Scenarios = map[string]*scenario.Scenario{streaming.Name: &streaming}
@@ -819,8 +791,8 @@ func TestNewRefusesAToolForAKindItDoesNotDrive(t *testing.T) {
 // ranked, and the other servers run as ever.
 func TestUnsupportedCellIsNeitherBuiltNorRun(t *testing.T) {
 	var built []string
-	eng := &fakeHost{onBuild: func(tag string) { built = append(built, tag) }}
-	s := newTestBench(t, eng, "good", "nostreams")
+	sc := &script{onBuild: func(tag string) { built = append(built, tag) }}
+	s := newTestBench(t, sc, "good", "nostreams")
 	root := s.Kit.Catalog.Root
 	if err := os.WriteFile(filepath.Join(root, "servers", "nostreams", catalog.ManifestFile), []byte(`{"stack": "Go", "library": "x", "version": "1",
 		"pinned": {"unchecked": "a test"}, "unsupported": {"complex_proto": "no such method in its stack"}}`), 0o644); err != nil {
@@ -847,7 +819,7 @@ func TestUnsupportedCellIsNeitherBuiltNorRun(t *testing.T) {
 			t.Errorf("built %s", tag)
 		}
 	}
-	for _, l := range eng.loads {
+	for _, l := range sc.loads() {
 		if strings.HasPrefix(l, "nostreams/") {
 			t.Errorf("loaded %s", l)
 		}
@@ -855,5 +827,38 @@ func TestUnsupportedCellIsNeitherBuiltNorRun(t *testing.T) {
 	bench, err := os.ReadFile(s.Kit.Folder.Path("bench.txt"))
 	if err != nil || !bytes.Contains(bench, []byte("! nostreams: not supported: no such method in its stack")) {
 		t.Errorf("bench.txt does not list the cell as not supported (%v):\n%s", err, bench)
+	}
+}
+
+// TestAResumedAutoRunRecordsEachLookOnce: under auto, a run interrupted
+// after its first look and resumed looks again at its first look's
+// rounds; the record keeps each look once, in order.
+func TestAResumedAutoRunRecordsEachLookOnce(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := autoBench(t, nil)
+	loads := 0
+	s.script.onLoad = func(string) {
+		if loads++; loads == 2*(3*3)+2 { // in round 4, the first after the first look
+			cancel()
+		}
+	}
+	if err := s.bench(t, ctx, []string{"fast", "x", "y"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Benchmark = %v, want an interruption", err)
+	}
+	if len(s.Run.Looks) != 1 || s.Run.Looks[0].Rounds != 3 {
+		t.Fatalf("looks before the resume %+v, want the first", s.Run.Looks)
+	}
+	s.script.onLoad = nil
+	s.Run.Resume()
+	if err := s.bench(t, context.Background(), []string{"fast", "x", "y"}); err != nil {
+		t.Fatal(err)
+	}
+	var looks []int
+	for _, l := range s.Run.Looks {
+		looks = append(looks, l.Rounds)
+	}
+	if !slices.Equal(looks, []int{3, 6, 9, 12}) {
+		t.Errorf("looks %v, want each of 3, 6, 9 and 12 once", looks)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // 10 s, and one steady at once keeps the rule's own least; the record
 // keeps how long each warmed up.
 func TestAutoWarmupIsSeededByEarlierRounds(t *testing.T) {
-	eng := &fakeHost{warmup: func(server string, _ int) time.Duration {
+	eng := &script{warmup: func(server string, _ int) time.Duration {
 		if server == "jvm" {
 			return 20 * time.Second
 		}
@@ -46,7 +46,7 @@ func TestAutoWarmupIsSeededByEarlierRounds(t *testing.T) {
 		if spec.Steady == nil || spec.Warmup != 45*time.Second {
 			t.Fatalf("load %d: warm-up %s, rule %+v; want the rule, capped at 45s", i, spec.Warmup, spec.Steady)
 		}
-		server := eng.ghzLoads()[i]
+		server := ghzLoads(eng.loads())[i]
 		mins[server] = append(mins[server], spec.Steady.Min)
 		i++
 	}
@@ -82,7 +82,7 @@ func TestSeededMinLeavesTheRuleRoom(t *testing.T) {
 // warms up for the longest warm-up its server needed in its saturation
 // cell.
 func TestRateCellsWarmUpAsTheirSaturationCell(t *testing.T) {
-	eng := &fakeHost{warmup: func(_ string, n int) time.Duration { return time.Duration(10+n) * time.Second }}
+	eng := &script{warmup: func(_ string, n int) time.Duration { return time.Duration(10+n) * time.Second }}
 	s := newTestBench(t, eng, "x")
 	cfg, err := config.Parse(map[string]string{"GRPC_IMAGE_NAME": "test", "GRPC_BENCHMARK_DURATION": "3ms", "GRPC_BENCHMARK_ROUNDS": "2",
 		"GRPC_LOAD_RATES": "50%"}, config.Offered(load.Runners()))

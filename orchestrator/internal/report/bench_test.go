@@ -18,6 +18,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
 
 // ms is a latency given in milliseconds.
@@ -120,25 +121,6 @@ func writeBench(t *testing.T, run record.Run) string {
 	return b.String()
 }
 
-// lineDiff lists the lines that differ, numbered, with both versions.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := range max(len(w), len(g)) {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			fmt.Fprintf(&b, "line %d:\n  want %q\n  got  %q\n", i+1, wl, gl)
-		}
-	}
-	return b.String()
-}
-
 func TestWriteBenchMatchesGrpcBench(t *testing.T) {
 	golden, err := os.ReadFile(filepath.Join("testdata", "seed001_bench.txt"))
 	if err != nil {
@@ -146,7 +128,7 @@ func TestWriteBenchMatchesGrpcBench(t *testing.T) {
 	}
 	got := writeBench(t, seedRun())
 	if got != string(golden) {
-		t.Errorf("WriteBench output differs from testdata/seed001_bench.txt:\n%s\nfull output:\n%s", lineDiff(string(golden), got), got)
+		t.Errorf("WriteBench output differs from testdata/seed001_bench.txt:\n%s\nfull output:\n%s", testfiles.LineDiff(string(golden), got), got)
 	}
 }
 
@@ -372,7 +354,7 @@ func TestWriteBenchEmptyRun(t *testing.T) {
 		"- GRPC_BENCHMARK_DURATION=30s",
 	}
 	if got := lines(bench); !slices.Equal(got, want) {
-		t.Errorf("empty run:\n%s", lineDiff(strings.Join(want, "\n"), strings.Join(got, "\n")))
+		t.Errorf("empty run:\n%s", testfiles.LineDiff(strings.Join(want, "\n"), strings.Join(got, "\n")))
 	}
 }
 
@@ -497,7 +479,7 @@ func TestSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want := writeBench(t, run); string(bench) != want {
-		t.Errorf("bench.txt differs from WriteBench:\n%s", lineDiff(want, string(bench)))
+		t.Errorf("bench.txt differs from WriteBench:\n%s", testfiles.LineDiff(want, string(bench)))
 	}
 	js, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if err != nil {
@@ -536,7 +518,7 @@ func TestWriteHardware(t *testing.T) {
 		"OS:        Ubuntu 24.04 LTS\n" +
 		"Docker:    20.10.24 (cgroup v1, overlay2)\n"
 	if b.String() != want {
-		t.Errorf("WriteHardware:\n%s", lineDiff(want, b.String()))
+		t.Errorf("WriteHardware:\n%s", testfiles.LineDiff(want, b.String()))
 	}
 }
 

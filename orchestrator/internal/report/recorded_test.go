@@ -17,6 +17,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/report"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/golden from the current output")
@@ -25,7 +26,20 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata/go
 // down to a few servers, with the stats streams of some of their rounds.
 func recorded(t *testing.T) record.Run {
 	t.Helper()
-	run, err := record.Load(filepath.Join("testdata", "run"))
+	return runIn(t, filepath.Join("testdata", "run"))
+}
+
+// fixture is a run that package analysis's tests build and keep in its
+// testdata/runs: "sweep" (the recorded run swept), "tls" (a cell and its
+// TLS twin), "capacity" (a cell of capacity measurements).
+func fixture(t *testing.T, name string) record.Run {
+	t.Helper()
+	return runIn(t, filepath.Join("..", "analysis", "testdata", "runs", name))
+}
+
+func runIn(t *testing.T, dir string) record.Run {
+	t.Helper()
+	run, err := record.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,19 +50,7 @@ func recorded(t *testing.T) record.Run {
 // -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run the test with -update to write it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s:\n%s", path, lineDiff(string(want), got))
-	}
+	testfiles.Golden(t, filepath.Join("testdata", "golden", name), got, *update)
 }
 
 func TestWriteCSVGolden(t *testing.T) {

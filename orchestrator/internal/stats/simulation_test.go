@@ -13,8 +13,8 @@ import (
 type noise struct{ shared, own float64 }
 
 // machine is the noise measured here: each server's own round-to-round
-// CV of 14–18% in the quiet catalog runs of issue 27 (17.2% in stop 22's
-// load ranking, 17.4% over 29 servers in stop 25's), shared 0–7%. It
+// CV of 14–18% in the quiet catalog runs of issue 27 (17.2% in a default
+// run's load ranking, 17.4% over 29 servers in a quiet run, 2026-12-01), shared 0–7%. It
 // stands until a measurement of the variance components says otherwise.
 var machine = noise{shared: 0.03, own: 0.17}
 

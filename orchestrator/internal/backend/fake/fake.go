@@ -1,6 +1,7 @@
 // Package fake is a backend.Host in memory, for unit tests of what drives
-// hosts (session, harness, check): containers behave as the test's script
-// says, and locks, labels and images are kept as a host keeps them.
+// hosts (session, harness, check, bench): containers behave as the test's
+// script says, and locks, labels and images are kept as a host keeps
+// them.
 package fake
 
 import (
@@ -19,14 +20,17 @@ import (
 type Behaviour struct {
 	// StartErr fails the start.
 	StartErr error
-	// Runs keeps the container running until it is removed (a server, or
-	// a client that hangs); else it has exited with Exit by the time it is
-	// waited for, having written Stdout and Stderr.
+	// Runs keeps the container running until it is removed or ended (a
+	// server, or a client that hangs); else it exits with Exit once it has
+	// run for Takes (at once when 0), having written Stdout and Stderr.
 	Runs      bool
 	Exit      int64
 	OOMKilled bool
 	Stdout    string
 	Stderr    string
+	// Takes is how long a container that does not run takes to exit: a
+	// load client that a run's interruption can cut.
+	Takes time.Duration
 	// Samples are its stats readings, given as soon as stats are asked for.
 	Samples []backend.Sample
 	// OOMKills is what watching for OOM kills counts.
@@ -256,9 +260,22 @@ func (h *Host) Start(ctx context.Context, spec backend.ContainerSpec) (backend.C
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	c := &Container{id: fmt.Sprintf("c%d", len(h.started)+1), spec: spec, behaviour: b, at: time.Now(), gone: make(chan struct{}), host: h}
-	h.started = append(h.started, c)
+	c := h.add(spec, b)
+	switch {
+	case b.Runs:
+	case b.Takes > 0:
+		time.AfterFunc(b.Takes, func() { c.End(b.Exit, b.OOMKilled) })
+	default:
+		c.end(b.Exit, b.OOMKilled)
+	}
 	return c, nil
+}
+
+// add puts a container started now on the host; it is under h.mu.
+func (h *Host) add(spec backend.ContainerSpec, b Behaviour) *Container {
+	c := &Container{id: fmt.Sprintf("c%d", len(h.started)+1), spec: spec, behaviour: b, at: time.Now(), ended: make(chan struct{}), host: h}
+	h.started = append(h.started, c)
+	return c
 }
 
 // Leave puts a container with the labels on the host, as a run that was
@@ -266,9 +283,7 @@ func (h *Host) Start(ctx context.Context, spec backend.ContainerSpec) (backend.C
 func (h *Host) Leave(labels map[string]string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	c := &Container{id: fmt.Sprintf("c%d", len(h.started)+1), spec: backend.ContainerSpec{Labels: maps.Clone(labels)},
-		behaviour: Behaviour{Runs: true}, at: time.Now(), gone: make(chan struct{}), host: h}
-	h.started = append(h.started, c)
+	h.add(backend.ContainerSpec{Labels: maps.Clone(labels)}, Behaviour{Runs: true})
 }
 
 // Containers are every container started (or left) on the host, in order.
@@ -296,8 +311,12 @@ type Container struct {
 	behaviour Behaviour
 	at        time.Time
 	host      *Host
-	removed   bool // under host.mu
-	gone      chan struct{}
+	// Under host.mu: whether it was removed, whether its process ended
+	// (ended is then closed), and how.
+	removed, exited bool
+	exit            int64
+	oomKilled       bool
+	ended           chan struct{}
 }
 
 // ID is the container's id.
@@ -317,20 +336,42 @@ func (c *Container) Removed() bool {
 }
 
 // running is under host.mu.
-func (c *Container) running() bool { return c.behaviour.Runs && !c.removed }
+func (c *Container) running() bool { return !c.exited }
 
-// Wait returns the exit code: at once for a container that does not run,
-// when it is removed (137, killed) for one that does.
+// End ends the container's process now, with the exit code and, when
+// oomKilled, as the OOM killer does: a server that crashes under load.
+// A process that has ended already is left as it ended.
+func (c *Container) End(exit int64, oomKilled bool) {
+	c.host.mu.Lock()
+	defer c.host.mu.Unlock()
+	c.end(exit, oomKilled)
+}
+
+// end is End under host.mu.
+func (c *Container) end(exit int64, oomKilled bool) {
+	if !c.exited {
+		c.exited, c.exit, c.oomKilled = true, exit, oomKilled
+		close(c.ended)
+	}
+}
+
+// Wait returns the exit code once the process has ended: at once for a
+// container that neither runs nor takes time, after Takes for one that
+// takes it, when it is ended or removed (137, killed) for one that runs.
+// It returns ctx's error when ctx has ended before, as a wait on a real
+// host does, or ends first.
 func (c *Container) Wait(ctx context.Context) (int64, error) {
-	if !c.behaviour.Runs {
-		return c.behaviour.Exit, nil
+	if err := ctx.Err(); err != nil {
+		return 0, err
 	}
 	select {
-	case <-c.gone:
-		return 137, nil
+	case <-c.ended:
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
+	c.host.mu.Lock()
+	defer c.host.mu.Unlock()
+	return c.exit, nil
 }
 
 // State is the container's process as the script has it.
@@ -340,7 +381,7 @@ func (c *Container) State(context.Context) (backend.State, error) {
 	if c.removed {
 		return backend.State{}, fmt.Errorf("container %s: %w", c.id, backend.ErrMissing)
 	}
-	st := backend.State{Running: c.running(), ExitCode: int(c.behaviour.Exit), OOMKilled: c.behaviour.OOMKilled, Ports: map[int]int{}}
+	st := backend.State{Running: c.running(), ExitCode: int(c.exit), OOMKilled: c.oomKilled, Ports: map[int]int{}}
 	for inside, outside := range c.spec.Publish {
 		if outside == 0 {
 			outside = 40000 + inside%1000
@@ -350,8 +391,8 @@ func (c *Container) State(context.Context) (backend.State, error) {
 	return st, nil
 }
 
-// Logs writes the script's output; following a running container's ends
-// when it is removed or ctx ends.
+// Logs writes the script's output; following it ends when the process
+// ends or ctx does.
 func (c *Container) Logs(ctx context.Context, follow bool, stdout, stderr io.Writer) error {
 	if _, err := io.WriteString(stdout, c.behaviour.Stdout); err != nil {
 		return err
@@ -359,9 +400,9 @@ func (c *Container) Logs(ctx context.Context, follow bool, stdout, stderr io.Wri
 	if _, err := io.WriteString(stderr, c.behaviour.Stderr); err != nil {
 		return err
 	}
-	if follow && c.behaviour.Runs {
+	if follow {
 		select {
-		case <-c.gone:
+		case <-c.ended:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -370,17 +411,15 @@ func (c *Container) Logs(ctx context.Context, follow bool, stdout, stderr io.Wri
 }
 
 // Stats gives the script's samples, each also written to raw as a line,
-// then, for a running container, waits until it is removed or ctx ends.
+// then waits until the process ends or ctx does.
 func (c *Container) Stats(ctx context.Context, raw io.Writer, each func(backend.Sample)) error {
 	for _, s := range c.behaviour.Samples {
 		fmt.Fprintf(raw, "%s %s %g\n", s.PreRead.Format(time.RFC3339Nano), s.Read.Format(time.RFC3339Nano), s.CPUPercent)
 		each(s)
 	}
-	if c.behaviour.Runs {
-		select {
-		case <-c.gone:
-		case <-ctx.Done():
-		}
+	select {
+	case <-c.ended:
+	case <-ctx.Done():
 	}
 	return nil
 }
@@ -390,7 +429,8 @@ func (c *Container) WatchOOM(context.Context) func() int {
 	return func() int { return c.behaviour.OOMKills }
 }
 
-// Remove removes the container; removing it again is no error.
+// Remove kills the container's process, if it runs, and removes the
+// container; removing it again is no error.
 func (c *Container) Remove(context.Context) error {
 	c.remove()
 	return nil
@@ -399,8 +439,6 @@ func (c *Container) Remove(context.Context) error {
 func (c *Container) remove() {
 	c.host.mu.Lock()
 	defer c.host.mu.Unlock()
-	if !c.removed {
-		c.removed = true
-		close(c.gone)
-	}
+	c.removed = true
+	c.end(137, false)
 }

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	ghzload "github.com/bojand/ghz/load"
 	"github.com/bojand/ghz/runner"
 	"google.golang.org/grpc"
 
@@ -105,6 +106,38 @@ func perCall(sc *scenario.Scenario) uint64 {
 	return uint64(sc.Replies)
 }
 
+// workers is ghz's constant worker ticker without its race: ghz's own
+// (load.ConstWorkerTicker) sends its one tick from a goroutine of its own,
+// and a run stopped before that send closes the channel under it, which
+// panics the client ("send on closed channel"). Here the send gives up
+// once the run has finished, and the channel closes after it.
+type workers struct {
+	c        chan ghzload.TickValue
+	n        int
+	finished chan struct{}
+	sent     chan struct{}
+}
+
+func newWorkers(n int) *workers {
+	return &workers{c: make(chan ghzload.TickValue), n: n, finished: make(chan struct{}), sent: make(chan struct{})}
+}
+
+func (w *workers) Ticker() <-chan ghzload.TickValue { return w.c }
+
+func (w *workers) Run() {
+	defer close(w.sent)
+	select {
+	case w.c <- ghzload.TickValue{Delta: w.n, Done: true}:
+	case <-w.finished:
+	}
+}
+
+func (w *workers) Finish() {
+	close(w.finished)
+	<-w.sent
+	close(w.c)
+}
+
 // ghzLoad is one load run's spec and scenario.
 type ghzLoad struct {
 	spec load.Spec
@@ -186,6 +219,7 @@ func (l ghzLoad) run(ctx context.Context, d time.Duration, counted *atomic.Uint6
 		runner.WithDisableTemplateFuncs(true),
 		runner.WithDisableTemplateData(true),
 		runner.WithDefaultCallOptions(append(countAnswers(spec.Answered, perCall(l.sc)), countAnswers(counted, 1)...)),
+		runner.WithWorkerTicker(newWorkers(spec.Concurrency)),
 	)...)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("ghz config: %w", err)
@@ -317,6 +351,7 @@ func fromGHZReport(rep *runner.Report, start, end time.Time, perCall uint64) loa
 			"ghz keeps the latencies of its first %d calls only: latency figures describe %d of %d calls (the start of the window)",
 			ghzDetailCap, res.Latency.Count, rep.Count))
 	}
+	res.Bound()
 	return res
 }
 

@@ -213,3 +213,29 @@ func TestHistogramOfTheWindow(t *testing.T) {
 // TestEndsWarmupWhenSteady: under a steady-state rule ghz ends its
 // warm-up once its OK calls per interval are steady.
 func TestEndsWarmupWhenSteady(t *testing.T) { loadtest.EndsWarmupWhenSteady(t, Run) }
+
+func TestGHZFloodIsBounded(t *testing.T) { loadtest.FloodIsBounded(t, Run) }
+
+// TestWorkersFinishedBeforeTheirTick: a run that stops before the worker
+// ticker sent its one tick closes the ticker without a send on the closed
+// channel, which ghz's own ticker panics on; a ticker that ran first
+// delivers its tick.
+func TestWorkersFinishedBeforeTheirTick(t *testing.T) {
+	w := newWorkers(7)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Finish() // the run stopped at once
+	}()
+	w.Run() // the ticker's goroutine, late
+	<-done
+	if _, open := <-w.Ticker(); open {
+		t.Error("the ticker of a finished run is still open")
+	}
+	w = newWorkers(7)
+	go w.Run()
+	if tv := <-w.Ticker(); tv.Delta != 7 || !tv.Done {
+		t.Errorf("tick %+v, want 7 workers at once", tv)
+	}
+	w.Finish()
+}

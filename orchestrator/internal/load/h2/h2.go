@@ -316,6 +316,11 @@ func (r *callCounter) addN(status string, latency, service time.Duration, now ti
 	}
 	r.requests += n
 	if !ok {
+		// A server picks its codes: a new one each call must not grow the
+		// client without end.
+		if _, seen := r.statuses[status]; !seen && len(r.statuses) >= load.MaxDistinct {
+			status = load.Others
+		}
 		r.statuses[status] += n
 		return
 	}
@@ -362,6 +367,7 @@ func merge(recs []*callCounter, measureStart, end time.Time) load.Result {
 			res.Errors["connection: "+e] += n
 		}
 	}
+	res.Bound()
 	res.OK = res.Statuses[codeName(codes.OK)]
 	res.RPS = float64(res.OK) / end.Sub(measureStart).Seconds()
 	res.Latency = load.LatencyOf(hist, sum)
