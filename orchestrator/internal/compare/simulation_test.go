@@ -10,11 +10,15 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
+// between is how far two runs of one code land apart, a server's whole
+// run moved by a log-normal of this CV.
+const between = 0.05
+
 // catalogRun draws a run of a catalog of servers of the given speeds at
 // this machine's noise (each server's own 17% a round; issue 27), each
-// server moved by between (log-normal) for the whole run, as two runs of
-// one code land apart; slower names servers slower by that share.
-func catalogRun(rng *rand.Rand, speeds []float64, rounds int, between float64, slower map[int]float64) record.Run {
+// server moved by between for the whole run; slower names servers slower
+// by that share.
+func catalogRun(rng *rand.Rand, speeds []float64, rounds int, slower map[int]float64) record.Run {
 	var servers []record.Server
 	for i, s := range speeds {
 		shift := math.Exp(between*rng.NormFloat64()) * (1 - slower[i])
@@ -45,7 +49,7 @@ func TestCompareAA(t *testing.T) {
 	flagged := 0
 	for range runs {
 		speeds := speedsOf(rng, 34)
-		if Runs(catalogRun(rng, speeds, 4, 0.05, nil), catalogRun(rng, speeds, 4, 0.05, nil), DefaultThreshold).Regressions > 0 {
+		if Runs(catalogRun(rng, speeds, 4, nil), catalogRun(rng, speeds, 4, nil), DefaultThreshold).Regressions > 0 {
 			flagged++
 		}
 	}
@@ -70,7 +74,7 @@ func TestComparePower(t *testing.T) {
 		var stated float64
 		for range runs {
 			speeds := speedsOf(rng, 34)
-			c := Runs(catalogRun(rng, speeds, tc.rounds, 0.05, nil), catalogRun(rng, speeds, tc.rounds, 0.05, map[int]float64{0: tc.slower}), DefaultThreshold)
+			c := Runs(catalogRun(rng, speeds, tc.rounds, nil), catalogRun(rng, speeds, tc.rounds, map[int]float64{0: tc.slower}), DefaultThreshold)
 			ch := byName(c, "s0")
 			stated += ch.RPS.Power / runs
 			if ch.Regression != "" {

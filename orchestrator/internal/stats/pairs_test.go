@@ -177,7 +177,7 @@ func TestTooFewRoundsRetested(t *testing.T) {
 	d.Futility = 0
 	full := sample("full", 100, 101, 99, 100, 102, 98)
 	gappy := Sample{Name: "gappy", Rounds: []int{1, 3, 4, 5, 6}, Values: []float64{200, 199, 201, 200, 202}}
-	early := Analyse([]Sample{full, Sample{Name: "gappy", Rounds: []int{1, 3}, Values: []float64{200, 199}}}, d)
+	early := Analyse([]Sample{full, {Name: "gappy", Rounds: []int{1, 3}, Values: []float64{200, 199}}}, d)
 	if p := early.Pairs[0]; p.Verdict != TooFewRounds {
 		t.Fatalf("look 1 on 2 rounds: %+v", p)
 	}

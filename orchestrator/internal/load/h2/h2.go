@@ -77,7 +77,7 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	}
 	warmed := func() string { return "" }
 	if rule != nil {
-		warmed = endWarmup(recs, *rule, win, func(at time.Time) { timer.Reset(at.Add(spec.Duration + spec.Tail).Sub(time.Now())) }, stop)
+		warmed = endWarmup(recs, *rule, win, func(at time.Time) { timer.Reset(time.Until(at.Add(spec.Duration + spec.Tail))) }, stop)
 	}
 	wg.Wait()
 	ended := warmed()
