@@ -46,6 +46,11 @@ func (c *benchCmd) Run(ctx context.Context, std streams) error {
 	case c.FailOn == "regression" && c.Baseline == "" && c.Resume == "":
 		return &config.Error{Var: "--fail-on", Value: c.FailOn, Reason: "there is no baseline to regress from", Allowed: "regression with --baseline REF; compare RUN-A RUN-B for two runs"}
 	}
+	if c.Baseline != "" {
+		open = func() (*session.Session, error) {
+			return started(session.OpenGate(ctx, c.Root, record.Baseline{Ref: c.Baseline, Threshold: threshold}, std.Stdout))
+		}
+	}
 	s, err := open()
 	if errors.Is(err, session.ErrFinished) {
 		fmt.Fprintf(std.Stdout, "grpcbench: %v\n", err)
@@ -55,19 +60,9 @@ func (c *benchCmd) Run(ctx context.Context, std streams) error {
 		return err
 	}
 	defer s.Close()
-	base := s.Run.Baseline
-	if c.Baseline != "" {
-		base = &record.Baseline{Ref: c.Baseline, Threshold: threshold}
-	}
+	base := s.Baseline()
 	if c.FailOn == "regression" && base == nil {
 		return &config.Error{Var: "--fail-on", Value: c.FailOn, Reason: "the resumed run has no baseline to regress from", Allowed: "regression for a run of --baseline REF"}
-	}
-	if base != nil {
-		remove, err := s.AddBaseline(ctx, *base)
-		if err != nil {
-			return err
-		}
-		defer remove()
 	}
 	servers := s.Config.Servers(s.Catalog.Servers)
 	fmt.Fprintf(std.Stdout, "grpcbench run %s: %s; %s rounds of %s each, in %d cells; results in %s\n", s.Run.ID, strings.Join(servers, " "),

@@ -50,35 +50,42 @@ type Baseline struct {
 	Builder   images.Builder
 }
 
-// AddBaseline has the run measure its servers also as git ref base.Ref
-// had them (at base.Commit when set: a resumed run's): their servers/ and
-// scenarios/ in a temporary folder, which remove takes away, and the
-// run's scenarios compiled from them; the kit then builds their images
-// too, tagged apart. A ref that is no commit, or one without a scenario
-// of the run, is bad input, refused before anything is built.
-func (s *Session) AddBaseline(ctx context.Context, base record.Baseline) (remove func(), err error) {
+// baselineOf is the code a run measures beside the working tree: the
+// servers/ and scenarios/ of cat's repository as git ref base.Ref had them
+// (at base.Commit when set: a resumed run's), in a temporary folder that
+// remove takes away, and the run's scenarios compiled from them. A ref
+// that is no commit, or one without a scenario of the run, is bad input.
+func baselineOf(ctx context.Context, cat catalog.Catalog, scenarios []string, base record.Baseline) (b *Baseline, remove func(), err error) {
 	dir, remove, err := scratch.Dir("grpcbench-baseline-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ref := base.Ref
-	cat, commit, err := catalog.At(ctx, s.Catalog.Root, cmp.Or(base.Commit, ref), dir)
+	at, commit, err := catalog.At(ctx, cat.Root, cmp.Or(base.Commit, ref), dir)
 	if err != nil {
 		remove()
-		return nil, &config.Error{Var: "--baseline", Value: ref, Reason: err.Error(), Allowed: "a git ref of the repository's history whose servers/ and scenarios/ catalog reads"}
+		return nil, nil, &config.Error{Var: "--baseline", Value: ref, Reason: err.Error(), Allowed: "a git ref of the repository's history whose servers/ and scenarios/ catalog reads"}
 	}
 	base.Commit = commit
-	b := &Baseline{Baseline: base, Catalog: cat, Scenarios: map[string]*scenario.Scenario{}}
-	for _, name := range s.Config.Scenarios {
-		sc, err := cat.Scenario(ctx, name)
+	b = &Baseline{Baseline: base, Catalog: at, Scenarios: map[string]*scenario.Scenario{}}
+	for _, name := range scenarios {
+		sc, err := at.Scenario(ctx, name)
 		if err != nil {
 			remove()
-			return nil, &config.Error{Var: "--baseline", Value: ref, Reason: fmt.Sprintf("scenario %s at %s: %v", name, ref, err), Allowed: "a ref that has the run's scenarios"}
+			return nil, nil, &config.Error{Var: "--baseline", Value: ref, Reason: fmt.Sprintf("scenario %s at %s: %v", name, ref, err), Allowed: "a ref that has the run's scenarios"}
 		}
 		b.Scenarios[name] = sc
 	}
-	s.baseline = b
-	return remove, nil
+	return b, remove, nil
+}
+
+// Baseline is what the run measures beside the working tree, nil for
+// none.
+func (s *Session) Baseline() *record.Baseline {
+	if s.baseline == nil {
+		return nil
+	}
+	return &s.baseline.Baseline
 }
 
 // Kit builds the client image, and the images of the load tools named,
