@@ -148,6 +148,32 @@ const (
 // SeriesInterval is the interval of the series the tools record.
 const SeriesInterval = 250 * time.Millisecond
 
+// WatchWarmup reads a tool's count of OK calls every SeriesInterval until
+// rule finds the calls per interval steady, and returns when (true); it
+// gives up (false) when stop closes or, when until is set, at until.
+func WatchWarmup(rule steady.Rule, count func() uint64, until time.Time, stop <-chan struct{}) (time.Time, bool) {
+	t := time.NewTicker(SeriesInterval)
+	defer t.Stop()
+	var speeds []float64
+	last := uint64(0)
+	for {
+		select {
+		case <-stop:
+			return time.Time{}, false
+		case now := <-t.C:
+			if !until.IsZero() && !now.Before(until) {
+				return time.Time{}, false
+			}
+			n := count()
+			speeds = append(speeds, float64(n-last))
+			last = n
+			if rule.Ended(speeds, SeriesInterval) {
+				return now, true
+			}
+		}
+	}
+}
+
 // Cut drops the intervals that start at or after at: those of a span
 // counted for longer than the load lasted, a warm-up that ended before
 // its cap.

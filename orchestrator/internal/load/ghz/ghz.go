@@ -162,23 +162,8 @@ func (l ghzLoad) warmup(ctx context.Context) (*runner.Report, time.Time, string,
 	done := make(chan struct{})
 	go func() {
 		defer close(watching)
-		t := time.NewTicker(load.SeriesInterval)
-		defer t.Stop()
-		var speeds []float64
-		last := uint64(0)
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				n := answered.Load()
-				speeds = append(speeds, float64(n-last))
-				last = n
-				if rule.Ended(speeds, load.SeriesInterval) {
-					close(steady)
-					return
-				}
-			}
+		if _, ok := load.WatchWarmup(*rule, answered.Load, time.Time{}, done); ok {
+			close(steady)
 		}
 	}()
 	rep, stopped, err := l.run(ctx, l.spec.Warmup, &answered, steady)

@@ -124,34 +124,20 @@ func endWarmup(recs []*callCounter, rule steady.Rule, win *window, moved func(ti
 	d := end.Sub(capAt)
 	result := make(chan string, 1)
 	go func() {
-		t := time.NewTicker(load.SeriesInterval)
-		defer t.Stop()
-		var speeds []float64
-		last := uint64(0)
-		for {
-			select {
-			case <-stop:
-				result <- load.WarmupCapped
-				return
-			case now := <-t.C:
-				if !now.Before(capAt) {
-					result <- load.WarmupCapped
-					return
-				}
-				var n uint64
-				for _, r := range recs {
-					n += r.live.Load()
-				}
-				speeds = append(speeds, float64(n-last))
-				last = n
-				if rule.Ended(speeds, load.SeriesInterval) {
-					win.open(now, d)
-					moved(now)
-					result <- load.WarmupSteady
-					return
-				}
+		count := func() (n uint64) {
+			for _, r := range recs {
+				n += r.live.Load()
 			}
+			return n
 		}
+		now, ok := load.WatchWarmup(rule, count, capAt, stop)
+		if !ok {
+			result <- load.WarmupCapped
+			return
+		}
+		win.open(now, d)
+		moved(now)
+		result <- load.WarmupSteady
 	}()
 	return func() string { return <-result }
 }
