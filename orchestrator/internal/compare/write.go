@@ -106,7 +106,7 @@ func WriteText(w io.Writer, c Comparison) error {
 			"a slowdown is judged by the t-test below\n")
 	}
 	fmt.Fprintf(&b, "regression: a server ranked in %s that fails in %s, or slower by more than %.0f%% after the drift and significantly so "+
-		"(Welch's one-sided t-test on the log of the rounds, Holm's step-down over the %d figures judged: the chance of any false regression is at most %.0f%%), "+
+		"(Welch's one-sided t-test on the log of the rounds, Holm's step-down over the figures judged, %d: the chance of any false regression is at most %.0f%%), "+
 		"by req/s where the load tool kept up in both runs, and by capacity req/s; a server a run did not measure is none\n", c.A, c.B, 100*c.Threshold, c.Tested, 100*stats.Alpha)
 	if c.Tested > 0 {
 		fmt.Fprintf(&b, "power: the chance that a true slowdown of %.0f%% is flagged, at each figure's spread and Holm's first level (%.0f%%/%d), in its row\n",
