@@ -74,6 +74,26 @@ func TestExitStatuses(t *testing.T) {
 	})
 }
 
+// TestBaselineBadInput: a --baseline that is no commit, or a gate without
+// a baseline, is bad input (exit 2) refused before the engine is asked
+// for (there is none here) or a run folder is made.
+func TestBaselineBadInput(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	results := t.TempDir()
+	t.Setenv("GRPC_RESULTS_DIR", results)
+	t.Setenv("GRPC_BENCHMARKS", "go_grpc")
+	repo := filepath.Join("..", "..", "..")
+	checkExits(t, []exitCase{
+		{"an unknown ref", []string{"bench", "--root", repo, "--baseline", "no-such-ref"}, exitBadInput, "", `--baseline="no-such-ref": git ref "no-such-ref": not a commit`},
+		{"a gate without a baseline", []string{"bench", "--root", repo, "--fail-on", "regression"}, exitBadInput, "", `--fail-on="regression": there is no baseline`},
+		{"a baseline for a resumed run", []string{"bench", "--root", repo, "--baseline", "HEAD", "--resume", results}, exitBadInput, "", "--baseline for a new run only"},
+		{"a threshold of 100%", []string{"bench", "--root", repo, "--baseline", "HEAD", "--threshold", "100%"}, exitBadInput, "", "--threshold"},
+	})
+	if left, err := os.ReadDir(results); err != nil || len(left) > 0 {
+		t.Errorf("results folder holds %v (%v), want nothing", left, err)
+	}
+}
+
 // TestSourceURLThatIsAnOptionIsRefused: a server folder whose sources.json
 // URL git would take for an option (--upload-pack runs a command on this
 // machine) is bad input, refused naming the file and the entry before an

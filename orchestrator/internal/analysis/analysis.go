@@ -34,6 +34,8 @@ type Run struct {
 	// TLS are the TLS cost tables: one per plaintext cell with a TLS twin
 	// and kind of measurement.
 	TLS []TLSTable
+	// Gate is a gate run's verdicts (bench --baseline), nil otherwise.
+	Gate *Gate
 }
 
 // Cell is one cell's tables.
@@ -73,7 +75,10 @@ type Ranking struct {
 	Verdicts []string
 	// Noise is the rounds' spread split into the part every server of a
 	// round shares and each server's own; nil when the rows cannot give it.
-	Noise *stats.Noise
+	// Levels splits the own part further, into the window's and the
+	// round's, from the load's series (noise.go); nil without series.
+	Noise  *stats.Noise
+	Levels *Levels
 }
 
 // Of analyses a run's record.
@@ -84,6 +89,7 @@ func Of(run record.Run) Run {
 	}
 	a.Sweeps = a.sweeps()
 	a.TLS = a.tlsTables()
+	a.Gate = a.gateOf()
 	return a
 }
 
@@ -93,12 +99,12 @@ func DesignOf(run record.Run) stats.Design {
 	if d == nil {
 		return stats.Fixed(0, 0)
 	}
-	return stats.Design{Looks: d.Looks, Levels: d.Levels, Margin: d.Margin, Fixed: d.Fixed}
+	return stats.Design{Looks: d.Looks, Levels: d.Levels, Margin: d.Margin, Fixed: d.Fixed, Futility: d.Futility}
 }
 
 // DesignRecord is a design as the record keeps it.
 func DesignRecord(d stats.Design) *record.Design {
-	return &record.Design{Looks: d.Looks, Levels: d.Levels, Margin: d.Margin, Fixed: d.Fixed}
+	return &record.Design{Looks: d.Looks, Levels: d.Levels, Margin: d.Margin, Fixed: d.Fixed, Futility: d.Futility}
 }
 
 func (a Run) cell(c record.Cell) Cell {
@@ -127,6 +133,7 @@ func (a Run) ranking(rows []Row) Ranking {
 	if n, ok := stats.NoiseOf(samples); ok {
 		r.Noise = &n
 	}
+	r.Levels = levelsOf(rows, r.Noise)
 	return r
 }
 

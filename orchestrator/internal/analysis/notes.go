@@ -45,6 +45,7 @@ func (a Run) notes(c Cell) []string {
 		for _, n := range r.Notes {
 			out = append(out, r.Name+": "+n)
 		}
+		out = append(out, steadyNotes(r)...)
 		if r.OOMKills > 0 {
 			out = append(out, fmt.Sprintf("%s: the OOM killer killed %d of its processes over the rounds (GRPC_SERVER_RAM), yet it answered", r.Name, r.OOMKills))
 		}
@@ -116,8 +117,9 @@ func (a Run) verdicts(rows []Row, an stats.Analysis) []string {
 		}
 	}
 	if d := a.Design; !d.Fixed && len(a.Record.Looks) > 0 {
-		out = append(out, fmt.Sprintf("GRPC_BENCHMARK_ROUNDS=auto: looks after rounds %s at level %.4f each (Pocock); %d pairs separated, %d equivalent, %d unresolved; %s",
-			intsText(a.lookRounds()), d.Levels[0], count(an, stats.Separated), count(an, stats.Equivalent), count(an, stats.Unresolved), a.Record.StopReason))
+		out = append(out, fmt.Sprintf("GRPC_BENCHMARK_ROUNDS=auto: looks after rounds %s at level %.4f each; %d pairs separated, %d equivalent, %d stopped as futile (under %.0f%% conditional power to be separated by the last look), %d unresolved; %s",
+			intsText(a.lookRounds()), d.Levels[0], count(an, stats.Separated), count(an, stats.Equivalent), count(an, stats.Futile), 100*d.Futility,
+			count(an, stats.Unresolved)+count(an, stats.TooFewRounds), a.Record.StopReason))
 	}
 	return out
 }

@@ -72,6 +72,23 @@ type Row struct {
 	ClientThrottled float64 `json:"client_throttled"`
 	// ClientBound is set when the client set the pace in any round.
 	ClientBound bool `json:"client_bound"`
+	// UnsteadyRounds counts the rounds left out of the row for a window
+	// that was not steady; Unsteady says no round's was, and the row keeps
+	// them all, tested against no other (steady.go).
+	UnsteadyRounds int  `json:"unsteady_rounds,omitempty"`
+	Unsteady       bool `json:"unsteady,omitempty"`
+	// Warmup is the median warm-up of its rounds; WarmupSteady and
+	// WarmupCapped count the rounds whose steady-state rule ended it, and
+	// those whose rule reached its cap first.
+	Warmup       time.Duration `json:"warmup"`
+	WarmupSteady int           `json:"warmup_steady,omitempty"`
+	WarmupCapped int           `json:"warmup_capped,omitempty"`
+	// Spreads are its windows' relative standard errors from their
+	// intervals, of windows Windows seconds long; RoundCosts each round's
+	// seconds beyond its window (noise.go).
+	Spreads    []float64 `json:"window_spreads,omitempty"`
+	Windows    []float64 `json:"window_seconds,omitempty"`
+	RoundCosts []float64 `json:"round_costs,omitempty"`
 	// Failed and Calls count the calls of every round; Failures lists the
 	// failed ones by status.
 	Failed   uint64 `json:"failed"`
@@ -188,6 +205,9 @@ func sorted(rows []Row) []Row {
 // rowOf sums up a server's rounds by the measurement pick takes of each.
 func rowOf(s record.Server, rounds []record.Round, pick measurement, clientCPUs float64) Row {
 	row := Row{Name: s.Name, Stack: s.Stack, Library: s.Built()}
+	rounds, row.UnsteadyRounds = steadyRounds(rounds, pick)
+	row.Unsteady = slices.ContainsFunc(rounds, func(r record.Round) bool { return pick(r).Unsteady() })
+	row.warmups(rounds, pick)
 	var mean, p50, p90, p95, p99, p999, srvCPU, cliCPU, mem, perCore, srvThr, cliThr []float64
 	statuses := map[string]uint64{}
 	notes := map[string]bool{}
@@ -298,18 +318,24 @@ func medianPercentiles(rounds []record.Round, pick func(record.Round) *record.Me
 func Judge(design stats.Design, rows []Row) stats.Analysis {
 	judged, samples := samplesOf(rows)
 	a := stats.Analyse(samples, design)
-	letters := stats.Letters(len(judged), func(i, j int) bool { return a.Separated(rows[judged[i]].Name, rows[judged[j]].Name) })
+	separated := map[[2]string]bool{} // the letters ask of every pair, many times
+	for _, p := range a.Pairs {
+		if p.Verdict == stats.Separated {
+			separated[[2]string{p.A, p.B}], separated[[2]string{p.B, p.A}] = true, true
+		}
+	}
+	letters := stats.Letters(len(judged), func(i, j int) bool { return separated[[2]string{rows[judged[i]].Name, rows[judged[j]].Name}] })
 	for k, i := range judged {
 		rows[i].Group = letters[k]
 	}
 	return a
 }
 
-// samplesOf is the req/s of each round of the measured (not client-bound)
-// rows, and which rows they are.
+// samplesOf is the req/s of each round of the measured (not client-bound,
+// not unsteady) rows, and which rows they are.
 func samplesOf(rows []Row) (judged []int, samples []stats.Sample) {
 	for i, r := range rows {
-		if !r.ClientBound {
+		if !r.ClientBound && !r.Unsteady {
 			judged = append(judged, i)
 			samples = append(samples, stats.Sample{Name: r.Name, Rounds: r.Rounds, Values: r.Values})
 		}

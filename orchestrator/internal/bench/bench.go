@@ -28,6 +28,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/session"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/steady"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/sweep"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
@@ -43,7 +44,7 @@ const capacityWarmup = time.Second
 // alone; the tool that keeps up needs no more to rank it.
 func capacitySpec(loadSpec load.Spec) load.Spec {
 	spec := loadSpec
-	spec.Warmup = min(capacityWarmup, loadSpec.Warmup)
+	spec.Warmup, spec.Steady = min(capacityWarmup, loadSpec.Warmup), nil
 	spec.Duration = max(loadSpec.Duration/2, time.Second)
 	return spec
 }
@@ -82,6 +83,9 @@ type Bench struct {
 // every scenario of the run.
 func New(o Options, run record.Run) (*Bench, error) {
 	b := &Bench{Options: o, run: run}
+	if bl := o.Kit.Baseline; bl != nil {
+		b.run.Baseline = &bl.Baseline
+	}
 	var err error
 	if b.tool, b.capacity, err = b.tools(); err != nil {
 		return nil, err
@@ -128,7 +132,7 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) (record.Run, er
 	}
 	start, done := time.Now(), 0
 	var took []float64 // each round's seconds, for the budget
-	active := func(record.Server) bool { return true }
+	active := func(int, record.Server) bool { return true }
 	for {
 		look, ok := design.NextLook(done)
 		if !ok {
@@ -155,19 +159,19 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) (record.Run, er
 		if design.Fixed {
 			break
 		}
-		open := b.look(look, time.Since(start))
-		if len(open) == 0 {
+		open, going := b.look(look, time.Since(start))
+		if going == 0 {
 			b.run.StopReason = "every pair was decided"
 			break
 		}
 		if next, ok := design.NextLook(look); ok && b.Kit.Config.Budget > 0 {
-			need := time.Duration(float64(next-look) * float64(len(open)) * stats.Median(took) * float64(time.Second))
+			need := time.Duration(float64(next-look) * float64(going) * stats.Median(took) * float64(time.Second))
 			if time.Since(start)+need > b.Kit.Config.Budget {
 				b.run.StopReason = fmt.Sprintf("GRPC_BENCHMARK_BUDGET=%s: the next look's rounds (about %s) would end past it", b.Kit.Config.Budget, need.Round(time.Second))
 				break
 			}
 		}
-		active = func(s record.Server) bool { return open[s.Name] }
+		active = func(ci int, s record.Server) bool { return open[ci][s.Name] }
 		if err := b.Store.Publish(b.run); err != nil {
 			return b.run, err
 		}
@@ -214,14 +218,14 @@ func (b *Bench) seed() uint64 {
 // have not failed, in a random order drawn from the run's seed and the
 // round: each server meets a different predecessor and moment in every
 // round, and a resumed run follows the order it was interrupted in.
-func (b *Bench) visits(r int, active func(record.Server) bool) []record.Visit {
+func (b *Bench) visits(r int, active func(int, record.Server) bool) []record.Visit {
 	var visits []record.Visit
 	for ci, cell := range b.run.Cells {
 		if cell.Probe > 0 { // measured after the rounds, by search
 			continue
 		}
 		for _, srv := range cell.Servers {
-			if srv.Unsupported == "" && srv.FirstFailure() == nil && active(srv) {
+			if srv.Unsupported == "" && srv.FirstFailure() == nil && active(ci, srv) {
 				visits = append(visits, record.Visit{Cell: ci, Server: srv.Name})
 			}
 		}
@@ -231,6 +235,9 @@ func (b *Bench) visits(r int, active func(record.Server) bool) []record.Visit {
 	if r == 1 { // a rate cell's first round needs its server's capacity
 		stage := func(v record.Visit) int { return sweep.Stage(plan.Of(b.run.Cells[v.Cell])) }
 		slices.SortStableFunc(visits, func(v, w record.Visit) int { return cmp.Compare(stage(v), stage(w)) })
+	}
+	if b.Kit.Baseline != nil {
+		visits = pairVisits(b.run, visits)
 	}
 	return visits
 }
@@ -269,29 +276,33 @@ func (b *Bench) visit(ctx context.Context, v record.Visit, r, look int) (time.Du
 }
 
 // look analyses every cell's ranking after a sequential design's look,
-// records it, and returns the servers of unresolved pairs, which go on.
-func (b *Bench) look(rounds int, elapsed time.Duration) map[string]bool {
+// records it, and returns, per cell, the servers of its open pairs, which
+// go on in that cell alone, and how many they are in all.
+func (b *Bench) look(rounds int, elapsed time.Duration) ([]map[string]bool, int) {
 	rec := record.Look{Rounds: rounds, Elapsed: elapsed.Seconds()}
-	open := map[string]bool{}
+	var open []map[string]bool
+	going := 0
 	for _, cell := range analysis.Of(b.run).Cells {
 		// Both rankings decide: a client-bound server is out of the load
 		// ranking's tests, and its order stands on the capacity ranking.
 		loadOpen, capacityOpen := cell.Load.Open(), cell.Capacity.Open()
-		var names []string
+		names, set := []string{}, map[string]bool{}
 		for _, srv := range cell.Record.Servers {
 			if slices.Contains(loadOpen, srv.Name) || slices.Contains(capacityOpen, srv.Name) {
 				names = append(names, srv.Name)
-				open[srv.Name] = true
+				set[srv.Name] = true
 			}
 		}
+		going += len(names)
+		open = append(open, set)
 		rec.Cells = append(rec.Cells, cell.Load.Record())
 		rec.Capacity = append(rec.Capacity, cell.Capacity.Record())
 		rec.Continuing = append(rec.Continuing, names)
 	}
 	// A resumed run looks again at the looks it had: each is recorded once.
 	b.run.Looks = append(slices.DeleteFunc(b.run.Looks, func(l record.Look) bool { return l.Rounds >= rounds }), rec)
-	b.Progress.Printf("look after round %d: %d servers go on", rounds, len(open))
-	return open
+	b.Progress.Printf("look after round %d: %d servers go on, over the cells", rounds, going)
+	return open, going
 }
 
 // HostGoneError stops a run whose engine no longer answers.
@@ -365,27 +376,31 @@ func (b *Bench) tools() (load.Tool, load.Tool, error) {
 func (b *Bench) build(ctx context.Context, servers []string) error {
 	k := b.Kit
 	type key struct{ scenario, base string }
-	failed := map[key]error{}
-	ids := map[key]string{}
-	for _, sc := range plan.ScenarioNames(b.run.Cells) {
-		for _, base := range k.Catalog.Bases(servers) {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if k.Catalog.Unsupported(base, sc, false) != "" {
-				continue
-			}
-			folder, err := k.Folder.Sub(base)
-			if err != nil {
-				return err
-			}
-			img, _, err := images.BuildServer(ctx, k.Builder, base, k.Scenarios[sc], folder, "build-"+sc+".log", b.Progress)
-			if err != nil {
-				if gone := b.hostGone(ctx, 0); gone != nil {
-					return gone
+	codes := b.codes()
+	failed := make([]map[key]error, len(codes))
+	ids := make([]map[key]string, len(codes))
+	for i, c := range codes {
+		failed[i], ids[i] = map[key]error{}, map[key]string{}
+		for _, sc := range plan.ScenarioNames(b.run.Cells) {
+			for _, base := range c.catalog.Bases(c.present(servers)) {
+				if err := ctx.Err(); err != nil {
+					return err
 				}
+				if c.catalog.Unsupported(base, sc, false) != "" {
+					continue
+				}
+				folder, err := k.Folder.Sub(c.name(base))
+				if err != nil {
+					return err
+				}
+				img, _, err := images.BuildServer(ctx, c.builder, base, c.scenarios[sc], folder, "build-"+sc+".log", b.Progress)
+				if err != nil {
+					if gone := b.hostGone(ctx, 0); gone != nil {
+						return gone
+					}
+				}
+				ids[i][key{sc, base}], failed[i][key{sc, base}] = img.ID, err
 			}
-			ids[key{sc, base}], failed[key{sc, base}] = img.ID, err
 		}
 	}
 	for ci := range b.run.Cells {
@@ -393,24 +408,34 @@ func (b *Bench) build(ctx context.Context, servers []string) error {
 		if sc := k.Scenarios[cell.Scenario]; sc.Kind != scenario.Unary {
 			cell.Kind = string(sc.Kind)
 		}
-		for _, name := range servers {
-			built := key{cell.Scenario, k.Catalog.Base(name)}
-			i := slices.IndexFunc(cell.Servers, func(s record.Server) bool { return s.Name == name })
-			if i < 0 { // a resumed run has its servers already
-				cell.Servers = append(cell.Servers, record.Server{Name: name})
-				i = len(cell.Servers) - 1
-			}
-			srv := &cell.Servers[i]
-			srv.Image, srv.ImageID = k.Builder.ServerTag(built.base, built.scenario), ids[built]
-			m := k.Catalog.Manifest(name)
-			srv.Stack, srv.Library, srv.Version = m.Stack, m.Name, m.Version
-			if m.GRPC != nil {
-				srv.GRPC = m.GRPC.Name + " " + m.GRPC.Version
-			}
-			srv.Unsupported = k.Catalog.Unsupported(name, cell.Scenario, cell.TLS)
-			if err := failed[built]; err != nil {
-				f := harness.FailureOf(err)
-				srv.Failure = &f
+		for _, server := range servers {
+			for i, c := range codes {
+				name := c.name(server)
+				built := key{cell.Scenario, c.catalog.Base(server)}
+				j := slices.IndexFunc(cell.Servers, func(s record.Server) bool { return s.Name == name })
+				if j < 0 { // a resumed run has its servers already
+					cell.Servers = append(cell.Servers, record.Server{Name: name})
+					j = len(cell.Servers) - 1
+				}
+				srv := &cell.Servers[j]
+				if c.ref != "" {
+					srv.Of = server
+				}
+				if !slices.Contains(c.catalog.Servers, server) {
+					srv.Failure = &record.Failure{Phase: "build", Reason: fmt.Sprintf("no server %s at %s", server, c.ref)}
+					continue
+				}
+				srv.Image, srv.ImageID = c.builder.ServerTag(built.base, built.scenario), ids[i][built]
+				m := c.catalog.Manifest(server)
+				srv.Stack, srv.Library, srv.Version = m.Stack, m.Name, m.Version
+				if m.GRPC != nil {
+					srv.GRPC = m.GRPC.Name + " " + m.GRPC.Version
+				}
+				srv.Unsupported = c.catalog.Unsupported(server, cell.Scenario, cell.TLS)
+				if err := failed[i][built]; err != nil {
+					f := harness.FailureOf(err)
+					srv.Failure = &f
+				}
 			}
 		}
 	}
@@ -433,7 +458,11 @@ func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) re
 		}
 	}
 	sc := k.Scenarios[cell.Scenario]
-	up, err := k.Harness.Up(ctx, k.ServerSpec(cell, sc, srv.Name, srv.Image, folder))
+	spec := k.ServerSpec(cell, sc, srv.Name, srv.Image, folder)
+	if srv.Of != "" && k.Baseline != nil { // a baseline's row runs with the baseline's environment
+		spec.Env = k.Baseline.Catalog.Env(srv.Of)
+	}
+	up, err := k.Harness.Up(ctx, spec)
 	defer up.Down(ctx)
 	if up.Conformance != nil && srv.Conformance == nil {
 		srv.Conformance = up.Conformance
@@ -447,15 +476,28 @@ func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) re
 	spent := time.Duration(0) // warm-ups and measurements, for the overhead
 	if err == nil {
 		before, hostOK := usage.ReadHostCPU(k.HostStat)
-		loadSpec := plan.LoadSpec(k.Config, cell, sc, k.Config.RoundDuration())
 		tool, capacity := b.tool, b.capacity
 		if swept {
 			tool, capacity = b.rate, nil // a capacity at a set rate is the rate
+		}
+		loadSpec := plan.LoadSpec(k.Config, cell, sc, k.Config.RoundDuration(), tool)
+		if swept {
 			loadSpec.QPS = max(1, int(math.Round(round.TargetRPS)))
 		}
-		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s%s", srv.Name, loadSpec.Warmup, loadSpec.Duration, tool.Name(), rateText(round.TargetRPS))
+		switch {
+		case swept && loadSpec.Steady != nil:
+			// At a set rate every interval completes the rate's calls: the
+			// warm-up is what the server needed in its saturation cell.
+			loadSpec.Warmup, loadSpec.Steady = b.saturationWarmup(ci, srv.Name, loadSpec.Warmup), nil
+		case loadSpec.Steady != nil:
+			loadSpec.Steady.Min = seededMin(*srv, loadSpec)
+		}
+		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s%s", srv.Name, warmupText(loadSpec), loadSpec.Duration, tool.Name(), rateText(round.TargetRPS))
 		round.Measurement, err = b.measure(ctx, up, tool, loadSpec, "load")
-		spent += loadSpec.Warmup + loadSpec.Duration + usage.LoadTail
+		spent += loadSpec.Duration + usage.LoadTail
+		if round.Load != nil {
+			spent += round.Load.Warmup
+		}
 		if err == nil && round.Load.OK == 0 {
 			err = &record.PhaseError{Phase: "load", Err: fmt.Errorf("no call succeeded (%s)", round.Load.Failures())}
 		}
@@ -486,7 +528,7 @@ func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) re
 	if err != nil {
 		return b.fail(srv.Name, round, err)
 	}
-	round.Overhead = max(0, phaseTime(round.Phases)-spent.Seconds())
+	round.Overhead = max(0, round.Took()-spent.Seconds())
 	b.Progress.Printf("%s: %s", srv.Name, roundText(round, scenario.Kind(cell.Kind).RateUnit(), sweep.Poisson(b.run)))
 	return round
 }
@@ -514,13 +556,46 @@ func (b *Bench) measure(ctx context.Context, up *harness.Instance, tool load.Too
 // measurement: the window's ends are known to within it.
 const hostPeriod = 250 * time.Millisecond
 
-// phaseTime is the time the phases took in all.
-func phaseTime(phases []record.Phase) float64 {
-	var total float64
-	for _, p := range phases {
-		total += p.Seconds
+// seededMin is the least warm-up of a server's next round under the
+// steady-state rule: the rule's own, or half the median warm-up of its
+// rounds so far that the rule ended (their transients: the rule ends a
+// warm-up once the steady stretch is as long as the transient before it),
+// so that a round whose noise hides the end of a climb its server's
+// earlier rounds showed does not stop inside it. Never more than half the
+// cap, which leaves the rule room.
+func seededMin(srv record.Server, spec load.Spec) time.Duration {
+	var warmups []float64
+	for _, r := range srv.Rounds {
+		if r.Load != nil && r.Load.WarmupEnd == record.WarmupSteady {
+			warmups = append(warmups, float64(r.Load.Warmup))
+		}
 	}
-	return total
+	seeded := time.Duration(stats.Median(warmups) / 2).Truncate(load.SeriesInterval)
+	return min(max(spec.Steady.Min, seeded), spec.Warmup/2)
+}
+
+// saturationWarmup is the warm-up of a rate cell's round: the longest its
+// server needed in the rounds of its saturation cell so far, else the cap.
+func (b *Bench) saturationWarmup(ci int, name string, capped time.Duration) time.Duration {
+	srv, ok := b.run.Cells[sweep.Saturation(b.run, ci)].Server(name)
+	longest := time.Duration(0)
+	for _, r := range srv.Rounds {
+		if r.Load != nil && r.Load.WarmupEnd == record.WarmupSteady {
+			longest = max(longest, r.Load.Warmup)
+		}
+	}
+	if !ok || longest == 0 {
+		return capped
+	}
+	return min(longest, capped)
+}
+
+// warmupText says how a load warms up.
+func warmupText(spec load.Spec) string {
+	if spec.Steady == nil {
+		return spec.Warmup.String()
+	}
+	return fmt.Sprintf("until steady (from %s, at most %s)", spec.Steady.Min, spec.Warmup)
 }
 
 // rateText says the rate a rate cell's load is at.
@@ -597,13 +672,18 @@ func Planned(cells []record.Cell, servers []string, rounds int) int {
 	return n
 }
 
-// PerRound estimates a round's time before any is measured: warm-up,
+// PerRound estimates a round's time before any is measured: warm-up (under
+// auto its least, which a server steady from the start takes),
 // measurement, the load past the window and overhead, and the capacity
 // measurement when it is on.
 func PerRound(cfg config.Config) time.Duration {
-	each := cfg.Warmup + cfg.RoundDuration() + usage.LoadTail + roundOverhead
+	warmup := cfg.WarmupCap()
+	if cfg.Warmup.Auto {
+		warmup = steady.Default.Min
+	}
+	each := warmup + cfg.RoundDuration() + usage.LoadTail + roundOverhead
 	if cfg.CapacityOn() {
-		c := capacitySpec(load.Spec{Warmup: cfg.Warmup, Duration: cfg.RoundDuration()})
+		c := capacitySpec(load.Spec{Warmup: warmup, Duration: cfg.RoundDuration()})
 		each += c.Warmup + c.Duration + usage.LoadTail
 	}
 	return each

@@ -178,7 +178,7 @@ func (c *Comparison) accuracy(ctx context.Context, server, reference string, sha
 			var got AccuracyRound
 			for _, side := range accuracyOrder(round, &got, c.Subject, reference) {
 				tool, _ := load.Lookup(side.tool)
-				m, err := srv.Measure(ctx, tool, plan.LoadSpec(c.Kit.Config, shape, c.Scenario, c.Kit.Config.Duration), fmt.Sprintf("%s-%d-%s", p, round+1, side.name))
+				m, err := srv.Measure(ctx, tool, plan.LoadSpec(c.Kit.Config, shape, c.Scenario, c.Kit.Config.Duration, tool), fmt.Sprintf("%s-%d-%s", p, round+1, side.name))
 				if err != nil {
 					return fail(i, fmt.Sprintf("shape %s, round %d, %s: %v", p, round+1, side.name, err)), ctx.Err()
 				}

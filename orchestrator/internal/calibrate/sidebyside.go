@@ -154,7 +154,7 @@ func (c *Comparison) SideBySide(ctx context.Context, server string, profiles []s
 		for _, tool := range tools {
 			name := tool.Name()
 			c.Out.Printf("%s: loading with %s%s", server, name, shapeText(shape.Profile))
-			m, err := srv.Measure(ctx, tool, plan.LoadSpec(c.Kit.Config, shape, c.Scenario, c.Kit.Config.Duration), strings.TrimPrefix(shape.Profile+"-"+name, "-"))
+			m, err := srv.Measure(ctx, tool, plan.LoadSpec(c.Kit.Config, shape, c.Scenario, c.Kit.Config.Duration, tool), strings.TrimPrefix(shape.Profile+"-"+name, "-"))
 			if err != nil {
 				return rows, fmt.Errorf("%s%s: %w", name, shapeText(shape.Profile), err)
 			}

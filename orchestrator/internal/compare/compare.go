@@ -39,8 +39,12 @@ const DriftServers = 3
 
 // Statuses of a server in two runs.
 const (
-	Compared    = "compared"   // ranked in both
-	NowFails    = "now fails"  // ranked in the first, not ranked in the second
+	Compared = "compared"  // ranked in both
+	NowFails = "now fails" // ranked in the first, not ranked in the second
+	// NotMeasured: a run ended (was interrupted, or died) before it
+	// measured the server, or cut its round short; nothing is said of the
+	// server, and it is no regression.
+	NotMeasured = "not measured"
 	NowRanked   = "now ranked" // not ranked in the first, ranked in the second
 	FailsInBoth = "fails in both"
 	OnlyInA     = "only in a" // the second run did not run it
@@ -60,11 +64,47 @@ type Figure struct {
 	Judged bool `json:"judged"`
 	// Adjusted is the change once the cell's drift is taken out of the
 	// second run (the same as Diff.Change without a drift); SlowerP is the
-	// one-sided p of "the second run is slower", on the adjusted rounds.
+	// one-sided p of "the second run is slower", Welch's t-test on the log
+	// of the adjusted rounds (a U test's p, discrete, cannot pass Holm's
+	// levels at a few rounds a side).
 	Adjusted float64 `json:"adjusted_change"`
 	SlowerP  float64 `json:"slower_p"`
+	// Power is the chance that a true slowdown of twice the threshold is
+	// flagged, at the figure's spread in both runs and Holm's first level.
+	Power float64 `json:"power"`
 	// Regressed says this figure makes the server a regression.
 	Regressed bool `json:"regressed,omitempty"`
+	// diff is the adjusted log change, va and vb the variances of the two
+	// runs' mean logs, na and nb their rounds; se and df the change's
+	// standard error and degrees of freedom as tested.
+	diff, va, vb float64
+	na, nb       int
+	se, df       float64
+}
+
+// slower tests the figure for a slowdown: Welch's one-sided t-test of the
+// adjusted log change, its variance the two runs' plus tau², the noise
+// between runs of the cell's servers (as known: it adds no degrees of
+// freedom's worth of doubt of its own).
+func (f *Figure) slower(tau float64) {
+	if f.na < 2 || f.nb < 2 {
+		f.SlowerP, f.se, f.df = 1, 0, 0
+		return
+	}
+	v := f.va + f.vb + tau*tau
+	f.se = math.Sqrt(v)
+	f.df = v * v / (f.va*f.va/float64(f.na-1) + f.vb*f.vb/float64(f.nb-1))
+	if math.IsInf(f.df, 0) || math.IsNaN(f.df) { // rounds without spread
+		f.df = float64(f.na + f.nb - 2)
+	}
+	switch {
+	case f.se > 0:
+		f.SlowerP = stats.TCDF(f.df, f.diff/f.se)
+	case f.diff < 0:
+		f.SlowerP = 0
+	default:
+		f.SlowerP = 1
+	}
 }
 
 // Change is one server of a cell in two runs.
@@ -107,9 +147,14 @@ type ComparedCell struct {
 	Settings []ChangedSetting `json:"settings,omitempty"`
 	// RPSDrift and CapacityDrift are taken out of the changes before they
 	// are judged; nil with fewer than DriftServers servers.
-	RPSDrift      *Drift   `json:"rps_drift,omitempty"`
-	CapacityDrift *Drift   `json:"capacity_drift,omitempty"`
-	Servers       []Change `json:"servers"`
+	RPSDrift      *Drift `json:"rps_drift,omitempty"`
+	CapacityDrift *Drift `json:"capacity_drift,omitempty"`
+	// BetweenRuns is the noise between the two runs of the cell's servers'
+	// req/s, on the log scale: the spread of their changes after the drift
+	// beyond what their rounds' own spread explains (a robust spread less
+	// the rounds', floored at 0); nil with fewer than DriftServers servers.
+	BetweenRuns *float64 `json:"between_runs,omitempty"`
+	Servers     []Change `json:"servers"`
 }
 
 // ChangedSetting is a setting, or a fact of the hardware, that differs; A
@@ -134,6 +179,9 @@ type Comparison struct {
 	Hardware    []ChangedSetting `json:"hardware,omitempty"`
 	Cells       []ComparedCell   `json:"cells"`
 	Regressions int              `json:"regressions"`
+	// Tested counts the figures judged, over which Holm holds the chance of
+	// any false regression at stats.Alpha.
+	Tested int `json:"tested"`
 	// Unfinished lists the runs that did not run all their rounds: their
 	// figures are not final, and a gate cannot pass them.
 	Unfinished []Unfinished `json:"unfinished,omitempty"`
@@ -182,13 +230,14 @@ func Runs(a, b record.Run, threshold float64) Comparison {
 			continue
 		}
 		matched[i] = true
-		cmp.Cells = append(cmp.Cells, cell(ca, ab.Cells[i], threshold))
+		cmp.Cells = append(cmp.Cells, cell(ca, ab.Cells[i]))
 	}
 	for i, cb := range ab.Cells {
 		if !matched[i] {
 			cmp.Cells = append(cmp.Cells, ComparedCell{Name: cb.Name, Cell: cb.Plan, In: "b", Servers: alone(cb.Record, OnlyInB)})
 		}
 	}
+	cmp.holm(threshold)
 	for _, c := range cmp.Cells {
 		for _, s := range c.Servers {
 			if s.Regression != "" {
@@ -251,7 +300,7 @@ func sides(c analysis.Cell) (map[string]side, []string) {
 
 // cell compares a cell present in both runs: a's servers in a's order
 // (ranked first), then those only b has.
-func cell(ca, cb analysis.Cell, threshold float64) ComparedCell {
+func cell(ca, cb analysis.Cell) ComparedCell {
 	out := ComparedCell{Name: ca.Name, Cell: ca.Plan, Settings: differences(ca.Record.Settings, cb.Record.Settings)}
 	sa, order := sides(ca)
 	sb, orderB := sides(cb)
@@ -266,9 +315,54 @@ func cell(ca, cb analysis.Cell, threshold float64) ComparedCell {
 	out.RPSDrift = drift(out.Servers, func(c *Change) *Figure { return c.RPS })
 	out.CapacityDrift = drift(out.Servers, func(c *Change) *Figure { return c.Capacity })
 	for i := range out.Servers {
-		judge(&out.Servers[i], sa[out.Servers[i].Server], sb[out.Servers[i].Server], out.RPSDrift, out.CapacityDrift, threshold)
+		judge(&out.Servers[i], sa[out.Servers[i].Server], sb[out.Servers[i].Server], out.RPSDrift, out.CapacityDrift)
+	}
+	out.BetweenRuns = betweenRuns(out.Servers, func(c *Change) *Figure { return c.RPS })
+	capacityBetween := betweenRuns(out.Servers, func(c *Change) *Figure { return c.Capacity })
+	for i := range out.Servers {
+		for _, f := range []struct {
+			f   *Figure
+			tau *float64
+		}{{out.Servers[i].RPS, out.BetweenRuns}, {out.Servers[i].Capacity, capacityBetween}} {
+			if f.f != nil && f.f.Judged && out.Servers[i].Status == Compared {
+				tau := 0.0
+				if f.tau != nil {
+					tau = *f.tau
+				}
+				f.f.slower(tau)
+			}
+		}
 	}
 	return out
+}
+
+// betweenRuns is the noise between two runs of a cell's servers' figure
+// (pick): the robust variance of their log changes after the drift, less
+// the mean of what their rounds' spreads put into each change; nil with fewer
+// than DriftServers servers. Like the drift, it takes most servers to be
+// unchanged.
+func betweenRuns(changes []Change, pick func(*Change) *Figure) *float64 {
+	var shifts, own []float64
+	for i := range changes {
+		if f := pick(&changes[i]); changes[i].Status == Compared && f != nil && f.Judged && f.na > 1 && f.nb > 1 {
+			shifts = append(shifts, f.diff)
+			own = append(own, f.va+f.vb)
+		}
+	}
+	if len(shifts) < DriftServers {
+		return nil
+	}
+	// The spread is the median absolute deviation about the drift (scaled
+	// to a normal's standard deviation), so that the servers that did
+	// change do not pass for noise and hide themselves.
+	centre := stats.Median(shifts)
+	deviations := make([]float64, len(shifts))
+	for i, s := range shifts {
+		deviations[i] = math.Abs(s - centre)
+	}
+	sd := 1.4826 * stats.Median(deviations)
+	v := math.Sqrt(math.Max(sd*sd-stats.Mean(own), 0))
+	return &v
 }
 
 // change is a server's status and figures in two runs, not yet judged.
@@ -279,6 +373,8 @@ func change(name string, a, b side) Change {
 		ch.Status = OnlyInB
 	case b.srv == nil:
 		ch.Status = OnlyInA
+	case notMeasured(*a.srv) || notMeasured(*b.srv):
+		ch.Status = NotMeasured
 	case a.row != nil && b.row != nil:
 		ch.Status = Compared
 	case a.row != nil:
@@ -313,6 +409,17 @@ func change(name string, a, b side) Change {
 	return ch
 }
 
+// notMeasured says a run did not measure the server, through no fault of
+// the server's: not ranked, not unsupported, and no failure but a round
+// the run cut short.
+func notMeasured(s record.Server) bool {
+	if s.Ranked() || s.Unsupported != "" {
+		return false
+	}
+	f := s.FirstFailure()
+	return f == nil || f.CutShort
+}
+
 func figure(a, b []float64, judged bool) *Figure {
 	f := &Figure{A: stats.Of(a), B: stats.Of(b), Diff: stats.Compare(a, b), Judged: judged}
 	f.Adjusted = f.Diff.Change
@@ -334,15 +441,12 @@ func drift(changes []Change, pick func(*Change) *Figure) *Drift {
 	return &Drift{Change: math.Expm1(stats.Median(shifts)), Servers: len(shifts)}
 }
 
-// pSlack keeps rounding from lifting the smallest p a sample size allows
-// (3 rounds a side: 0.05 one-sided) above stats.Alpha.
-const pSlack = 1e-9
-
-// judge decides whether a server regressed: a server that fails now, or a
-// judged figure slower by more than threshold after the drift, with the
-// one-sided U test's p at most stats.Alpha on the second run's rounds
-// divided by the drift.
-func judge(ch *Change, a, b side, rpsDrift, capDrift *Drift, threshold float64) {
+// judge readies a server's figures for the verdict: a server that fails
+// now is a regression; each judged figure gets its change after the
+// drift and the one-sided p of a slowdown (Welch's t-test on the log of
+// the first run's rounds against the second's divided by the drift).
+// Holm then decides over every judged figure of the comparison (holm).
+func judge(ch *Change, a, b side, rpsDrift, capDrift *Drift) {
 	if ch.Status == NowFails {
 		ch.Regression = "ranked in the first run, fails in the second: " + ch.Failure
 		return
@@ -350,37 +454,86 @@ func judge(ch *Change, a, b side, rpsDrift, capDrift *Drift, threshold float64) 
 	if ch.Status != Compared {
 		return
 	}
-	var why []string
 	for _, m := range []struct {
-		name  string
 		f     *Figure
 		a, b  *analysis.Row
 		drift *Drift
-	}{{"req/s", ch.RPS, a.row, b.row, rpsDrift}, {"capacity req/s", ch.Capacity, a.cap, b.cap, capDrift}} {
+	}{{ch.RPS, a.row, b.row, rpsDrift}, {ch.Capacity, a.cap, b.cap, capDrift}} {
 		if m.f == nil || !m.f.Judged {
 			continue
 		}
-		factor := 1.0
+		shift := 0.0
 		if m.drift != nil {
-			factor = 1 + m.drift.Change
+			shift = math.Log1p(m.drift.Change)
 		}
-		adjusted := make([]float64, len(m.b.Values))
-		for i, v := range m.b.Values {
-			adjusted[i] = v / factor
-		}
-		d := stats.Compare(m.a.Values, adjusted)
-		m.f.Adjusted = d.Change
-		m.f.SlowerP = 1 - d.P/2 // the other tail
-		if d.Change < 0 {
-			m.f.SlowerP = d.P / 2
-		}
-		if m.f.Adjusted < -threshold && m.f.SlowerP <= stats.Alpha+pSlack {
-			m.f.Regressed = true
-			why = append(why, fmt.Sprintf("%s %+.1f%% (p=%.3f, one-sided)", m.name, 100*m.f.Adjusted, m.f.SlowerP))
+		la, lb := logs(m.a.Values, 0), logs(m.b.Values, shift)
+		m.f.diff = stats.Mean(lb) - stats.Mean(la)
+		m.f.Adjusted = math.Expm1(m.f.diff)
+		m.f.va, m.f.vb, m.f.na, m.f.nb = meanVariance(la), meanVariance(lb), len(la), len(lb)
+	}
+}
+
+// meanVariance is the variance of the mean of values, 0 for fewer than 2.
+func meanVariance(values []float64) float64 {
+	if len(values) < 2 {
+		return 0
+	}
+	_, sd := stats.MeanSD(values)
+	return sd * sd / float64(len(values))
+}
+
+// logs are the logs of values, less shift.
+func logs(values []float64, shift float64) []float64 {
+	out := make([]float64, 0, len(values))
+	for _, v := range values {
+		if v > 0 {
+			out = append(out, math.Log(v)-shift)
 		}
 	}
-	if len(why) > 0 {
-		ch.Regression = fmt.Sprintf("slower by more than %.0f%%: %s", 100*threshold, joinAnd(why))
+	return out
+}
+
+// holm decides every judged figure of the comparison: a regression is a
+// slowdown beyond the threshold after the drift (which the threshold
+// covers what the drift leaves of), significant by Holm's step-down over
+// all of them, which holds the chance of any false regression at
+// stats.Alpha across servers, cells and figures. Each figure's power is
+// stated for a slowdown of twice the threshold at Holm's first level.
+func (c *Comparison) holm(threshold float64) {
+	var figures []*Figure
+	var names []string
+	var changes []*Change
+	for ci := range c.Cells {
+		for si := range c.Cells[ci].Servers {
+			ch := &c.Cells[ci].Servers[si]
+			for _, f := range []struct {
+				name string
+				f    *Figure
+			}{{"req/s", ch.RPS}, {"capacity req/s", ch.Capacity}} {
+				if ch.Status == Compared && f.f != nil && f.f.Judged && f.f.df > 0 {
+					figures, names, changes = append(figures, f.f), append(names, f.name), append(changes, ch)
+				}
+			}
+		}
+	}
+	c.Tested = len(figures)
+	ps := make([]float64, len(figures))
+	for i, f := range figures {
+		ps[i] = f.SlowerP
+	}
+	level := stats.Alpha / float64(max(1, len(figures)))
+	floor, effect := -math.Log1p(-threshold), -math.Log1p(-min(2*threshold, 0.99))
+	why := map[*Change][]string{}
+	for i, reject := range stats.Holm(ps, stats.Alpha) {
+		f := figures[i]
+		f.Power = stats.PowerT(f.df, f.se, effect, level, floor)
+		if reject && f.Adjusted < -threshold {
+			f.Regressed = true
+			why[changes[i]] = append(why[changes[i]], fmt.Sprintf("%s %+.1f%% (p=%.4f, one-sided; Holm over %d)", names[i], 100*f.Adjusted, f.SlowerP, len(figures)))
+		}
+	}
+	for ch, reasons := range why {
+		ch.Regression = fmt.Sprintf("slower by more than %.0f%%: %s", 100*threshold, joinAnd(reasons))
 	}
 }
 

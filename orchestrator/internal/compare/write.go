@@ -95,15 +95,23 @@ func WriteText(w io.Writer, c Comparison) error {
 					d.name, 100*d.drift.Change, d.drift.Servers)
 			}
 		}
+		if r := cell.BetweenRuns; r != nil {
+			fmt.Fprintf(&b, "noise between the runs: %.1f%% a server (req/s: the spread of the servers' changes after the drift beyond what their rounds explain)\n", 100**r)
+		}
 	}
 	b.WriteString("change: the second run's median against the first's (more req/s and less latency are better); " +
 		"~ means the Mann–Whitney U test finds no significant difference at α = 0.05\n")
 	if tooFew {
-		b.WriteString("with fewer than 4 rounds a side no two-sided difference can be significant (3 a side: p ≥ 0.1); " +
-			"a slowdown is tested one-sided, which 3 rounds a side can show (p = 0.05 when the ranges do not overlap)\n")
+		b.WriteString("with fewer than 4 rounds a side no two-sided difference can be significant by the U test (3 a side: p ≥ 0.1); " +
+			"a slowdown is judged by the t-test below\n")
 	}
-	fmt.Fprintf(&b, "regression: a server ranked in %s that fails in %s, or slower by more than %.0f%% after the drift with one-sided p ≤ %.2f, "+
-		"by req/s where the load tool kept up in both runs, and by capacity req/s\n", c.A, c.B, 100*c.Threshold, stats.Alpha)
+	fmt.Fprintf(&b, "regression: a server ranked in %s that fails in %s, or slower by more than %.0f%% after the drift and significantly so "+
+		"(Welch's one-sided t-test on the log of the rounds, Holm's step-down over the figures judged, %d: the chance of any false regression is at most %.0f%%), "+
+		"by req/s where the load tool kept up in both runs, and by capacity req/s; a server a run did not measure is none\n", c.A, c.B, 100*c.Threshold, c.Tested, 100*stats.Alpha)
+	if c.Tested > 0 {
+		fmt.Fprintf(&b, "power: the chance that a true slowdown of %.0f%% is flagged, at each figure's spread and Holm's first level (%.0f%%/%d), in its row\n",
+			100*min(2*c.Threshold, 0.99), 100*stats.Alpha, c.Tested)
+	}
 	if c.Regressions == 0 {
 		b.WriteString("regressions: none\n")
 	} else {
@@ -192,6 +200,9 @@ func marks(m metric, ch Change, f *Figure, drift bool) string {
 	if m.kind == loadRPS && ch.ImageA != "" {
 		out = append(out, "image changed")
 	}
+	if f.Judged && f.df > 0 {
+		out = append(out, fmt.Sprintf("power %.0f%%", 100*f.Power))
+	}
 	if f.Regressed {
 		out = append(out, "REGRESSION")
 	}
@@ -226,6 +237,8 @@ func statusText(c Comparison, status string) string {
 		return "ranked in " + c.A + ", fails in " + c.B
 	case NowRanked:
 		return "failed in " + c.A + ", ranked in " + c.B
+	case NotMeasured:
+		return "not measured: a run ended before it was, or cut its round short"
 	}
 	return status
 }

@@ -27,8 +27,9 @@ import (
 // when the value is refused, and what .env.example explains.
 type Config struct {
 	Duration         time.Duration `env:"GRPC_BENCHMARK_DURATION" envDefault:"16s" help:"measured load per server and load tool, split evenly over the rounds (with GRPC_BENCHMARK_ROUNDS=auto, over its first look's 3 rounds, every round measuring that long): a duration such as 20s or 1m, at least 1s a round, at most 1h"`
-	Warmup           time.Duration `env:"GRPC_BENCHMARK_WARMUP" envDefault:"5s" help:"unmeasured warm-up load before each round's measurement (each round starts a fresh server): a duration from 1s to 10m"`
-	Rounds           RoundCount    `env:"GRPC_BENCHMARK_ROUNDS" envDefault:"4" help:"rounds per server, interleaved (round 1 of every server, then round 2, ...), each a fresh server container: a whole number from 1 to 100, or auto (looks after rounds 3, 6, 9 and 12; only the servers of pairs not yet separated or equivalent go on)"`
+	Warmup           Warmup        `env:"GRPC_BENCHMARK_WARMUP" envDefault:"auto" help:"unmeasured warm-up load before each round's measurement (each round starts a fresh server): auto (until the load's series is steady, MSER-5, at least 6.25s and at most GRPC_BENCHMARK_WARMUP_MAX) or a fixed duration from 1s to 10m"`
+	WarmupMax        time.Duration `env:"GRPC_BENCHMARK_WARMUP_MAX" envDefault:"60s" help:"with GRPC_BENCHMARK_WARMUP=auto, the longest warm-up: a round still not steady then is measured all the same, and its window checked; a duration from 10s to 10m"`
+	Rounds           RoundCount    `env:"GRPC_BENCHMARK_ROUNDS" envDefault:"4" help:"rounds per server, interleaved (round 1 of every server, then round 2, ...), each a fresh server container: a whole number from 1 to 100, or auto (looks after rounds 3, 6, 9 and 12; only the servers of pairs still open go on: not separated, equivalent or futile)"`
 	Seed             string        `env:"GRPC_BENCHMARK_SEED" help:"seed of the random order in which each round visits the servers and cells, recorded in results.json: a whole number from 1 to 18446744073709551615 replays a run's order; empty draws one"`
 	Budget           time.Duration `env:"GRPC_BENCHMARK_BUDGET" envDefault:"0s" help:"with GRPC_BENCHMARK_ROUNDS=auto, the most wall time the rounds may take, builds not counted: no look starts that would end past it (estimated from the rounds so far); a duration such as 30m, 0 for none (the last look ends the run)"`
 	Margin           float64       `env:"GRPC_EQUIVALENCE_MARGIN" envDefault:"0.05" help:"equivalence margin: two servers whose req/s ratio's interval lies within 1 ± this are reported equivalent (and, with GRPC_BENCHMARK_ROUNDS=auto, measured no further): a fraction from 0.01 to 0.5"`
@@ -283,6 +284,15 @@ func (c Config) FirstRounds() int {
 		return stats.AutoLooks[0]
 	}
 	return c.Rounds.N
+}
+
+// WarmupCap is the longest a warm-up lasts: GRPC_BENCHMARK_WARMUP_MAX
+// under auto, else the fixed warm-up.
+func (c Config) WarmupCap() time.Duration {
+	if c.Warmup.Auto {
+		return c.WarmupMax
+	}
+	return c.Warmup.Fixed
 }
 
 // SeedValue is GRPC_BENCHMARK_SEED, false when empty.

@@ -113,7 +113,8 @@ func TestParseDefaults(t *testing.T) {
 	}
 	want := config.Config{
 		Duration:     16 * time.Second,
-		Warmup:       5 * time.Second,
+		Warmup:       config.Warmup{Auto: true},
+		WarmupMax:    time.Minute,
 		Rounds:       config.RoundCount{N: 4},
 		Margin:       0.05,
 		ServerCPUs:   config.CPUList{1},
@@ -210,7 +211,7 @@ func TestParseAccepted(t *testing.T) {
 			func(c config.Config) bool { return c.QPS == 5000 }, "QPS=5000"},
 		{"durations", map[string]string{"GRPC_BENCHMARK_DURATION": "1m", "GRPC_BENCHMARK_WARMUP": "1500ms", "GRPC_SERVER_READY_TIMEOUT": "2m30s"},
 			func(c config.Config) bool {
-				return c.Duration == time.Minute && c.Warmup == 1500*time.Millisecond && c.ReadyTimeout == 150*time.Second
+				return c.Duration == time.Minute && c.Warmup == config.Warmup{Fixed: 1500 * time.Millisecond} && c.ReadyTimeout == 150*time.Second
 			}, "Duration=1m Warmup=1500ms ReadyTimeout=2m30s"},
 		{"other scenario", map[string]string{"GRPC_REQUEST_SCENARIO": "string_10B"},
 			func(c config.Config) bool { return slices.Equal(c.Scenarios, config.Names{"string_10B"}) }, "Scenarios=[string_10B]"},
@@ -333,6 +334,8 @@ func TestValidateRefuses(t *testing.T) {
 		{"negative duration", map[string]string{"GRPC_BENCHMARK_DURATION": "-20s"}, 2, "GRPC_BENCHMARK_DURATION", "-20s"},
 		{"zero warmup", map[string]string{"GRPC_BENCHMARK_WARMUP": "0"}, 2, "GRPC_BENCHMARK_WARMUP", "0"},
 		{"negative warmup", map[string]string{"GRPC_BENCHMARK_WARMUP": "-5s"}, 2, "GRPC_BENCHMARK_WARMUP", "-5s"},
+		{"warm-up cap below the rule's room", map[string]string{"GRPC_BENCHMARK_WARMUP_MAX": "5s"}, 2, "GRPC_BENCHMARK_WARMUP_MAX", "5s"},
+		{"warm-up cap of an hour", map[string]string{"GRPC_BENCHMARK_WARMUP_MAX": "1h"}, 2, "GRPC_BENCHMARK_WARMUP_MAX", "1h"},
 		{"zero ready timeout", map[string]string{"GRPC_SERVER_READY_TIMEOUT": "0s"}, 2, "GRPC_SERVER_READY_TIMEOUT", "0s"},
 		{"negative ready timeout", map[string]string{"GRPC_SERVER_READY_TIMEOUT": "-30s"}, 2, "GRPC_SERVER_READY_TIMEOUT", "-30s"},
 		{"zero server cpus", map[string]string{"GRPC_SERVER_CPUS": "0"}, 2, "GRPC_SERVER_CPUS", "0"},
@@ -565,7 +568,8 @@ func TestSettings(t *testing.T) {
 	}
 	want := [][2]string{
 		{"GRPC_BENCHMARK_DURATION", "16s"},
-		{"GRPC_BENCHMARK_WARMUP", "5s"},
+		{"GRPC_BENCHMARK_WARMUP", "auto"},
+		{"GRPC_BENCHMARK_WARMUP_MAX", "60s"},
 		{"GRPC_BENCHMARK_ROUNDS", "4"},
 		{"GRPC_BENCHMARK_SEED", ""},
 		{"GRPC_BENCHMARK_BUDGET", "0s"},

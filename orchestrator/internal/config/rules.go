@@ -58,6 +58,9 @@ const (
 	MaxDuration = time.Hour
 	// MinWarmup lets the client's connections open and settle.
 	MinWarmup = time.Second
+	// MinWarmupMax is more than the steady-state rule's own minimum
+	// (steady.Default.Min, 6.25 s), so that the rule has room to decide.
+	MinWarmupMax = 10 * time.Second
 	// MaxWarmup and MaxReadyTimeout bound the waits before a measurement.
 	MaxWarmup       = 10 * time.Minute
 	MaxReadyTimeout = 10 * time.Minute
@@ -101,7 +104,13 @@ var rules = []rule{
 		}
 		return ""
 	}},
-	{"GRPC_BENCHMARK_WARMUP", func(c Config, _ Facts) string { return between(c.Warmup, MinWarmup, MaxWarmup) }},
+	{"GRPC_BENCHMARK_WARMUP", func(c Config, _ Facts) string {
+		if c.Warmup.Auto {
+			return ""
+		}
+		return between(c.Warmup.Fixed, MinWarmup, MaxWarmup)
+	}},
+	{"GRPC_BENCHMARK_WARMUP_MAX", func(c Config, _ Facts) string { return between(c.WarmupMax, MinWarmupMax, MaxWarmup) }},
 	{"GRPC_BENCHMARK_ROUNDS", func(c Config, _ Facts) string {
 		if !c.Rounds.Auto && (c.Rounds.N < 1 || c.Rounds.N > MaxRounds) {
 			return fmt.Sprintf("must be from 1 to %d, or auto", MaxRounds)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/docker/go-units"
 )
@@ -35,6 +36,35 @@ func (c CPUs) NanoCPUs() int64 { return int64(math.Round(float64(c) * 1e9)) }
 
 // Cores is the whole number of cores a thread pool needs: rounded up.
 func (c CPUs) Cores() int { return int(math.Ceil(float64(c) - 1e-9)) }
+
+// Warmup is GRPC_BENCHMARK_WARMUP: auto (until the load's series is
+// steady) or a fixed duration.
+type Warmup struct {
+	Auto  bool
+	Fixed time.Duration
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (w *Warmup) UnmarshalText(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "auto" {
+		*w = Warmup{Auto: true}
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("neither auto nor a duration")
+	}
+	*w = Warmup{Fixed: d}
+	return nil
+}
+
+func (w Warmup) String() string {
+	if w.Auto {
+		return "auto"
+	}
+	return w.Fixed.String()
+}
 
 // RoundCount is GRPC_BENCHMARK_ROUNDS: a number of rounds, or auto (a
 // sequential design that stops when the ranking is decided).

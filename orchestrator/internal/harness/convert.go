@@ -1,9 +1,12 @@
 package harness
 
 import (
+	"time"
+
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/steady"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/usage"
 )
 
@@ -15,12 +18,32 @@ import (
 func resultOf(r load.Result) record.Result {
 	out := record.Result{Tool: r.Tool, Start: r.Start, End: r.End, Requests: r.Requests, OK: r.OK, Statuses: r.Statuses,
 		Errors: r.Errors, RPS: r.RPS, Latency: latencyOf(r.Latency), Late: r.Late, Service: latencyPtr(r.Service),
-		WarmupRequests: r.WarmupRequests, Planned: r.Planned, Unanswered: r.Unanswered, Pacer: latencyPtr(r.Pacer),
+		WarmupRequests: r.WarmupRequests, Warmup: r.Warmup, WarmupEnd: r.WarmupEnd, Planned: r.Planned, Unanswered: r.Unanswered, Pacer: latencyPtr(r.Pacer),
 		Histogram: r.Histogram, Notes: r.Notes}
 	if s := r.Series; s != nil {
 		out.Series = &record.Series{Start: s.Start, Interval: s.Interval, OK: s.OK, Failed: s.Failed, Mean: s.Mean, Max: s.Max, InFlight: s.InFlight}
 	}
 	return out
+}
+
+// windowOf is the steadiness of a result's window, from the intervals of
+// its series that lie in it; nil without a series. At a set rate the
+// speed of an interval is the reciprocal of its mean latency.
+func windowOf(r load.Result, paced bool) *record.Window {
+	s := r.Series
+	if s == nil || s.Interval <= 0 {
+		return nil
+	}
+	speeds := s.Speeds(paced)
+	var in []float64
+	for i, v := range speeds {
+		from := s.Start.Add(time.Duration(i) * s.Interval)
+		if !from.Before(r.Start.Add(-s.Interval/2)) && !from.Add(s.Interval).After(r.End.Add(s.Interval/2)) {
+			in = append(in, v)
+		}
+	}
+	t := steady.TrendOf(in)
+	return &record.Window{Steady: t.Steady(), Change: t.Change, P: t.P, Spread: t.MeanSpread(), Intervals: t.N}
 }
 
 func latencyPtr(l *load.Latency) *record.Latency {

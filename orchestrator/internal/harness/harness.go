@@ -498,10 +498,14 @@ func (srv *Instance) measure(ctx context.Context, tool load.Tool, spec load.Spec
 	obs := srv.harness.observer
 	started := time.Now()
 	obs.Phase("warm-up with "+tool.Name(), spec.Warmup)
-	measuring := time.AfterFunc(spec.Warmup, func() { obs.Phase("measuring with "+tool.Name(), spec.Duration) })
+	measuring := func() {}
+	if spec.Steady == nil { // else the tool ends its warm-up when it is steady, at a moment it alone knows
+		t := time.AfterFunc(spec.Warmup, func() { obs.Phase("measuring with "+tool.Name(), spec.Duration) })
+		measuring = func() { t.Stop() }
+	}
 	stdout, err := srv.runBeside(ctx, container, name, spec.Length()+clientGrace,
 		func(c backend.Container) { clientStats = srv.recordStats(ctx, c, record.SamplesFile(name, "client")) })
-	measuring.Stop()
+	measuring()
 	ended := time.Now()
 	serverSamples := serverStats.stop()
 	var clientSamples []backend.Sample
@@ -515,12 +519,16 @@ func (srv *Instance) measure(ctx context.Context, tool load.Tool, spec load.Spec
 	if err != nil {
 		return record.Measurement{}, err
 	}
-	res.Bound() // what the record keeps, whatever the client printed
+	res.Bound()          // what the record keeps, whatever the client printed
+	if res.Warmup == 0 { // a tool that does not say warmed up as long as it was told
+		res.Warmup = spec.Warmup
+	}
 	r := resultOf(res)
 	return record.Measurement{
 		Load:   &r,
 		Server: usageOf(usage.Summarize(serverSamples, res.Start, res.End)),
 		Client: usageOf(usage.Summarize(clientSamples, res.Start, res.End)),
+		Window: windowOf(res, spec.QPS > 0),
 	}, nil
 }
 

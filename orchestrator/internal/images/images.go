@@ -30,6 +30,9 @@ type Builder struct {
 	Catalog catalog.Catalog
 	// Name is GRPC_IMAGE_NAME, the repository every tag goes under.
 	Name string
+	// Suffix ends every server's tag: a baseline's images, built from
+	// another commit's servers, are tagged apart from the run's own.
+	Suffix string
 	// Peer, when set, is the run's other host: a base image this host
 	// lacks and it has is copied from it rather than pulled or made again.
 	Peer backend.Host
@@ -67,7 +70,7 @@ func (b Builder) ToolTag(tool string) string { return b.Name + ":" + tool }
 
 // ServerTag is the tag of a server's image for a scenario.
 func (b Builder) ServerTag(server, scenario string) string {
-	return fmt.Sprintf("%s:%s-%s", b.Name, server, scenario)
+	return fmt.Sprintf("%s:%s-%s%s", b.Name, server, scenario, b.Suffix)
 }
 
 // clientDockerfile puts the running binary in a Debian image: the client

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/steady"
 )
 
 // Spec is one load run against one server.
@@ -42,6 +43,10 @@ type Spec struct {
 	// call's intended start.
 	Arrivals Arrivals      `json:"arrivals,omitempty"`
 	Warmup   time.Duration `json:"warmup"`
+	// Steady, when set, ends the warm-up as soon as the load's series is
+	// steady by its rule; Warmup is then the longest it lasts. Only a tool
+	// that can (Tool.SteadyWarmup) is given one.
+	Steady   *steady.Rule  `json:"steady,omitempty"`
 	Duration time.Duration `json:"duration"`
 	// Tail is load that goes on, unmeasured, after the window, so that the
 	// stats sample holding the window's end is under load (usage.LoadTail).
@@ -137,6 +142,10 @@ type Result struct {
 	Service *Latency `json:"service_latency,omitempty"`
 	// WarmupRequests is how many calls the warm-up completed.
 	WarmupRequests uint64 `json:"warmup_requests"`
+	// Warmup is how long the warm-up lasted; WarmupEnd how it ended under
+	// a steady-state rule (Spec.Steady): WarmupSteady or WarmupCapped.
+	Warmup    time.Duration `json:"warmup,omitempty"`
+	WarmupEnd string        `json:"warmup_end,omitempty"`
 	// Planned is, in an open-loop load, how many calls the schedule meant
 	// to start in the window (a Poisson schedule's count varies by its
 	// square root around the target's); Unanswered how many of them had
@@ -176,6 +185,13 @@ type Series struct {
 	InFlight []int `json:"in_flight,omitempty"`
 }
 
+// How a warm-up under a steady-state rule ended: the rule found the
+// series steady, or the warm-up reached its cap first.
+const (
+	WarmupSteady = "steady"
+	WarmupCapped = "cap"
+)
+
 // SeriesInterval is the interval of the series the tools record.
 const SeriesInterval = 250 * time.Millisecond
 
@@ -185,6 +201,58 @@ const SeriesInterval = 250 * time.Millisecond
 // deadline is DeadlineExceeded, as a gRPC client sees it; both count in
 // Unanswered.
 const StatusUnanswered = "Unanswered"
+
+// WatchWarmup reads a tool's count of OK calls every SeriesInterval until
+// rule finds the calls per interval steady, and returns when (true); it
+// gives up (false) when stop closes or, when until is set, at until.
+func WatchWarmup(rule steady.Rule, count func() uint64, until time.Time, stop <-chan struct{}) (time.Time, bool) {
+	t := time.NewTicker(SeriesInterval)
+	defer t.Stop()
+	var speeds []float64
+	last := uint64(0)
+	for {
+		select {
+		case <-stop:
+			return time.Time{}, false
+		case now := <-t.C:
+			if !until.IsZero() && !now.Before(until) {
+				return time.Time{}, false
+			}
+			n := count()
+			speeds = append(speeds, float64(n-last))
+			last = n
+			if rule.Ended(speeds, SeriesInterval) {
+				return now, true
+			}
+		}
+	}
+}
+
+// Cut drops the intervals that start at or after at: those of a span
+// counted for longer than the load lasted, a warm-up that ended before
+// its cap.
+func (s *Series) Cut(at time.Time) {
+	if s == nil || s.Interval <= 0 {
+		return
+	}
+	n := max(0, int((at.Sub(s.Start)+s.Interval-1)/s.Interval))
+	if n >= len(s.OK) {
+		return
+	}
+	s.OK, s.Failed, s.Mean, s.Max = s.OK[:n], s.Failed[:n], s.Mean[:n], s.Max[:n]
+	if len(s.InFlight) > n {
+		s.InFlight = s.InFlight[:n]
+	}
+}
+
+// Speeds are the series read as the server's speed, interval by
+// interval, what the steady-state rule and the window's trend look at:
+// the OK calls of each interval, or at a set rate, where those are the
+// rate's whatever the server's state, the reciprocal of their mean
+// latency (a JIT that is still warming serves the rate slower).
+func (s Series) Speeds(paced bool) []float64 {
+	return steady.Speeds(s.OK, s.Mean, paced)
+}
 
 // RateShortfall is how far below its target an achieved rate may be and
 // still count as sustained: the pacer holds the rate within a fraction of

@@ -34,6 +34,10 @@ type Tool interface {
 	// closed loop instead (a call waits for a free slot) hides the queueing
 	// a sweep is there to show.
 	OpenLoop() bool
+	// SteadyWarmup says whether the tool ends a warm-up by Spec.Steady, as
+	// its series grows; a tool that cannot warms up for all of
+	// Spec.Warmup.
+	SteadyWarmup() bool
 	// Client is the client container's command and the files it needs, by
 	// path, for a spec; the scenario's files are added by the caller.
 	Client(spec Spec, sc *scenario.Scenario) (Client, error)
@@ -169,9 +173,10 @@ const (
 type Loadgen struct {
 	ToolName, Text string
 	Drives         []scenario.Kind
-	// LoadsOpenLoop says RunLoad paces calls on a Schedule at a rate.
-	LoadsOpenLoop bool
-	RunLoad       func(context.Context, Spec) (Result, error)
+	// LoadsOpenLoop says RunLoad paces calls on a Schedule at a rate;
+	// EndsWhenSteady that it ends a warm-up by Spec.Steady.
+	LoadsOpenLoop, EndsWhenSteady bool
+	RunLoad                       func(context.Context, Spec) (Result, error)
 }
 
 func (l Loadgen) Name() string           { return l.ToolName }
@@ -184,6 +189,8 @@ func (l Loadgen) Kinds() []scenario.Kind { return l.Drives }
 func (Loadgen) TLS() bool { return true }
 
 func (l Loadgen) OpenLoop() bool { return l.LoadsOpenLoop }
+
+func (l Loadgen) SteadyWarmup() bool { return l.EndsWhenSteady }
 
 func (l Loadgen) Run(ctx context.Context, spec Spec) (Result, error) { return l.RunLoad(ctx, spec) }
 

@@ -21,6 +21,7 @@ func (fakeTool) Image() string                                            { retu
 func (f fakeTool) Kinds() []scenario.Kind                                 { return f.kinds }
 func (fakeTool) TLS() bool                                                { return true }
 func (fakeTool) OpenLoop() bool                                           { return false }
+func (fakeTool) SteadyWarmup() bool                                       { return false }
 func (fakeTool) Client(Spec, *scenario.Scenario) (Client, error)          { return Client{}, nil }
 func (fakeTool) Parse([]byte, Spec, time.Time, time.Time) (Result, error) { return Result{}, nil }
 

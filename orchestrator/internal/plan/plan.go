@@ -16,12 +16,21 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/steady"
 )
 
-// LoadSpec is the load of a cell on its scenario, measured for duration.
-func LoadSpec(cfg config.Config, cell record.Cell, sc *scenario.Scenario, duration time.Duration) load.Spec {
-	return load.Spec{Kind: sc.Kind, Connections: cell.Connections, Concurrency: cell.Concurrency, QPS: cfg.QPS,
-		Arrivals: load.Arrivals(cfg.Arrivals), Warmup: cfg.Warmup, Duration: duration, CPUs: cell.ClientCPUs}
+// LoadSpec is the load of a cell on its scenario by tool, measured for
+// duration. Under GRPC_BENCHMARK_WARMUP=auto a tool that can ends its
+// warm-up by the steady-state rule, within GRPC_BENCHMARK_WARMUP_MAX;
+// one that cannot warms up for all of it.
+func LoadSpec(cfg config.Config, cell record.Cell, sc *scenario.Scenario, duration time.Duration, tool load.Tool) load.Spec {
+	spec := load.Spec{Kind: sc.Kind, Connections: cell.Connections, Concurrency: cell.Concurrency, QPS: cfg.QPS,
+		Arrivals: load.Arrivals(cfg.Arrivals), Warmup: cfg.WarmupCap(), Duration: duration, CPUs: cell.ClientCPUs}
+	if cfg.Warmup.Auto && tool.SteadyWarmup() {
+		rule := steady.Default
+		spec.Steady = &rule
+	}
+	return spec
 }
 
 // ScenarioNames lists the scenarios of cells, once each, in order.

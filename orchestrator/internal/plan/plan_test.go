@@ -10,6 +10,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/steady"
 )
 
 // TestLoadSpecCarriesTheCallKind: the spec a tool gets says the kind of
@@ -20,10 +21,43 @@ func TestLoadSpecCarriesTheCallKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	cell := record.Cell{Connections: 2, Concurrency: 8, ClientCPUs: 1.5}
-	spec := LoadSpec(cfg, cell, &scenario.Scenario{Kind: scenario.ServerStreaming}, 3*time.Second)
+	spec := LoadSpec(cfg, cell, &scenario.Scenario{Kind: scenario.ServerStreaming}, 3*time.Second, steadyTool{})
 	if spec.Kind != scenario.ServerStreaming || spec.Connections != 2 || spec.Concurrency != 8 || spec.QPS != 100 ||
-		spec.Arrivals != load.ArrivalsPoisson || spec.Duration != 3*time.Second || spec.Warmup != cfg.Warmup || spec.CPUs != 1.5 {
+		spec.Arrivals != load.ArrivalsPoisson || spec.Duration != 3*time.Second || spec.CPUs != 1.5 {
 		t.Errorf("spec %+v", spec)
+	}
+}
+
+// steadyTool ends a warm-up when it is steady, unaryTool does not.
+type steadyTool struct{ load.Tool }
+
+func (steadyTool) SteadyWarmup() bool { return true }
+
+func (unaryTool) SteadyWarmup() bool { return false }
+
+// TestLoadSpecWarmsUp: under GRPC_BENCHMARK_WARMUP=auto a tool that can is
+// given the steady-state rule and the cap; one that cannot, the cap
+// alone; a fixed warm-up is the same for both.
+func TestLoadSpecWarmsUp(t *testing.T) {
+	auto, err := config.Parse(map[string]string{"GRPC_BENCHMARK_WARMUP_MAX": "45s"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed, err := config.Parse(map[string]string{"GRPC_BENCHMARK_WARMUP": "7s"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell, sc := record.Cell{Connections: 1, Concurrency: 1}, &scenario.Scenario{Kind: scenario.Unary}
+	if s := LoadSpec(auto, cell, sc, time.Second, steadyTool{}); s.Warmup != 45*time.Second || s.Steady == nil || *s.Steady != steady.Default {
+		t.Errorf("auto, a tool that ends its warm-up: warm-up %s, rule %+v", s.Warmup, s.Steady)
+	}
+	if s := LoadSpec(auto, cell, sc, time.Second, unaryTool{}); s.Warmup != 45*time.Second || s.Steady != nil {
+		t.Errorf("auto, a tool that cannot: warm-up %s, rule %+v", s.Warmup, s.Steady)
+	}
+	for _, tool := range []load.Tool{steadyTool{}, unaryTool{}} {
+		if s := LoadSpec(fixed, cell, sc, time.Second, tool); s.Warmup != 7*time.Second || s.Steady != nil {
+			t.Errorf("fixed, %T: warm-up %s, rule %+v", tool, s.Warmup, s.Steady)
+		}
 	}
 }
 

@@ -65,6 +65,9 @@ type Run struct {
 	// of a latency objective's search (its probes come after the rounds).
 	Seed  uint64    `json:"seed"`
 	Order [][]Visit `json:"order,omitempty"`
+	// Baseline is the git ref a gate (bench --baseline) measured the
+	// servers at beside the working tree, in the same rounds; nil without.
+	Baseline *Baseline `json:"baseline,omitempty"`
 	// Looks are the sequential design's looks as they ran, and StopReason
 	// why the rounds ended: every pair decided, the last look, the budget.
 	Looks      []Look `json:"looks,omitempty"`
@@ -90,6 +93,18 @@ func (r *Run) End(err error) {
 		r.State = Interrupted
 	}
 }
+
+// Baseline is the code a gate measures beside the working tree: a git
+// ref as it was given, the commit it was, and the slowdown the gate
+// states its power for (0.1 for 10%).
+type Baseline struct {
+	Ref       string  `json:"ref"`
+	Commit    string  `json:"commit"`
+	Threshold float64 `json:"threshold"`
+}
+
+// BaselineName is the name of a server's row at a baseline ref.
+func BaselineName(server, ref string) string { return server + "@" + ref }
 
 // Setting is one variable of the run's configuration with its value as
 // text, as the settings wrote it.
@@ -146,12 +161,15 @@ type Visit struct {
 
 // Design is how a run tests its rankings' pairs: the rounds after which
 // it looks and the significance level spent at each, the equivalence
-// margin, and whether the rounds were fixed (one look at the end).
+// margin, whether the rounds were fixed (one look at the end), and the
+// conditional power below which a pair stops before the last look (0, in
+// the runs before it, for none).
 type Design struct {
-	Looks  []int     `json:"looks"`
-	Levels []float64 `json:"levels"`
-	Margin float64   `json:"margin"`
-	Fixed  bool      `json:"fixed"`
+	Looks    []int     `json:"looks"`
+	Levels   []float64 `json:"levels"`
+	Margin   float64   `json:"margin"`
+	Fixed    bool      `json:"fixed"`
+	Futility float64   `json:"futility,omitempty"`
 }
 
 // Look is one look of a sequential design: after which round, when, and
@@ -270,7 +288,10 @@ type Placement struct {
 
 // Server is the outcome for one server in one cell.
 type Server struct {
-	Name    string `json:"name"`
+	Name string `json:"name"`
+	// Of is, for a baseline's row (bench --baseline), the server it is the
+	// baseline of; its Name is BaselineName(Of, the ref).
+	Of      string `json:"of,omitempty"`
 	Image   string `json:"image"`
 	ImageID string `json:"image_id,omitempty"`
 	// Stack, Library and Version are what the server is built on, as its
@@ -357,7 +378,34 @@ type Measurement struct {
 	// host's engine, the orchestrator, and whatever else runs on the
 	// machine. Not known when the host is another machine.
 	OtherCores *float64 `json:"host_other_cores,omitempty"`
+	// Window is how steady the window was, from the load's series; nil
+	// without one.
+	Window *Window `json:"window,omitempty"`
 }
+
+// How a warm-up under the steady-state rule ended (Result.WarmupEnd).
+const (
+	WarmupSteady = "steady"
+	WarmupCapped = "cap"
+)
+
+// Window is the trend of a measurement window's intervals (the server's
+// speed in each: its OK calls, or at a set rate the reciprocal of their
+// mean latency) and what it says: whether the window was steady (package
+// steady's rule), how much the line through the intervals changes over
+// it as a share of their mean, with its p; and Spread, the relative
+// standard error of the window's mean from its intervals' spread (the
+// noise within one round).
+type Window struct {
+	Steady    bool    `json:"steady"`
+	Change    float64 `json:"change"`
+	P         float64 `json:"p"`
+	Spread    float64 `json:"spread"`
+	Intervals int     `json:"intervals"`
+}
+
+// Unsteady says the measurement's window was not steady.
+func (m Measurement) Unsteady() bool { return m.Window != nil && !m.Window.Steady }
 
 // Result is what a load tool measured over its measurement window.
 type Result struct {
@@ -387,6 +435,12 @@ type Result struct {
 	Service *Latency `json:"service_latency,omitempty"`
 	// WarmupRequests is how many calls the warm-up completed.
 	WarmupRequests uint64 `json:"warmup_requests"`
+	// Warmup is how long the warm-up lasted (0 in the runs before it was
+	// recorded); WarmupEnd how it ended under the steady-state rule of
+	// GRPC_BENCHMARK_WARMUP=auto: "steady", or "cap" when it reached
+	// GRPC_BENCHMARK_WARMUP_MAX first; empty for a fixed warm-up.
+	Warmup    time.Duration `json:"warmup,omitempty"`
+	WarmupEnd string        `json:"warmup_end,omitempty"`
 	// Planned is, in an open-loop load, how many calls the schedule meant
 	// to start in the window; Unanswered how many of them had no answer by
 	// the end of the grace after the window, or never started (failed).
@@ -497,6 +551,15 @@ type Failure struct {
 	// CutShort says the run, not the server, ended it: an interruption,
 	// a host gone. A resumed run measures it again.
 	CutShort bool `json:"cut_short,omitempty"`
+}
+
+// Took is the seconds a round's phases took in all.
+func (r Round) Took() float64 {
+	var total float64
+	for _, p := range r.Phases {
+		total += p.Seconds
+	}
+	return total
 }
 
 // Phase is one step of a server's benchmark and how long it took.

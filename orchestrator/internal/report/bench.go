@@ -36,6 +36,7 @@ func WriteBench(w io.Writer, a analysis.Run) error {
 	}
 	writeSLO(&b, a)
 	writeTLSCosts(&b, a)
+	writeGate(&b, a.Gate)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -39,13 +39,17 @@ func WriteSummary(w io.Writer, a analysis.Run) error {
 			b.WriteString("! server capacity: " + n + "\n")
 		}
 		noiseLine(&b, "load ranking", c.Load.Noise)
+		levelsLines(&b, "load ranking", c.Load.Levels)
 		noiseLine(&b, "server capacity", c.Capacity.Noise)
+		levelsLines(&b, "server capacity", c.Capacity.Levels)
+		warmupLine(&b, c.Load.Rows)
 		if o := c.Overheads; len(o) > 0 {
 			fmt.Fprintf(&b, "overhead per round beyond warm-up and measurement (start, readiness, gate, clients, stats): median %.2f s, max %.2f s over %d rounds\n",
 				stats.Median(o), slices.Max(o), len(o))
 		}
 	}
 	writeSLO(&b, a)
+	writeGate(&b, a.Gate)
 	b.WriteString(legend)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -58,6 +62,44 @@ func noiseLine(b *strings.Builder, ranking string, n *stats.Noise) {
 	if n != nil {
 		fmt.Fprintf(b, "round-to-round noise of the %s: %.1f%% shared by every server of a round, %.1f%% each server's own (%d servers, %d rounds); the paired tests see the own part only\n",
 			ranking, 100*n.Shared, 100*n.Own, n.Servers, n.Rounds)
+	}
+}
+
+// levelsLines split a ranking's noise by level, from the load's series,
+// and say how Kalibera & Jones' formula would split a server's time at
+// those levels.
+func levelsLines(b *strings.Builder, ranking string, l *analysis.Levels) {
+	if l == nil {
+		return
+	}
+	fmt.Fprintf(b, "noise of the %s by level: %.1f%% within a round (a %.1f s window's mean, from its intervals; %d windows), %.1f%% between rounds (each server's containers, beyond the window's part), %.1f%% shared by every server of a round; between runs: compare measures it\n",
+		ranking, 100*l.Interval, l.Window, l.Windows, 100*l.Round, 100*l.Shared)
+	fmt.Fprintf(b, "a server's time (Kalibera & Jones, %s): each round costs %.1f s beyond its window; %s of %.1f s spread a server's mean by %.1f%%, %s of %.1f s would spread it by %.1f%% in the same time\n",
+		ranking, l.Cost, roundsCount(l.Now.Rounds), l.Now.Window, 100*l.Now.Spread, roundsCount(l.Best.Rounds), l.Best.Window, 100*l.Best.Spread)
+}
+
+func roundsCount(n float64) string {
+	if n == 1 {
+		return "1 round"
+	}
+	return fmt.Sprintf("%.0f rounds", n)
+}
+
+// warmupLine lists how long each row's rounds warmed up (medians), when
+// the steady-state rule ended their warm-ups.
+func warmupLine(b *strings.Builder, rows []analysis.Row) {
+	var parts []string
+	auto := false
+	for _, r := range rows {
+		auto = auto || r.WarmupCapped > 0 || r.WarmupSteady > 0
+		text := fmt.Sprintf("%s %.1f s", r.Name, r.Warmup.Seconds())
+		if r.WarmupCapped > 0 {
+			text += fmt.Sprintf(" (%d of %d rounds at GRPC_BENCHMARK_WARMUP_MAX)", r.WarmupCapped, r.RPS.N)
+		}
+		parts = append(parts, text)
+	}
+	if auto {
+		b.WriteString("warm-ups until steady (medians of the rounds): " + escape.Text(strings.Join(parts, ", ")) + "\n")
 	}
 }
 
@@ -78,7 +120,8 @@ Flags: client-bound (the client used 90% of its CPU limit or was throttled in 10
 the row measures the client, and its req/s, marked ≥, is a lower bound of the server's), failures
 (more than 1% of calls failed), steal (the host's hypervisor took more than 5% of its CPU time in
 a round), busy-host (other work than the server and its client kept more than 0.3 of the host's
-cores busy in a round).
+cores busy in a round), unsteady (a round's window was not steady, by the trend over its
+intervals: such rounds are left out of the row, and a row with no steady round is not tested).
 `
 
 // writeRows writes a ranking whose rates count unit, its latency columns
@@ -118,6 +161,9 @@ func flags(r analysis.Row) string {
 	}
 	if r.BusyHostRounds > 0 {
 		f = append(f, "busy-host")
+	}
+	if r.Unsteady || r.UnsteadyRounds > 0 {
+		f = append(f, "unsteady")
 	}
 	if len(f) == 0 {
 		return "-"

@@ -1,7 +1,9 @@
 package session
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
@@ -11,6 +13,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/progress"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scratch"
 )
 
 // Kit is what every command that starts servers works with, built once
@@ -33,6 +36,56 @@ type Kit struct {
 	// round, whether the run still holds its locks (taking back one that
 	// was removed). Nil checks nothing.
 	Alive, Held func(context.Context) error
+	// Baseline, when set, is the code a gate measures beside the working
+	// tree (bench --baseline).
+	Baseline *Baseline
+}
+
+// Baseline is a git ref's servers and scenarios, extracted, compiled, and
+// the builder that tags their images apart from the working tree's.
+type Baseline struct {
+	record.Baseline
+	Catalog   catalog.Catalog
+	Scenarios map[string]*scenario.Scenario
+	Builder   images.Builder
+}
+
+// baselineOf is the code a run measures beside the working tree: the
+// servers/ and scenarios/ of cat's repository as git ref base.Ref had them
+// (at base.Commit when set: a resumed run's), in a temporary folder that
+// remove takes away, and the run's scenarios compiled from them. A ref
+// that is no commit, or one without a scenario of the run, is bad input.
+func baselineOf(ctx context.Context, cat catalog.Catalog, scenarios []string, base record.Baseline) (b *Baseline, remove func(), err error) {
+	dir, remove, err := scratch.Dir("grpcbench-baseline-")
+	if err != nil {
+		return nil, nil, err
+	}
+	ref := base.Ref
+	at, commit, err := catalog.At(ctx, cat.Root, cmp.Or(base.Commit, ref), dir)
+	if err != nil {
+		remove()
+		return nil, nil, &config.Error{Var: "--baseline", Value: ref, Reason: err.Error(), Allowed: "a git ref of the repository's history whose servers/ and scenarios/ catalog reads"}
+	}
+	base.Commit = commit
+	b = &Baseline{Baseline: base, Catalog: at, Scenarios: map[string]*scenario.Scenario{}}
+	for _, name := range scenarios {
+		sc, err := at.Scenario(ctx, name)
+		if err != nil {
+			remove()
+			return nil, nil, &config.Error{Var: "--baseline", Value: ref, Reason: fmt.Sprintf("scenario %s at %s: %v", name, ref, err), Allowed: "a ref that has the run's scenarios"}
+		}
+		b.Scenarios[name] = sc
+	}
+	return b, remove, nil
+}
+
+// Baseline is what the run measures beside the working tree, nil for
+// none.
+func (s *Session) Baseline() *record.Baseline {
+	if s.baseline == nil {
+		return nil
+	}
+	return &s.baseline.Baseline
 }
 
 // Kit builds the client image, and the images of the load tools named,
@@ -42,6 +95,10 @@ func (s *Session) Kit(ctx context.Context, out progress.Reporter, observer harne
 	k := &Kit{Config: s.Config, Catalog: s.Catalog, Scenarios: s.Scenarios, Folder: s.Folder,
 		HostStat: s.hostStat(), Alive: s.Alive, Held: s.Held}
 	k.Builder, k.ClientBuilder = s.Builders()
+	if b := s.baseline; b != nil {
+		k.Baseline = &Baseline{Baseline: b.Baseline, Catalog: b.Catalog, Scenarios: b.Scenarios, Builder: k.Builder}
+		k.Baseline.Builder.Catalog, k.Baseline.Builder.Suffix = b.Catalog, "-at-"+b.Commit[:min(12, len(b.Commit))]
+	}
 	client, err := images.BuildClient(ctx, k.ClientBuilder, s.Folder, out)
 	if err != nil {
 		return nil, err

@@ -53,6 +53,11 @@ type Session struct {
 	// hash of the orchestrator's binary and of each build context.
 	commit, client string
 	contexts       map[string]string
+	// baseline is the code a gate measures beside the working tree
+	// (OpenGate, or the resumed run's), which Kit gives a builder;
+	// removeBaseline takes its folder away.
+	baseline       *Baseline
+	removeBaseline func()
 }
 
 // Hosts are the hosts of a run: one runs servers and clients unless
@@ -116,7 +121,16 @@ func connect(ctx context.Context, cfg config.Config, dial backend.Open) (Hosts, 
 // receives what the user should know.
 func Open(ctx context.Context, root string, out io.Writer) (*Session, error) {
 	cfg, parseErr := config.Load(filepath.Join(root, ".env"), config.Offered(load.Runners()))
-	return open(ctx, root, cfg, parseErr, nil, false, out, backend.Connect)
+	return open(ctx, root, cfg, parseErr, nil, nil, false, out, backend.Connect)
+}
+
+// OpenGate opens a run as Open does that also measures each server as git
+// ref base.Ref has it (bench --baseline): a ref that is no commit, or
+// lacks a scenario of the run, is refused as bad input before the hosts
+// are reached or the run's folder is made.
+func OpenGate(ctx context.Context, root string, base record.Baseline, out io.Writer) (*Session, error) {
+	cfg, parseErr := config.Load(filepath.Join(root, ".env"), config.Offered(load.Runners()))
+	return open(ctx, root, cfg, parseErr, nil, &base, false, out, backend.Connect)
 }
 
 // Resume sets up the rest of the interrupted run in dir: the settings it
@@ -134,10 +148,10 @@ func Resume(ctx context.Context, root, dir string, anyway bool, out io.Writer) (
 	}
 	cfg, parseErr := config.Parse(resumeVars(prior), config.Offered(load.Runners()))
 	prior.Dir = dir
-	return open(ctx, root, cfg, parseErr, &prior, anyway, out, backend.Connect)
+	return open(ctx, root, cfg, parseErr, &prior, prior.Baseline, anyway, out, backend.Connect)
 }
 
-func open(ctx context.Context, root string, cfg config.Config, parseErr error, prior *record.Run, anyway bool, out io.Writer, dial backend.Open) (*Session, error) {
+func open(ctx context.Context, root string, cfg config.Config, parseErr error, prior *record.Run, base *record.Baseline, anyway bool, out io.Writer, dial backend.Open) (*Session, error) {
 	// Values that do not parse are listed with every other problem, after
 	// the checks that need the hosts.
 	var cfgErr *config.Error
@@ -169,6 +183,13 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 			return nil, err
 		}
 	}
+	var baseline *Baseline
+	removeBaseline := func() {}
+	if base != nil {
+		if baseline, removeBaseline, err = baselineOf(ctx, cat, cfg.Scenarios, *base); err != nil {
+			return nil, err
+		}
+	}
 	for _, addr := range cfg.PlainEngines() {
 		fmt.Fprintf(out, "warning: the engine at %s is reached over plain TCP, without TLS: whoever reaches that port controls the engine, "+
 			"which is root on its machine (a server of this run too, when that machine is its own); use TLS (tcp://…:2376 with "+
@@ -176,6 +197,7 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 	}
 	hosts, err := connect(ctx, cfg, dial)
 	if err != nil {
+		removeBaseline()
 		// Bad input first, as far as it can be checked without the hosts:
 		// it is what the user can fix at once.
 		facts := config.Facts{Servers: cat.Servers, Scenarios: cat.Scenarios, Writable: record.Writable}
@@ -184,15 +206,16 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 		}
 		return nil, err
 	}
-	s := &Session{Config: cfg, Catalog: cat, Hosts: hosts, commit: commit, client: client, contexts: contexts}
+	s := &Session{Config: cfg, Catalog: cat, Hosts: hosts, commit: commit, client: client, contexts: contexts,
+		baseline: baseline, removeBaseline: removeBaseline}
 	if err := s.check(ctx, parseErr); err != nil {
-		hosts.close()
+		s.Close()
 		return nil, err
 	}
 	if prior != nil {
 		moved, err := checkHosts(*prior, anyway, hardwareOf(hosts.ServerFacts), hardwareOf(hosts.ClientFacts))
 		if err != nil {
-			hosts.close()
+			s.Close()
 			return nil, err
 		}
 		changed = append(changed, moved...)
@@ -313,6 +336,9 @@ func (s *Session) Close() error {
 		}
 	}
 	s.Hosts.close()
+	if s.removeBaseline != nil {
+		s.removeBaseline()
+	}
 	return errors.Join(errs...)
 }
 

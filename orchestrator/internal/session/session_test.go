@@ -45,7 +45,7 @@ func openOn(t *testing.T, hosts hostsAt, vars map[string]string) (*Session, stri
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	s, err := open(context.Background(), filepath.Join("..", "..", ".."), cfg, nil, nil, false, &out, hosts.dial)
+	s, err := open(context.Background(), filepath.Join("..", "..", ".."), cfg, nil, nil, nil, false, &out, hosts.dial)
 	if err == nil {
 		t.Cleanup(func() { s.Close() })
 	}

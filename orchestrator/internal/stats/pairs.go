@@ -51,9 +51,25 @@ const (
 	Equivalent = "equivalent"
 	// Unresolved: neither, at the last look the pair reached.
 	Unresolved = "unresolved"
-	// TooFewRounds: fewer than MinRounds rounds, nothing is claimed.
+	// TooFewRounds: fewer than MinRounds rounds, nothing is claimed; a
+	// sequential design tests the pair again at its next look.
 	TooFewRounds = "too few rounds"
+	// Futile: a sequential design stopped the pair before its last look,
+	// the rounds left being unlikely to separate it (Futility); nothing is
+	// claimed.
+	Futile = "futile"
 )
+
+// Futility is the conditional power below which a sequential design stops
+// a pair: the chance, were its gap what its rounds so far estimate, that
+// the rounds up to the last look separate it (stochastic curtailment, Lan,
+// Simon & Halperin 1982; 20% is the usual bound). Stopping for futility
+// only removes chances to separate, so the level holds (a non-binding
+// rule). At this machine's noise a catalog's servers ran to the last look
+// without it; on simulated catalogs it saves 13% of auto's rounds, at 11
+// points of power on gaps of 20–30% and 9 on gaps of 30–50%
+// (TestAutoStopsAtThisNoise).
+const Futility = 0.2
 
 // Tests a pair is compared by.
 const (
@@ -85,8 +101,11 @@ type Pair struct {
 	// Look is the rounds of the look that decided the pair or, for an
 	// unresolved one, the last it was tested at.
 	Look int `json:"look"`
-	// equivalent is the equivalence test's outcome at the current look.
-	equivalent bool
+	// equivalent is the equivalence test's outcome at the current look,
+	// futile whether it stops for futility there; mean and sd are the
+	// paired log ratios'.
+	equivalent, futile bool
+	mean, sd           float64
 }
 
 // Look is one interim analysis of a design.
@@ -107,12 +126,13 @@ type Analysis struct {
 	Looks []Look `json:"looks"`
 }
 
-// Open lists the servers of unresolved pairs, those a sequential design
-// measures again, in the order of samples.
+// Open lists the servers of pairs still open (unresolved, or compared on
+// too few rounds so far), those a sequential design measures again, in
+// the order of samples.
 func (a Analysis) Open(samples []Sample) []string {
 	var names []string
 	for _, s := range samples {
-		if slices.ContainsFunc(a.Pairs, func(p Pair) bool { return p.Verdict == Unresolved && (p.A == s.Name || p.B == s.Name) }) {
+		if slices.ContainsFunc(a.Pairs, func(p Pair) bool { return p.open() && (p.A == s.Name || p.B == s.Name) }) {
 			names = append(names, s.Name)
 		}
 	}
@@ -147,40 +167,90 @@ func Analyse(samples []Sample, d Design) Analysis {
 		if !d.Fixed && !slices.ContainsFunc(samples, func(s Sample) bool { return s.reached(look) }) {
 			break
 		}
-		var tested []int
-		var ps []float64
+		upTo := make([]map[int]float64, len(samples))
+		for i, s := range samples {
+			upTo[i] = s.upTo(look)
+		}
+		now := map[int]bool{} // the pairs tested at this look
 		for pi := range a.Pairs {
 			p := &a.Pairs[pi]
-			sa, sb := samples[index[p.A]], samples[index[p.B]]
-			if p.Verdict != Unresolved || !d.Fixed && (!sa.reached(look) || !sb.reached(look)) {
+			ia, ib := index[p.A], index[p.B]
+			if !p.open() || !d.Fixed && (!samples[ia].reached(look) || !samples[ib].reached(look)) {
 				continue
 			}
-			*p = compare(*p, sa.upTo(look), sb.upTo(look), levels[k], d.Margin)
+			*p = compare(*p, upTo[ia], upTo[ib], levels[k], d.Margin)
 			p.Look = look
-			if p.Test != noComparison {
-				tested = append(tested, pi)
-				ps = append(ps, p.P)
+			if k < len(looks)-1 && p.Test == PairedT && p.power(looks[len(looks)-1], levels[k]) < d.Futility {
+				p.futile = true
 			}
+			now[pi] = p.Test != noComparison
 		}
-		decided := 0
+		// The false discovery rate is held over every pair compared so far,
+		// not only those tested now: the pairs a look leaves open are the
+		// ones that looked different, and controlling over those alone
+		// would let through more than the level (TestFalseSeparations...).
+		// A pair not tested now counts with the p it was separated at, or
+		// with 1.
+		var family []int
+		var ps []float64
+		for pi, p := range a.Pairs {
+			switch {
+			case now[pi]:
+				ps = append(ps, p.P)
+			case p.Test == noComparison:
+				continue
+			case p.Verdict == Separated:
+				ps = append(ps, p.P)
+			default:
+				ps = append(ps, 1)
+			}
+			family = append(family, pi)
+		}
+		decided, tested := 0, 0
 		for i, reject := range BenjaminiHochberg(ps, levels[k]) {
-			p := &a.Pairs[tested[i]]
+			p := &a.Pairs[family[i]]
+			if !now[family[i]] {
+				continue
+			}
+			tested++
 			switch {
 			case reject:
 				p.Verdict = Separated
 			case p.equivalent:
 				p.Verdict = Equivalent
+			case p.futile:
+				p.Verdict = Futile
 			default:
 				continue
 			}
 			decided++
 		}
-		a.Looks = append(a.Looks, Look{Rounds: look, Level: levels[k], Tested: len(tested), Decided: decided})
+		a.Looks = append(a.Looks, Look{Rounds: look, Level: levels[k], Tested: tested, Decided: decided})
 	}
 	for pi := range a.Pairs {
-		a.Pairs[pi].equivalent = false
+		a.Pairs[pi].equivalent, a.Pairs[pi].futile = false, false
 	}
 	return a
+}
+
+// open says a pair is still to be decided: unresolved, or compared on too
+// few rounds so far.
+func (p Pair) open() bool { return p.Verdict == Unresolved || p.Verdict == TooFewRounds }
+
+// power is a paired pair's conditional power at its look: the chance that
+// its paired t-test separates it at the last look of last rounds, at
+// level, were its true log ratio the mean so far and its spread the
+// spread so far; the rounds to come are drawn from that. (The false
+// discovery rate control over the pairs is left out: it would only lower
+// the chance.)
+func (p Pair) power(last int, level float64) float64 {
+	n, N := float64(p.N), float64(last)
+	if p.sd == 0 || N <= n {
+		return 1
+	}
+	bound := tQuantile(N-1, 1-level/2) * p.sd / math.Sqrt(N)
+	spread := p.sd * math.Sqrt(N-n) / N // of the final mean, given the mean so far
+	return distuv.UnitNormal.CDF((p.mean-bound)/spread) + distuv.UnitNormal.CDF((-p.mean-bound)/spread)
 }
 
 // compare tests one pair on its rounds up to a look, at level.
@@ -232,7 +302,7 @@ func pairedT(p Pair, logs []float64, level, margin float64) Pair {
 	mean, sd := meanSD(logs)
 	se := sd / math.Sqrt(n)
 	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}
-	p.Test, p.N, p.Ratio = PairedT, len(logs), math.Exp(mean)
+	p.Test, p.N, p.Ratio, p.mean, p.sd = PairedT, len(logs), math.Exp(mean), mean, sd
 	switch {
 	case se == 0 && mean == 0:
 		p.P = 1
@@ -268,11 +338,7 @@ func tQuantile(df, prob float64) float64 {
 // false discovery rate held at q: the largest k with p(k) ≤ k·q/m, and
 // every p-value up to it.
 func BenjaminiHochberg(ps []float64, q float64) []bool {
-	order := make([]int, len(ps))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ps[a], ps[b]) })
+	order := sortedOrder(ps)
 	m, cut := float64(len(ps)), -1
 	for k, i := range order {
 		if ps[i] <= float64(k+1)*q/m {
@@ -284,4 +350,15 @@ func BenjaminiHochberg(ps []float64, q float64) []bool {
 		reject[order[k]] = true
 	}
 	return reject
+}
+
+// sortedOrder is the indices of ps in increasing order of p, ties in
+// their order.
+func sortedOrder(ps []float64) []int {
+	order := make([]int, len(ps))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ps[a], ps[b]) })
+	return order
 }

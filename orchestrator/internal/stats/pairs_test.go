@@ -119,6 +119,7 @@ func TestAnalyseFindsEquivalence(t *testing.T) {
 
 func TestSequentialStopsPairsAtTheirLook(t *testing.T) {
 	d := Sequential([]int{3, 6}, 0)
+	d.Futility = 0
 	fast := sample("fast", 300, 330, 290)
 	slow := sample("slow", 100, 110, 95)
 	near := sample("near", 101, 109, 97)
@@ -137,5 +138,53 @@ func TestSequentialStopsPairsAtTheirLook(t *testing.T) {
 	}
 	if len(a.Looks) != 1 || a.Looks[0].Rounds != 3 || a.Looks[0].Tested != 3 || a.Looks[0].Decided != 2 {
 		t.Errorf("looks = %+v", a.Looks)
+	}
+}
+
+// A pair whose rounds agree on a small gap stops for futility at the
+// first look: the rounds left would not separate it; one whose rounds
+// disagree on a large gap goes on.
+func TestSequentialStopsFutilePairs(t *testing.T) {
+	d := Sequential([]int{3, 6, 9, 12}, 0)
+	slow := sample("slow", 100, 110, 95)
+	near := sample("near", 101, 109, 97)
+	wide := sample("wide", 60, 130, 45)
+	a := Analyse([]Sample{slow, near, wide}, d)
+	verdict := func(x, y string) string {
+		i := slices.IndexFunc(a.Pairs, func(p Pair) bool { return p.A == x && p.B == y })
+		return a.Pairs[i].Verdict
+	}
+	if verdict("slow", "near") != Futile {
+		t.Errorf("slow, near: %s, want futile", verdict("slow", "near"))
+	}
+	if verdict("slow", "wide") != Unresolved || verdict("near", "wide") != Unresolved {
+		t.Errorf("with wide: %s and %s, want unresolved", verdict("slow", "wide"), verdict("near", "wide"))
+	}
+	if open := a.Open([]Sample{slow, near, wide}); !slices.Equal(open, []string{"slow", "near", "wide"}) {
+		t.Errorf("open: %v", open)
+	}
+	// Were it the last look, nothing stops for futility.
+	last := Analyse([]Sample{slow, near, wide}, Sequential([]int{3}, 0))
+	if slices.ContainsFunc(last.Pairs, func(p Pair) bool { return p.Verdict == Futile }) {
+		t.Errorf("futility at the last look: %+v", last.Pairs)
+	}
+}
+
+// A pair compared on too few rounds at a look (a server missed one) is
+// tested again at the next, and its servers go on meanwhile.
+func TestTooFewRoundsRetested(t *testing.T) {
+	d := Sequential([]int{3, 6}, 0)
+	d.Futility = 0
+	full := sample("full", 100, 101, 99, 100, 102, 98)
+	gappy := Sample{Name: "gappy", Rounds: []int{1, 3, 4, 5, 6}, Values: []float64{200, 199, 201, 200, 202}}
+	early := Analyse([]Sample{full, {Name: "gappy", Rounds: []int{1, 3}, Values: []float64{200, 199}}}, d)
+	if p := early.Pairs[0]; p.Verdict != TooFewRounds {
+		t.Fatalf("look 1 on 2 rounds: %+v", p)
+	}
+	if open := early.Open([]Sample{full, gappy}); len(open) != 2 {
+		t.Errorf("open after a look with too few rounds: %v", open)
+	}
+	if p := Analyse([]Sample{full, gappy}, d).Pairs[0]; p.Verdict != Separated || p.Look != 6 || p.N != 5 {
+		t.Errorf("look 2: %+v, want separated on 5 rounds at look 6", p)
 	}
 }

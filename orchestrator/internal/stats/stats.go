@@ -77,6 +77,22 @@ func Of(values []float64) Estimate {
 	return e
 }
 
+// Mean is the mean of values, 0 for none.
+func Mean(values []float64) float64 {
+	if len(values) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, v := range values {
+		sum += v
+	}
+	return sum / float64(len(values))
+}
+
+// MeanSD is the mean and the sample standard deviation of two values or
+// more.
+func MeanSD(values []float64) (mean, sd float64) { return meanSD(values) }
+
 // meanSD is the mean and the sample standard deviation.
 func meanSD(values []float64) (mean, sd float64) {
 	for _, v := range values {

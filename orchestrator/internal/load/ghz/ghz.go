@@ -30,7 +30,8 @@ const name = "ghz"
 
 func init() {
 	load.Register(load.Loadgen{ToolName: name, Text: "ghz v0.120.0, as grpc_bench runs it (comparable with its published numbers)",
-		Drives: []scenario.Kind{scenario.Unary, scenario.ClientStreaming, scenario.ServerStreaming, scenario.BidiStreaming}, RunLoad: Run})
+		Drives:         []scenario.Kind{scenario.Unary, scenario.ClientStreaming, scenario.ServerStreaming, scenario.BidiStreaming},
+		EndsWhenSteady: true, RunLoad: Run})
 }
 
 // ghzDetailCap is how many calls ghz keeps the latency of; its percentiles
@@ -55,11 +56,11 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	}
 	l := ghzLoad{spec: spec, sc: sc}
 	begin := time.Now()
-	warm, _, err := l.run(ctx, spec.Warmup)
+	warm, warmed, ended, err := l.warmup(ctx)
 	if err != nil {
 		return load.Result{}, fmt.Errorf("warm-up: %w", err)
 	}
-	rep, stopped, err := l.run(ctx, spec.Duration)
+	rep, stopped, err := l.run(ctx, spec.Duration, nil, nil)
 	if err != nil {
 		return load.Result{}, fmt.Errorf("measurement: %w", err)
 	}
@@ -68,7 +69,7 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	// load is unmeasured, so it is a note on the figures, not a failure.
 	var tailNote string
 	if spec.Tail > 0 {
-		if _, _, err := l.run(ctx, spec.Tail); ctx.Err() != nil {
+		if _, _, err := l.run(ctx, spec.Tail, nil, nil); ctx.Err() != nil {
 			return load.Result{}, ctx.Err()
 		} else if err != nil {
 			tailNote = "ghz's load after the window failed (" + strings.ReplaceAll(err.Error(), "\n", "; ") + "): the server's stats at the window's end may read less load"
@@ -78,6 +79,7 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	// window is from the first call to the stop, when calls ceased to count.
 	res := fromGHZReport(rep, rep.Date.Add(-rep.Total), stopped, perCall(sc))
 	res.WarmupRequests = warm.Count * perCall(sc)
+	res.Warmup, res.WarmupEnd = warmed.Sub(begin), ended
 	var cut string
 	res.Series, cut = seriesOf(begin, stopped, perCall(sc), warm, rep)
 	if cut != "" {
@@ -152,8 +154,42 @@ type ghzLoad struct {
 	sc   *scenario.Scenario
 }
 
-// run runs ghz for d and returns its report and when it was told to stop.
-func (l ghzLoad) run(ctx context.Context, d time.Duration) (*runner.Report, time.Time, error) {
+// warmup runs the warm-up: for spec.Warmup, or under a steady-state rule
+// until the OK calls of each SeriesInterval are steady by it, at most that
+// long. It returns ghz's report of it, when it stopped and how the rule
+// ended it ("" without one). At a set rate, where ghz's OK calls are the
+// rate's whatever the server's state and ghz times no call until the end,
+// the rule has nothing to watch: the warm-up lasts spec.Warmup.
+func (l ghzLoad) warmup(ctx context.Context) (*runner.Report, time.Time, string, error) {
+	rule := l.spec.Steady
+	if rule == nil || l.spec.QPS > 0 {
+		rep, stopped, err := l.run(ctx, l.spec.Warmup, nil, nil)
+		return rep, stopped, "", err
+	}
+	var answered atomic.Uint64
+	steady := make(chan struct{})
+	watching := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(watching)
+		if _, ok := load.WatchWarmup(*rule, answered.Load, time.Time{}, done); ok {
+			close(steady)
+		}
+	}()
+	rep, stopped, err := l.run(ctx, l.spec.Warmup, &answered, steady)
+	close(done)
+	<-watching
+	select {
+	case <-steady:
+		return rep, stopped, load.WarmupSteady, err
+	default:
+		return rep, stopped, load.WarmupCapped, err
+	}
+}
+
+// run runs ghz for d, or until end closes, and returns its report and
+// when it was told to stop; counted, when set, counts its OK calls too.
+func (l ghzLoad) run(ctx context.Context, d time.Duration, counted *atomic.Uint64, end <-chan struct{}) (*runner.Report, time.Time, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, time.Time{}, err
 	}
@@ -177,7 +213,7 @@ func (l ghzLoad) run(ctx context.Context, d time.Duration) (*runner.Report, time
 		runner.WithDurationStopAction("ignore"),
 		runner.WithDisableTemplateFuncs(true),
 		runner.WithDisableTemplateData(true),
-		runner.WithDefaultCallOptions(countAnswers(spec.Answered, perCall(l.sc))),
+		runner.WithDefaultCallOptions(append(countAnswers(spec.Answered, perCall(l.sc)), countAnswers(counted, 1)...)),
 		runner.WithWorkerTicker(newWorkers(spec.Concurrency)),
 	)...)
 	if err != nil {
@@ -199,6 +235,17 @@ func (l ghzLoad) run(ctx context.Context, d time.Duration) (*runner.Report, time
 	}
 	timer := time.AfterFunc(d, func() { stop(runner.ReasonTimeout) })
 	defer timer.Stop()
+	if end != nil {
+		ended := make(chan struct{})
+		defer close(ended)
+		go func() {
+			select {
+			case <-end:
+				stop(runner.ReasonTimeout)
+			case <-ended:
+			}
+		}()
+	}
 	cancelled := context.AfterFunc(ctx, func() { stop(runner.ReasonCancel) })
 	defer cancelled()
 

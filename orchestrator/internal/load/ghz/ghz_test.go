@@ -224,6 +224,10 @@ func TestRateIsOfMessages(t *testing.T) {
 	}
 }
 
+// TestEndsWarmupWhenSteady: under a steady-state rule ghz ends its
+// warm-up once its OK calls per interval are steady.
+func TestEndsWarmupWhenSteady(t *testing.T) { loadtest.EndsWarmupWhenSteady(t, Run) }
+
 func TestGHZFloodIsBounded(t *testing.T) { loadtest.FloodIsBounded(t, Run) }
 
 // TestWorkersFinishedBeforeTheirTick: a run that stops before the worker

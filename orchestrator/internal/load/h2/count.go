@@ -24,6 +24,22 @@ type window struct {
 	open                     bool
 	graceEnd                 time.Time
 	deadline                 time.Duration
+	// moved, in a closed loop under a steady-state rule, is where the
+	// warm-up's watcher opened the window (Unix nanoseconds, 0 until it
+	// did, the window then as long as it was): every connection's reader
+	// reads it per call.
+	moved *atomic.Int64
+}
+
+// bounds is the window's start and end, where the watcher moved it.
+func (w window) bounds() (time.Time, time.Time) {
+	if w.moved != nil {
+		if at := w.moved.Load(); at != 0 {
+			from := time.Unix(0, at)
+			return from, from.Add(w.end.Sub(w.measureStart))
+		}
+	}
+	return w.measureStart, w.end
 }
 
 // phase is where a call belongs.
@@ -43,10 +59,11 @@ func (w window) of(planned, at time.Time) phase {
 	if !w.open {
 		planned = at
 	}
+	measureStart, end := w.bounds()
 	switch {
-	case planned.Before(w.measureStart):
+	case planned.Before(measureStart):
 		return inWarmup
-	case !planned.Before(w.end):
+	case !planned.Before(end):
 		return afterWindow
 	case w.open && at.After(w.graceEnd):
 		return pastGrace
@@ -198,7 +215,8 @@ var (
 )
 
 func merge(recs []*callCounter, w window) load.Result {
-	res := load.Result{Tool: name, Start: w.measureStart, End: w.end, Statuses: map[string]uint64{}, Errors: map[string]uint64{}}
+	measureStart, end := w.bounds()
+	res := load.Result{Tool: name, Start: measureStart, End: end, Statuses: map[string]uint64{}, Errors: map[string]uint64{}}
 	hist, service, pacer := load.NewHistogram(), load.NewHistogram(), load.NewHistogram()
 	var sum, serviceSum, pacerSum time.Duration
 	series := make([]*load.SeriesCounter, len(recs))
@@ -227,7 +245,7 @@ func merge(recs []*callCounter, w window) load.Result {
 		res.Statuses[statusOK] = res.OK
 	}
 	res.Bound()
-	res.RPS = float64(res.OK) / w.end.Sub(w.measureStart).Seconds()
+	res.RPS = float64(res.OK) / end.Sub(measureStart).Seconds()
 	res.Latency = load.LatencyOf(hist, sum)
 	res.Histogram = load.EncodeHistogram(hist)
 	res.Series = load.MergeSeries(series...)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/steady"
 )
 
 // reconnectPause spaces the attempts to reopen a failed connection.
@@ -45,6 +46,17 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	w := window{start: start, measureStart: start.Add(spec.Warmup), open: open, deadline: deadline}
 	w.end = w.measureStart.Add(spec.Duration)
 	w.graceEnd = w.end.Add(spec.CallGrace())
+	// Under a steady-state rule a closed loop's window opens when the
+	// warm-up is steady, up to Warmup after the start. At a set rate the
+	// rule has no speed to watch (every interval completes the rate's
+	// calls) and the schedule's window is set at the start.
+	rule := spec.Steady
+	if open {
+		rule = nil
+	}
+	if rule != nil {
+		w.moved = new(atomic.Int64)
+	}
 
 	stop := make(chan struct{})
 	var once sync.Once
@@ -62,7 +74,7 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	plans := make([]*load.Schedule, spec.Connections)
 	var wg sync.WaitGroup
 	for i := range recs {
-		recs[i] = newCallCounter(w, spec.Answered != nil)
+		recs[i] = newCallCounter(w, spec.Answered != nil || rule != nil)
 		plans[i] = load.NewSchedule(start, w.measureStart, w.end, rate, i, spec.Connections, spec.Arrivals)
 		wg.Add(1)
 		go func() {
@@ -73,7 +85,12 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	if spec.Answered != nil {
 		defer tally(recs, spec.Answered, stop)()
 	}
+	warmed := func() string { return "" }
+	if rule != nil {
+		warmed = endWarmup(recs, *rule, w, func(at time.Time) { timer.Reset(time.Until(at.Add(spec.Duration + spec.Tail))) }, stop)
+	}
 	wg.Wait()
+	warmup := warmed()
 	if err := ctx.Err(); err != nil {
 		return load.Result{}, err
 	}
@@ -89,10 +106,39 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 		}
 	}
 	res := merge(recs, w)
+	measureStart, end := w.bounds()
+	res.Warmup, res.WarmupEnd = measureStart.Sub(start), warmup
+	res.Series.Cut(end.Add(spec.Tail))
 	if open {
 		openLoop(&res, spec, c, plans, unsent)
 	}
 	return res, nil
+}
+
+// endWarmup watches the connections' OK calls interval by interval until
+// the rule finds them steady, then opens the window there (as long as it
+// was) and calls moved with its start, for the run's stop after it; it
+// gives up at the window's first start, the cap. The returned function
+// waits for it, once stop has closed, and says how the warm-up ended.
+func endWarmup(recs []*callCounter, rule steady.Rule, w window, moved func(time.Time), stop <-chan struct{}) func() string {
+	result := make(chan string, 1)
+	go func() {
+		count := func() (n uint64) {
+			for _, r := range recs {
+				n += r.live.Load()
+			}
+			return n
+		}
+		now, ok := load.WatchWarmup(rule, count, w.measureStart, stop)
+		if !ok {
+			result <- load.WarmupCapped
+			return
+		}
+		w.moved.Store(now.UnixNano())
+		moved(now)
+		result <- load.WarmupSteady
+	}()
+	return func() string { return <-result }
 }
 
 // tallyEvery is how often the connections' live counts are summed for a

@@ -965,4 +965,8 @@ func errorShare(r load.Result) float64 {
 	return float64(r.Requests-r.OK) / float64(r.Requests)
 }
 
+// TestEndsWarmupWhenSteady: under a steady-state rule h2 opens its window
+// once its OK calls per interval are steady, on the same connections.
+func TestEndsWarmupWhenSteady(t *testing.T) { loadtest.EndsWarmupWhenSteady(t, Run) }
+
 func TestH2FloodIsBounded(t *testing.T) { loadtest.FloodIsBounded(t, Run) }

@@ -17,5 +17,5 @@ const name = "h2"
 
 func init() {
 	load.Register(load.Loadgen{ToolName: name, Text: "this project's HTTP/2 load tool, several times cheaper per call than ghz",
-		Drives: []scenario.Kind{scenario.Unary, scenario.ClientStreaming, scenario.ServerStreaming, scenario.BidiStreaming}, LoadsOpenLoop: true, RunLoad: Run})
+		Drives: []scenario.Kind{scenario.Unary, scenario.ClientStreaming, scenario.ServerStreaming, scenario.BidiStreaming}, LoadsOpenLoop: true, EndsWhenSteady: true, RunLoad: Run})
 }

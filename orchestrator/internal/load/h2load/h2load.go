@@ -43,6 +43,10 @@ func (tool) TLS() bool { return false }
 // OpenLoop: h2load paces by connection, not on a schedule of intended
 // starts.
 func (tool) OpenLoop() bool { return false }
+
+// SteadyWarmup: h2load's --warm-up-time is a number of seconds, and it
+// reports no series to watch.
+func (tool) SteadyWarmup() bool { return false }
 func (tool) Client(spec load.Spec, sc *scenario.Scenario) (load.Client, error) {
 	if spec.CAFile != "" {
 		return load.Client{}, errNoVerify
