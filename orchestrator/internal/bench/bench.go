@@ -592,8 +592,10 @@ func (b *Bench) saturationWarmup(ci int, name string, capped time.Duration) time
 
 // warmupText says how a load warms up.
 func warmupText(spec load.Spec) string {
+	// A rate cell's warm-up is its saturation cell's, measured to the
+	// nanosecond: a tenth of a second says it.
 	if spec.Steady == nil {
-		return spec.Warmup.String()
+		return spec.Warmup.Round(100 * time.Millisecond).String()
 	}
 	return fmt.Sprintf("until steady (from %s, at most %s)", spec.Steady.Min, spec.Warmup)
 }

@@ -110,3 +110,11 @@ func TestRateCellsWarmUpAsTheirSaturationCell(t *testing.T) {
 		t.Errorf("the rate cells' warm-ups %v, want 11s, then 11s or 12s", rated)
 	}
 }
+
+// TestWarmupTextIsRounded: a rate cell's warm-up, its saturation cell's
+// as measured, is said to a tenth of a second.
+func TestWarmupTextIsRounded(t *testing.T) {
+	if got := warmupText(load.Spec{Warmup: 7513232154 * time.Nanosecond}); got != "7.5s" {
+		t.Errorf("warm-up said %q, want 7.5s", got)
+	}
+}
