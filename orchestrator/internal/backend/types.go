@@ -2,6 +2,7 @@ package backend
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -47,6 +48,35 @@ type Owner struct {
 
 func (o Owner) String() string {
 	return fmt.Sprintf("run %s (pid %d on %s)", o.Run, o.PID, o.Host)
+}
+
+// The keys under which a lock keeps its owner, as labels or annotations.
+const (
+	ownerHost      = "io.grpcbench.owner.host"
+	ownerBoot      = "io.grpcbench.owner.boot"
+	ownerMachine   = "io.grpcbench.owner.machine"
+	ownerPIDs      = "io.grpcbench.owner.pidns"
+	ownerPID       = "io.grpcbench.owner.pid"
+	ownerStart     = "io.grpcbench.owner.start"
+	ownerRun       = "io.grpcbench.owner.run"
+	ownerToken     = "io.grpcbench.owner.token"
+	ownerDir       = "io.grpcbench.owner.dir"
+	ownerContainer = "io.grpcbench.owner.container"
+	ownerStarted   = "io.grpcbench.owner.started"
+)
+
+// Labels are the owner as a lock keeps it; OwnerOf reads them back.
+func (o Owner) Labels() map[string]string {
+	return map[string]string{ownerHost: o.Host, ownerBoot: o.Boot, ownerMachine: o.Machine, ownerPIDs: o.PIDNamespace, ownerPID: strconv.Itoa(o.PID), ownerStart: strconv.FormatUint(o.Start, 10),
+		ownerRun: o.Run, ownerToken: o.Token, ownerDir: o.Dir, ownerContainer: o.Container, ownerStarted: o.Started}
+}
+
+// OwnerOf is the owner a lock's labels name.
+func OwnerOf(labels map[string]string) Owner {
+	pid, _ := strconv.Atoi(labels[ownerPID])
+	start, _ := strconv.ParseUint(labels[ownerStart], 10, 64)
+	return Owner{Host: labels[ownerHost], Boot: labels[ownerBoot], Machine: labels[ownerMachine], PIDNamespace: labels[ownerPIDs], PID: pid, Start: start, Run: labels[ownerRun],
+		Token: labels[ownerToken], Dir: labels[ownerDir], Container: labels[ownerContainer], Started: labels[ownerStarted]}
 }
 
 // ContainerSpec is a container to start.
