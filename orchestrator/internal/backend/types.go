@@ -120,6 +120,13 @@ type ContainerSpec struct {
 	Tmpfs       map[string]string
 	VolumeTmpfs string
 	PidsLimit   int64
+	// Companion, on a server's spec, is the container its clients will
+	// run in (image, limits, containment, InputDir), for a host that
+	// cannot start a container in a running container's network namespace
+	// and makes the two at once instead (Kubernetes: the containers of a
+	// pod are all created with it). A host that can start containers
+	// with NetworkOf ignores it.
+	Companion *ContainerSpec
 }
 
 // State is what the host knows of a container's process, and the host
