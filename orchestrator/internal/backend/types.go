@@ -2,6 +2,8 @@ package backend
 
 import (
 	"fmt"
+	"maps"
+	"path"
 	"strconv"
 	"time"
 )
@@ -127,6 +129,35 @@ type ContainerSpec struct {
 	// pod are all created with it). A host that can start containers
 	// with NetworkOf ignores it.
 	Companion *ContainerSpec
+}
+
+// TmpfsWith are the spec's tmpfs mounts (path → options) with, on a
+// read-only root, one of VolumeTmpfs's options over each of volumes (the
+// VOLUMEs its image declares) that has none, but the folder of its files,
+// which has a volume of its own: an image's VOLUME would otherwise be a
+// writable folder on the host's disk, beyond the container's memory.
+func (s ContainerSpec) TmpfsWith(volumes []string) map[string]string {
+	if !s.ReadOnly {
+		return s.Tmpfs
+	}
+	tmpfs := maps.Clone(s.Tmpfs)
+	for _, volume := range volumes {
+		volume = path.Clean(volume)
+		if _, ok := tmpfs[volume]; !ok && (len(s.Files) == 0 || volume != s.InputDir) {
+			if tmpfs == nil {
+				tmpfs = map[string]string{}
+			}
+			tmpfs[volume] = s.VolumeTmpfs
+		}
+	}
+	return tmpfs
+}
+
+// ImageConfig is what an image says of the containers it runs.
+type ImageConfig struct {
+	Entrypoint, Cmd []string
+	// Volumes are the folders it declares VOLUME.
+	Volumes []string
 }
 
 // State is what the host knows of a container's process, and the host
