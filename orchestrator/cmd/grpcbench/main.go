@@ -27,6 +27,7 @@ import (
 
 	// The backends a run can use, each serving its address schemes.
 	_ "github.com/grpcbench/grpcbench/orchestrator/internal/docker"
+	_ "github.com/grpcbench/grpcbench/orchestrator/internal/kube"
 )
 
 // Exit statuses.
@@ -57,6 +58,7 @@ type cli struct {
 	Probe    probeCmd    `cmd:"" hidden:"" help:"Wait until a server answers SayHello (runs in the client container)."`
 	Conform  conformCmd  `cmd:"" hidden:"" help:"Check that a server echoes, takes concurrent calls and refuses unknown methods (runs in the client container)."`
 	RTT      rttCmd      `cmd:"" name:"rtt" hidden:"" help:"Time TCP handshakes to a server on another machine (runs in the client container)."`
+	Isolate  isolateCmd  `cmd:"" hidden:"" help:"Set every network interface but loopback down (runs in the init container of a server's pod on Kubernetes)."`
 	Engines  renamedCmd  `cmd:"" hidden:"" help:"Renamed: grpcbench tools."`
 }
 

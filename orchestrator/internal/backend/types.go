@@ -19,9 +19,30 @@ type Facts struct {
 	Arch   string
 	Kernel string
 	OS     string
-	// Version is the container runtime's (Docker's server version), with
+	// Version is the container runtime's (Docker's server version; on
+	// Kubernetes, the version of the engine that builds the images), with
 	// the cgroup version and storage driver it runs on.
 	Version, Cgroup, Storage string
+	// Backend names the kind of host: docker, kubernetes.
+	Backend string
+	// Cluster describes a Kubernetes host's cluster and node; nil for
+	// other backends.
+	Cluster *Cluster
+}
+
+// Cluster is a Kubernetes cluster and the node of it that runs the pods.
+type Cluster struct {
+	// Context is the kubeconfig's context; Version the API server's.
+	Context, Version string
+	// Node is the node's name; Kubelet and Runtime its kubelet's and
+	// container runtime's versions (containerd://1.6.20).
+	Node, Kubelet, Runtime string
+	// AllocatableCPU is what the kubelet leaves to pods ("1500m");
+	// CPUManager its CPU manager policy (static pins whole CPUs) and
+	// PodPidsLimit its limit on a pod's processes, "" and 0 when the
+	// kubelet's configuration cannot be read.
+	AllocatableCPU, CPUManager string
+	PodPidsLimit               int64
 }
 
 // Owner says who holds a lock: the process, on which machine and boot, in
