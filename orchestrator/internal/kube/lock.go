@@ -61,13 +61,13 @@ func repository(image string) string {
 // Lease is not renewed and has no duration: like the Docker engine's
 // lock, it is held until given back or its holder is found gone.
 func (h *Host) Lock(ctx context.Context, name string, owner backend.Owner, alive func(context.Context, backend.Owner) bool) (func(context.Context) error, error) {
-	releaseBuilder, err := h.builder.Lock(ctx, name, owner, alive)
-	if err != nil {
-		return nil, fmt.Errorf("the builder %s: %w", h.opts.Builder, err)
-	}
 	releaseLease, err := h.lease(ctx, name, owner, alive)
 	if err != nil {
-		return nil, errors.Join(err, releaseBuilder(context.WithoutCancel(ctx)))
+		return nil, err
+	}
+	releaseBuilder, err := h.builder.Lock(ctx, name, owner, alive)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("the builder %s: %w", h.opts.Builder, err), releaseLease(context.WithoutCancel(ctx)))
 	}
 	return func(ctx context.Context) error {
 		return errors.Join(releaseLease(ctx), releaseBuilder(ctx))
