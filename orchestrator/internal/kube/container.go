@@ -179,7 +179,10 @@ func (p *pod) until(ctx context.Context, cond func(*corev1.Pod) (bool, error)) (
 			return pods.Watch(ctx, o)
 		},
 	}
-	ev, err := watchtools.UntilWithSync(ctx, lw, &corev1.Pod{}, nil, func(ev watch.Event) (bool, error) {
+	// The wrapper asks the client whether it serves a watch-list stream,
+	// which UntilWithSync's informer starts with: a real clientset does
+	// (nothing changes), client-go's fake says it does not and is listed.
+	ev, err := watchtools.UntilWithSync(ctx, cache.ToListWatcherWithWatchListSemantics(lw, p.host.api), &corev1.Pod{}, nil, func(ev watch.Event) (bool, error) {
 		if ev.Type == watch.Deleted {
 			return false, fmt.Errorf("pod %s: %w", p.name, backend.ErrMissing)
 		}
