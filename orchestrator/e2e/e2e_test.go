@@ -191,6 +191,8 @@ func assertNoContainersLeft(t *testing.T, api *client.Client) {
 type runResult struct {
 	code           int
 	stdout, stderr string
+	// maxRSS is the most memory the program held at once, in bytes.
+	maxRSS int64
 }
 
 func runBinary(t *testing.T, root string, env []string, args ...string) runResult {
@@ -212,6 +214,9 @@ func run(t *testing.T, root string, env []string, name string, args ...string) r
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	res := runResult{stdout: stdout.String(), stderr: stderr.String()}
+	if usage, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		res.maxRSS = usage.Maxrss << 10 // Linux counts it in KiB
+	}
 	if exitErr := (*exec.ExitError)(nil); errors.As(err, &exitErr) {
 		res.code = exitErr.ExitCode()
 	} else if err != nil {
@@ -671,6 +676,84 @@ func TestSilentBuildIsCutOff(t *testing.T) {
 		if strings.Contains(c.Command, "grpcbench-e2e-silent-build") {
 			t.Errorf("the stalled step's container is still there: %s %s (%s)", c.ID, c.Command, c.State)
 		}
+	}
+	assertNoContainersLeft(t, api)
+}
+
+// TestErrorFloodKeepsTheRecordSmall runs a server that, past the gate,
+// answers every call with a 4 KiB error message of its own: the record
+// keeps the most frequent few, the rest counted, so results.json and the
+// load client's report stay small.
+func TestErrorFloodKeepsTheRecordSmall(t *testing.T) {
+	api := engine(t)
+	root := copyRepo(t, nil)
+	addBrokenServers(t, root)
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "error_flood"})
+	res := runBinary(t, root, env, "bench")
+	if res.code != 3 { // not one call OK after the warm-up: not ranked
+		t.Errorf("exit code %d, want 3\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	dir := runFolder(t, env)
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil && strings.HasSuffix(path, ".json") {
+			t.Logf("%s: %d bytes", strings.TrimPrefix(path, dir+"/"), info.Size())
+			if info.Size() >= 5<<20 {
+				t.Errorf("%s holds %d bytes, want less than 5 MB", path, info.Size())
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench, run := readRun(t, dir)
+	rounds := servers(t, run)[0].Rounds
+	if len(rounds) != 1 || rounds[0].Load == nil {
+		t.Fatalf("rounds %+v: want one measured\n%s", rounds, bench)
+	}
+	got := rounds[0].Load
+	t.Logf("%d calls, %d OK, %d error messages kept, %d counted under %q", got.Requests, got.OK, len(got.Errors), got.Errors[load.Others], load.Others)
+	if got.Requests-got.OK < 10*load.MaxDistinct || len(got.Errors) > load.MaxDistinct+1 || got.Errors[load.Others] == 0 {
+		t.Errorf("%d failed calls, %d error messages kept: want many and at most %d, the rest under %q", got.Requests-got.OK, len(got.Errors), load.MaxDistinct+1, load.Others)
+	}
+	assertNoContainersLeft(t, api)
+}
+
+// TestLongBuildLineIsCapped builds a server whose build step prints 3 GB
+// on one line and fails: the orchestrator's memory stays bounded (the line
+// is cut, not held), the log is capped with a note, the failure says so,
+// and the next server is ranked.
+func TestLongBuildLineIsCapped(t *testing.T) {
+	api := engine(t)
+	root := copyRepo(t, map[string]string{"orchestrator/e2e/testdata/servers/long_build_line": "servers/long_build_line"})
+	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "long_build_line go_grpc"})
+	res := runBinary(t, root, env, "bench")
+	if res.code != 3 {
+		t.Errorf("exit code %d, want 3\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	t.Logf("the orchestrator's peak memory: %d MiB", res.maxRSS>>20)
+	if res.maxRSS <= 0 || res.maxRSS >= 512<<20 {
+		t.Errorf("the orchestrator's peak memory was %d MiB, want less than 512 MiB", res.maxRSS>>20)
+	}
+	dir := runFolder(t, env)
+	bench, _ := readRun(t, dir)
+	if _, ok := parseRows(t, bench)["go_grpc"]; !ok {
+		t.Errorf("the server after the long build line was not ranked:\n%s", bench)
+	}
+	if !strings.Contains(bench, "! long_build_line: not ranked, build failed: ") || !strings.Contains(bench, "build output capped: lines over 64 KiB cut (1)") {
+		t.Errorf("bench.txt does not say the build failed with its output capped:\n%s", bench)
+	}
+	info, err := os.Stat(filepath.Join(dir, "long_build_line", "build-complex_proto.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the build log: %d bytes", info.Size())
+	if info.Size() > 1<<20 {
+		t.Errorf("the build log holds %d bytes: the line was not cut", info.Size())
 	}
 	assertNoContainersLeft(t, api)
 }
@@ -1173,6 +1256,36 @@ func TestInterruptKeepsFinishedServers(t *testing.T) {
 		t.Errorf("the interrupted server is not reported as such:\n%s", bench)
 	}
 	assertNoContainersLeft(t, api)
+}
+
+// TestClosedPipeCleansUp runs `grpcbench bench | sed q`, and the same with
+// sed quitting once a server is up: the closed pipe stops the run as an
+// interrupt, the cleanup's own writes to it do not count as a second one,
+// so no container and no lock are left, and results.json says
+// interrupted.
+func TestClosedPipeCleansUp(t *testing.T) {
+	api := engine(t)
+	for _, tc := range []struct{ name, sed string }{
+		{"at the first line", "q"},
+		{"with a server up", "/: ready;/q"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := benchEnv(t, map[string]string{"GRPC_BENCHMARK_DURATION": "30s"})
+			res := run(t, repoRoot(t), env, "sh", "-c", `"$0" bench | sed "$1"`, binary, tc.sed)
+			t.Logf("printed before the pipe closed:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+			if strings.Contains(res.stderr, "interrupted again") {
+				t.Errorf("the cleanup's writes were taken for a second interrupt:\n%s", res.stderr)
+			}
+			if left := ownContainers(t, api); len(left) > 0 {
+				t.Errorf("containers (the lock's included) left behind: %v\nstderr:\n%s", left, res.stderr)
+			}
+			var run record.Run
+			readJSON(t, filepath.Join(runFolder(t, env), "results.json"), &run)
+			if run.State != record.Interrupted {
+				t.Errorf("results.json does not say the run was interrupted\nstderr:\n%s", res.stderr)
+			}
+		})
+	}
 }
 
 // startBench starts `grpcbench bench` in dir and returns it with a scanner

@@ -256,6 +256,41 @@ func serverIsContained(t *testing.T, api *client.Client, address string) {
 	if strings.TrimSpace(out) != "cut off" {
 		t.Errorf("an outbound connection from the server's namespace: %q, want it cut off", out)
 	}
+	dnsIsCut(t, api, info.Config.Image, ids[0])
+}
+
+// dnsIsCut looks a name up from the server's namespace while this machine
+// drops, and counts, the DNS queries the servers' engine's namespace sends
+// through it (scripts/second-engine routes everything through this
+// machine): the engine's DNS server must forward none for the server, and
+// the name must not resolve.
+func dnsIsCut(t *testing.T, api *client.Client, image, id string) {
+	t.Helper()
+	rule := []string{"FORWARD", "-i", "gbsecond0", "-p", "udp", "--dport", "53", "-m", "comment", "--comment", "grpcbench-e2e-dns", "-j", "DROP"}
+	iptables := func(args ...string) string {
+		out, err := exec.Command("iptables", args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("iptables %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	iptables(append([]string{"-I"}, rule...)...)
+	defer iptables(append([]string{"-D"}, rule...)...)
+	info, err := api.ContainerInspect(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := runIn(t, api, image, "container:"+id, "timeout 10 getent hosts deb.debian.org && echo resolved || echo not resolved")
+	dropped := -1
+	for _, line := range strings.Split(iptables("-L", "FORWARD", "-v", "-x", "-n"), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.Contains(line, "grpcbench-e2e-dns") {
+			fmt.Sscan(f[0], &dropped)
+		}
+	}
+	t.Logf("server container: DNS %v; a lookup from its namespace: %s; queries it sent out: %d", info.HostConfig.DNS, strings.TrimSpace(out), dropped)
+	if dropped != 0 || strings.TrimSpace(out) != "not resolved" {
+		t.Errorf("a name lookup from the server's namespace: %q, %d queries sent out of its engine's namespace; want no answer and none sent", out, dropped)
+	}
 }
 
 // runIn runs bash -c script in a throwaway container of image with the

@@ -16,6 +16,10 @@ import (
 // errRegression says that compare --fail-on regression found one.
 var errRegression = errors.New("regression")
 
+// errUnfinished says that compare --fail-on regression was given a run
+// that did not finish, which it cannot judge.
+var errUnfinished = errors.New("cannot judge")
+
 type compareCmd struct {
 	A         string `arg:"" name:"run-a" help:"The first run's folder (results/<run>), the baseline."`
 	B         string `arg:"" name:"run-b" help:"The second run's folder."`
@@ -50,6 +54,15 @@ func (c *compareCmd) Run(std streams) error {
 	}
 	if err != nil {
 		return err
+	}
+	if c.FailOn == "regression" && len(cmp.Unfinished) > 0 {
+		// A run cut short may miss the very rounds that would regress, and
+		// a server it never reached looks like one that fails.
+		var which []string
+		for _, u := range cmp.Unfinished {
+			which = append(which, fmt.Sprintf("run-%s %s", u.Run, u.State))
+		}
+		return fmt.Errorf("%w: %s; the gate judges finished runs only", errUnfinished, strings.Join(which, ", "))
 	}
 	if c.FailOn == "regression" && cmp.Regressions > 0 {
 		return fmt.Errorf("%w: %d found (a server slower beyond %s, or failing now)", errRegression, cmp.Regressions, c.Threshold)

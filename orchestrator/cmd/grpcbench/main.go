@@ -37,6 +37,7 @@ const (
 	exitBadInput    = 2
 	exitNotRanked   = 3
 	exitRegression  = 4
+	exitUnfinished  = 5
 	exitInterrupted = 130
 )
 
@@ -51,7 +52,7 @@ type cli struct {
 	Check    checkCmd    `cmd:"" help:"Build every server for every scenario and pass it through the conformance gate; print servers x scenarios."`
 	Tools    toolsCmd    `cmd:"" help:"Load one server with each load tool (${toolList}) and compare their cost per call."`
 	Accuracy accuracyCmd `cmd:"" help:"Compare one load tool with a reference tool on every server under several load shapes: req/s and mean latency, medians of alternating rounds."`
-	Compare  compareCmd  `cmd:"" help:"Compare two runs: every server and cell of either, both medians, the change, whether it is significant; with --fail-on regression, exit 4 when a server got slower."`
+	Compare  compareCmd  `cmd:"" help:"Compare two runs: every server and cell of either, both medians, the change, whether it is significant; with --fail-on regression, exit 4 when a server got slower, 5 when either run did not finish."`
 	Report   reportCmd   `cmd:"" help:"Rewrite bench.txt, summary.txt, results.csv, results.md and report.html of a run folder from its results.json."`
 	Env      envCmd      `cmd:"" help:"Print every setting with its default and meaning, as .env.example holds them."`
 	Loadgen  loadgenCmd  `cmd:"" hidden:"" help:"Load one server as a spec file says and print the result as JSON (runs in the client container)."`
@@ -78,11 +79,18 @@ func main() {
 // stopOn ends the run on the first signal: cancel removes the containers
 // and keeps the results. A second one, while that cleanup runs, leaves at
 // once with the temporary folders removed; the next run removes the
-// containers.
+// containers. A SIGPIPE is never the second: once the reader of the
+// output is gone (`grpcbench | head`), the cleanup's own writes raise it
+// again, and they fail quietly instead.
 func stopOn(signals <-chan os.Signal, cancel func(), exit func(int)) {
 	<-signals
+	signal.Ignore(syscall.SIGPIPE)
 	cancel()
-	<-signals
+	for sig := range signals {
+		if sig != syscall.SIGPIPE { // one raised before the Ignore
+			break
+		}
+	}
 	if err := scratch.RemoveAll(); err != nil {
 		fmt.Fprintln(os.Stderr, "grpcbench:", err)
 	}
@@ -213,6 +221,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		return exitNotRanked
 	case errors.Is(err, errRegression):
 		return exitRegression
+	case errors.Is(err, errUnfinished):
+		return exitUnfinished
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
 	default:

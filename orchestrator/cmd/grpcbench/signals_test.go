@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scratch"
 )
@@ -80,6 +81,33 @@ func TestSecondInterruptRemovesTemporaries(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the temporary folder %s is still there after the second interrupt (%v)", dir, err)
+	}
+}
+
+// TestBrokenPipeIsNotASecondInterrupt: after the first signal, a SIGPIPE
+// (the cleanup writing to the output whose reader is gone) does not end
+// the cleanup; a real second signal still does.
+func TestBrokenPipeIsNotASecondInterrupt(t *testing.T) {
+	signals := make(chan os.Signal, 3)
+	signals <- syscall.SIGPIPE
+	signals <- syscall.SIGPIPE
+	cancelled := make(chan struct{})
+	exited := make(chan int, 1)
+	go stopOn(signals, func() { close(cancelled) }, func(c int) { exited <- c })
+	<-cancelled
+	select {
+	case code := <-exited:
+		t.Fatalf("a broken pipe during the cleanup ended it: exit %d", code)
+	case <-time.After(200 * time.Millisecond):
+	}
+	signals <- os.Interrupt
+	select {
+	case code := <-exited:
+		if code != exitInterrupted {
+			t.Errorf("exit %d after a second interrupt, want %d", code, exitInterrupted)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("a second interrupt did not end the cleanup")
 	}
 }
 

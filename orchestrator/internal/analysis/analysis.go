@@ -10,6 +10,9 @@
 package analysis
 
 import (
+	"cmp"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/escape"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
@@ -19,6 +22,9 @@ import (
 // Run is the analysis of one run's record.
 type Run struct {
 	Record record.Run
+	// Commit is the run's commit line, made safe to show: a commit's
+	// subject, or a record's, is anyone's text.
+	Commit string
 	// Design is how the rankings' pairs were tested.
 	Design stats.Design
 	Cells  []Cell
@@ -72,7 +78,7 @@ type Ranking struct {
 
 // Of analyses a run's record.
 func Of(run record.Run) Run {
-	a := Run{Record: run, Design: DesignOf(run)}
+	a := Run{Record: run, Commit: escape.Text(cmp.Or(run.Commit, "unknown")), Design: DesignOf(run)}
 	for _, c := range run.Cells {
 		a.Cells = append(a.Cells, a.cell(c))
 	}
@@ -101,6 +107,9 @@ func (a Run) cell(c record.Cell) Cell {
 		Streams: kind != "" && kind != scenario.Unary, Floor: c.Profile == FloorProfile}
 	out.Name = out.Plan.Name()
 	out.Load = a.ranking(LoadRanking(c))
+	if out.Plan.Swept() {
+		out.Load = a.rateRanking(c)
+	}
 	out.Capacity = a.ranking(CapacityRanking(c))
 	out.Notes = a.notes(out)
 	out.CapacityLeftOut = CapacityNotes(c, out.Capacity.Rows)

@@ -80,13 +80,15 @@ func tablesText(a analysis.Run) string {
 	for _, sw := range a.Sweeps {
 		fmt.Fprintf(&b, "\n== sweep of cell %d, %s: by %s, objective %q\n", sw.Cell, sw.Name, sw.Tool, sw.SLO.String())
 		for _, p := range sw.Points {
-			fmt.Fprintf(&b, "point %s at %s (cell %d): target %s, achieved %s, p99 %s, meets %v, unsustained %q\n",
-				p.Server, p.Rate, p.Cell, num(p.Target), num(p.Row.RPS.Median), p.Row.P99, p.Meets, p.Unsustained)
+			fmt.Fprintf(&b, "point %s at %s (cell %d): target %s, achieved %s, p99 %s, pooled %v, meets %v, mark %q\n",
+				p.Server, p.Rate, p.Cell, num(p.Target), num(p.Row.RPS.Median), p.Row.P99, p.Row.Pooled, p.Meets(), p.Mark())
+			if v := p.Verdict; v != nil {
+				fmt.Fprintf(&b, "  verdict: met %v, %s %s ≤ %s over %d calls, pooled %v, why %q\n", v.Met, sw.SLO.Percentile, v.Percentile, v.Upper, v.Calls, v.Pooled, v.Why)
+			}
 		}
 		if o := sw.Objective; o != nil {
-			rankingText(&b, "objective", o.Ranking)
 			for _, r := range o.Rows {
-				fmt.Fprintf(&b, "objective %s: at %s\n", r.Name, o.At[r.Name].Rate)
+				fmt.Fprintf(&b, "objective %s: group %q, met at %s, bracket %s–%s\n", r.Name, r.Group, r.Met.Rate, num(r.Lo()), num(r.Hi()))
 			}
 			lines(&b, "objective none", o.None)
 			lines(&b, "objective note", o.Notes)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/escape"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
@@ -45,15 +46,18 @@ type Row struct {
 	// Group is the row's letters: rows that share one cannot be told
 	// apart (Judge).
 	Group string `json:"group"`
-	// Latencies, medians over the rounds.
-	Mean time.Duration `json:"mean"`
-	P50  time.Duration `json:"p50"`
-	P90  time.Duration `json:"p90"`
-	P95  time.Duration `json:"p95"`
-	P99  time.Duration `json:"p99"`
-	P999 time.Duration `json:"p999"`
-	// Percentiles are the medians of the rounds' percentile lists, when
-	// every round has one (a tool that keeps a histogram).
+	// Latencies: of every OK call of the rounds when Pooled (their
+	// histograms merged), else medians of the rounds' own; 0 where the
+	// calls cannot support the percentile (histogram.Supports).
+	Pooled bool          `json:"pooled,omitempty"`
+	Mean   time.Duration `json:"mean"`
+	P50    time.Duration `json:"p50"`
+	P90    time.Duration `json:"p90"`
+	P95    time.Duration `json:"p95"`
+	P99    time.Duration `json:"p99"`
+	P999   time.Duration `json:"p999"`
+	// Percentiles are the pooled histogram's percentile list, else the
+	// medians of the rounds' lists when every round has one.
 	Percentiles []record.Percentile `json:"percentiles,omitempty"`
 	// P99Values are the rounds' own p99 latencies, in nanoseconds.
 	P99Values []float64 `json:"p99_rounds"`
@@ -166,11 +170,12 @@ func CapacityNotes(c record.Cell, rows []Row) []string {
 				break
 			}
 		}
+		// The reason is what a server or its client said.
 		if n == 0 {
-			out = append(out, fmt.Sprintf("%s: not in the server capacity ranking, no round has a capacity measurement%s", s.Name, why))
+			out = append(out, escape.Text(fmt.Sprintf("%s: not in the server capacity ranking, no round has a capacity measurement%s", s.Name, why)))
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s: server capacity from %d of %d rounds, fewer than the others'%s", s.Name, n, most, why))
+		out = append(out, escape.Text(fmt.Sprintf("%s: server capacity from %d of %d rounds, fewer than the others'%s", s.Name, n, most, why)))
 	}
 	return out
 }
@@ -186,9 +191,11 @@ func rowOf(s record.Server, rounds []record.Round, pick measurement, clientCPUs 
 	var mean, p50, p90, p95, p99, p999, srvCPU, cliCPU, mem, perCore, srvThr, cliThr []float64
 	statuses := map[string]uint64{}
 	notes := map[string]bool{}
+	var loads []*record.Result
 	for _, r := range rounds {
 		m := pick(r)
 		l := m.Load
+		loads = append(loads, l)
 		if !slices.Contains(row.Tools, l.Tool) {
 			row.Tools = append(row.Tools, l.Tool)
 		}
@@ -243,6 +250,7 @@ func rowOf(s record.Server, rounds []record.Round, pick measurement, clientCPUs 
 	row.Mean, row.P50, row.P90, row.P95, row.P99, row.P999 = d(mean), d(p50), d(p90), d(p95), d(p99), d(p999)
 	row.P99Values = p99
 	row.Percentiles = medianPercentiles(rounds, pick)
+	poolLatencies(&row, loads)
 	row.ServerCPU, row.ClientCPU = stats.Median(srvCPU), stats.Median(cliCPU)
 	row.MemoryBytes = uint64(stats.Median(mem))
 	row.PerServerCore = stats.Median(perCore)

@@ -139,15 +139,10 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) (record.Run, er
 			visits := b.visits(r, active)
 			b.run.Order = append(b.run.Order[:min(r-1, len(b.run.Order))], visits)
 			for _, v := range visits {
-				if ctx.Err() != nil {
-					return b.stop(ctx.Err())
+				spent, stop, err := b.next(ctx, v, r, look)
+				if stop != nil {
+					return b.stop(stop)
 				}
-				if b.Kit.Held != nil {
-					if err := b.Kit.Held(ctx); err != nil {
-						return b.stop(err)
-					}
-				}
-				spent, err := b.visit(ctx, v, r, look)
 				if err != nil {
 					return b.run, err
 				}
@@ -177,7 +172,29 @@ func (b *Bench) Benchmark(ctx context.Context, servers []string) (record.Run, er
 			return b.run, err
 		}
 	}
+	perProbe, _ := design.NextLook(0)
+	if stop, err := b.search(ctx, perProbe); stop != nil || err != nil {
+		if err != nil {
+			return b.run, err
+		}
+		return b.stop(stop)
+	}
 	return b.stop(ctx.Err())
+}
+
+// next measures round r of a visit unless the run must stop first (it was
+// interrupted, or its host is held): stop is then why.
+func (b *Bench) next(ctx context.Context, v record.Visit, r, look int) (spent time.Duration, stop, err error) {
+	if ctx.Err() != nil {
+		return 0, ctx.Err(), nil
+	}
+	if b.Kit.Held != nil {
+		if err := b.Kit.Held(ctx); err != nil {
+			return 0, err, nil
+		}
+	}
+	spent, err = b.visit(ctx, v, r, look)
+	return spent, nil, err
 }
 
 // seed is GRPC_BENCHMARK_SEED, else one drawn for the run.
@@ -195,6 +212,9 @@ func (b *Bench) seed() uint64 {
 func (b *Bench) visits(r int, active func(record.Server) bool) []record.Visit {
 	var visits []record.Visit
 	for ci, cell := range b.run.Cells {
+		if cell.Probe > 0 { // measured after the rounds, by search
+			continue
+		}
 		for _, srv := range cell.Servers {
 			if srv.Unsupported == "" && srv.FirstFailure() == nil && active(srv) {
 				visits = append(visits, record.Visit{Cell: ci, Server: srv.Name})
@@ -203,7 +223,7 @@ func (b *Bench) visits(r int, active func(record.Server) bool) []record.Visit {
 	}
 	rng := rand.New(rand.NewPCG(b.run.Seed, uint64(r)))
 	rng.Shuffle(len(visits), func(i, j int) { visits[i], visits[j] = visits[j], visits[i] })
-	if r == 1 { // a rate cell's first round needs its server's capacity, a probe the probe before
+	if r == 1 { // a rate cell's first round needs its server's capacity
 		stage := func(v record.Visit) int { return sweep.Stage(plan.Of(b.run.Cells[v.Cell])) }
 		slices.SortStableFunc(visits, func(v, w record.Visit) int { return cmp.Compare(stage(v), stage(w)) })
 	}
@@ -444,7 +464,7 @@ func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) re
 		return b.fail(srv.Name, round, err)
 	}
 	round.Overhead = max(0, phaseTime(round.Phases)-spent.Seconds())
-	b.Progress.Printf("%s: %s", srv.Name, roundText(round, scenario.Kind(cell.Kind).RateUnit()))
+	b.Progress.Printf("%s: %s", srv.Name, roundText(round, scenario.Kind(cell.Kind).RateUnit(), sweep.Poisson(b.run)))
 	return round
 }
 
@@ -489,13 +509,16 @@ func rateText(target float64) string {
 }
 
 // roundText says what a round measured, its rates in unit.
-func roundText(r record.Round, unit string) string {
+func roundText(r record.Round, unit string, poisson bool) string {
 	text := fmt.Sprintf("%.0f %s, server CPU %.1f%%, client CPU %.1f%%", r.Load.RPS, unit, r.Server.CPUAvgPercent, r.Client.CPUAvgPercent)
 	if r.TargetRPS > 0 {
 		text = fmt.Sprintf("%.0f of %.0f %s, p99 %s, server CPU %.1f%%, client CPU %.1f%%", r.Load.RPS, r.TargetRPS, unit,
 			r.Load.Latency.P99.Round(10*time.Microsecond), r.Server.CPUAvgPercent, r.Client.CPUAvgPercent)
-		if why := sweep.Unsustained(r.TargetRPS, *r.Load); why != "" {
+		if why := sweep.Unsustained(r.TargetRPS, poisson, *r.Load); why != "" {
 			text += "; unsustained: " + why
+		}
+		if why := sweep.Unstable(r.TargetRPS, *r.Load); why != "" {
+			text += "; unstable: " + why
 		}
 	}
 	switch {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
@@ -76,13 +77,13 @@ func TestSharesOfCapacityFollowTheFirstRound(t *testing.T) {
 	}
 	for _, srv := range s.Run.Cells[1].Servers {
 		for _, r := range srv.Rounds {
-			if r.Load.Tool != "h2" || r.Capacity != nil || sweep.Unsustained(r.TargetRPS, *r.Load) != "" {
-				t.Errorf("%s at 50%%: tool %s, capacity %v, unsustained %q", srv.Name, r.Load.Tool, r.Capacity, sweep.Unsustained(r.TargetRPS, *r.Load))
+			if r.Load.Tool != "h2" || r.Capacity != nil || sweep.Unsustained(r.TargetRPS, false, *r.Load) != "" {
+				t.Errorf("%s at 50%%: tool %s, capacity %v, unsustained %q", srv.Name, r.Load.Tool, r.Capacity, sweep.Unsustained(r.TargetRPS, false, *r.Load))
 			}
 		}
 	}
 	for _, srv := range s.Run.Cells[2].Servers {
-		if why := sweep.Unsustained(srv.Rounds[0].TargetRPS, *srv.Rounds[0].Load); why == "" {
+		if why := sweep.Unsustained(srv.Rounds[0].TargetRPS, false, *srv.Rounds[0].Load); why == "" {
 			t.Errorf("%s at 150%% of its capacity is sustained", srv.Name)
 		}
 	}
@@ -93,26 +94,37 @@ func TestSharesOfCapacityFollowTheFirstRound(t *testing.T) {
 
 // TestAnObjectiveBisectsTheShareOfCapacity: with a latency objective and
 // no rates, each server's probes bisect the share of its capacity on the
-// first round of the probes before: the fake's p99 rises past 60%, so the
-// probes are 50% (met), 75% (not), 62.5% (not), 56.25% (met), each at that
-// rate in every round.
+// grid k/15, each steered by every round of the probe before, measured
+// after the other cells' rounds: the fake's p99 rises past 60%, so the
+// probes are 8/15 (met), 12/15 (not), 10/15 (not), 9/15 = 60% (met), each
+// at that rate in every round, and probe k's rounds all come before probe
+// k+1's.
 func TestAnObjectiveBisectsTheShareOfCapacity(t *testing.T) {
 	s, _ := sweepBench(t, map[string]string{"GRPC_LATENCY_SLO": "p99<10ms"})
 	if len(s.Run.Cells) != 1+plan.SLOProbes {
 		t.Fatalf("%d cells, want the saturation cell and %d probes", len(s.Run.Cells), plan.SLOProbes)
 	}
-	shares := []float64{0.5, 0.75, 0.625, 0.5625}
+	shares := []float64{8.0 / 15, 12.0 / 15, 10.0 / 15, 9.0 / 15}
 	for k, share := range shares {
 		for name, rates := range targets(s.Run.Cells[1+k]) {
 			capacity := map[string]float64{"a": 3000, "b": 6000}[name]
-			if len(rates) != 3 || rates[0] != share*capacity || rates[2] != rates[0] {
+			if len(rates) != 3 || math.Abs(rates[0]-share*capacity) > 1e-6 || rates[2] != rates[0] {
 				t.Errorf("probe %d, %s: targets %v, want %v (%.4g of %v) in each of 3 rounds", k+1, name, rates, share*capacity, share, capacity)
 			}
 		}
 	}
-	for i, v := range s.Run.Order[0] { // round 1: saturation, then probe 1 of each, probe 2, ...
-		if want := i / 2; v.Cell != want {
-			t.Errorf("round 1's visit %d is of cell %d, want %d: %v", i, v.Cell, want, s.Run.Order[0])
+	if len(s.Run.Order) != 3+plan.SLOProbes*3 {
+		t.Fatalf("%d passes, want 3 rounds and then %d of the search", len(s.Run.Order), plan.SLOProbes*3)
+	}
+	for i, pass := range s.Run.Order {
+		want := 0 // the rounds: the saturation cell only
+		if i >= 3 {
+			want = 1 + (i-3)/3 // then each probe's 3 rounds in turn
+		}
+		for _, v := range pass {
+			if v.Cell != want {
+				t.Errorf("pass %d visits cell %d, want %d: %v", i+1, v.Cell, want, pass)
+			}
 		}
 	}
 }

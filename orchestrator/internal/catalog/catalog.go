@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/sources"
 )
 
 // Catalog lists what the repository at Root holds.
@@ -59,6 +60,12 @@ func Open(root string) (Catalog, error) {
 	for _, base := range folders {
 		c.Servers = append(c.Servers, base)
 		if c.manifests[base], err = c.readManifest(base); err != nil {
+			return c, err
+		}
+		// A source's URL reaches git on this machine: refused here, before
+		// anything is built, when it could be taken for anything but a
+		// remote repository.
+		if _, err := sources.Read(filepath.Join(root, "servers", base)); err != nil {
 			return c, err
 		}
 		names, err := c.readVariants(base)

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
@@ -133,6 +134,28 @@ type Comparison struct {
 	Hardware    []ChangedSetting `json:"hardware,omitempty"`
 	Cells       []ComparedCell   `json:"cells"`
 	Regressions int              `json:"regressions"`
+	// Unfinished lists the runs that did not run all their rounds: their
+	// figures are not final, and a gate cannot pass them.
+	Unfinished []Unfinished `json:"unfinished,omitempty"`
+}
+
+// Unfinished is a run ("a" or "b") that did not finish, and how it ended.
+type Unfinished struct {
+	Run   string `json:"run"`
+	State string `json:"state"`
+}
+
+// unfinished says how a run that did not finish stands, "" when it did:
+// interrupted (--resume finishes it), or not finished (still running, or
+// killed outright).
+func unfinished(r record.Run) string {
+	switch r.State {
+	case record.Finished:
+		return ""
+	case record.Interrupted:
+		return string(record.Interrupted)
+	}
+	return "not finished"
 }
 
 // Runs compares run a with run b: every cell of either, matched by their
@@ -173,6 +196,12 @@ func Runs(a, b record.Run, threshold float64) Comparison {
 			}
 		}
 	}
+	for name, r := range map[string]record.Run{"a": a, "b": b} {
+		if state := unfinished(r); state != "" {
+			cmp.Unfinished = append(cmp.Unfinished, Unfinished{Run: name, State: state})
+		}
+	}
+	slices.SortFunc(cmp.Unfinished, func(x, y Unfinished) int { return strings.Compare(x.Run, y.Run) })
 	return cmp
 }
 

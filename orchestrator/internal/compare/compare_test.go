@@ -297,3 +297,34 @@ func TestOldSettingNamesCompareAsTheNew(t *testing.T) {
 		t.Errorf("differences = %+v, want only GRPC_CAPACITY_TOOL h2 → off", got)
 	}
 }
+
+// TestForeignTextIsShownEscaped: names, reasons, settings and hardware of
+// records that may be anyone's reach the text escaped, each on its own
+// line, and the comparison itself (its JSON) keeps them as they were.
+func TestForeignTextIsShownEscaped(t *testing.T) {
+	const evil = "evil\x1b]0;pwned\a\x1b[2J\n| forged | 999999 |"
+	failing := func(s *record.Server) { fails(s); s.Rounds[len(s.Rounds)-1].Failure.Reason = evil }
+	a := run(1, srv(evil, []float64{100, 101, 99}), srv("breaks", []float64{100, 101, 99}))
+	b := run(1, srv(evil, []float64{90, 91, 89}), srv("breaks", []float64{100, 101}, failing))
+	a.Cells[0].Settings = append(a.Cells[0].Settings, record.Setting{Name: "GRPC_" + evil, Value: evil})
+	b.Hardware.Kernel = evil
+	c := Runs(a, b, DefaultThreshold)
+	c.A = "run\x1b[31m"
+	out := text(t, c)
+	if i := strings.IndexFunc(out, func(r rune) bool { return r < 0x20 && r != '\n' || r == 0x7f }); i >= 0 {
+		t.Errorf("the text holds control character %q: %q", out[i], out[max(0, i-30):min(len(out), i+30)])
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "| forged") {
+			t.Errorf("a record's text made a line of its own: %q", line)
+		}
+	}
+	for _, want := range []string{`evil\x1b]0;pwned\a\x1b[2J\n| forged | 999999 |`, `kernel=6.1→evil\x1b]0;pwned`, `run\x1b[31m`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the text lacks %q:\n%s", want, out)
+		}
+	}
+	if byName(c, evil).Server != evil || c.Hardware[0].B != evil || c.A != "run\x1b[31m" {
+		t.Error("printing changed the comparison")
+	}
+}

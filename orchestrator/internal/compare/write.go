@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/escape"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 )
 
@@ -37,13 +39,18 @@ var metrics = []metric{
 	{"capacity req/s", capacityRPS, func(c Change) *Figure { return c.Capacity }, func(c ComparedCell) *Drift { return c.CapacityDrift }, count},
 }
 
-// WriteText prints the comparison: what differs between the runs, then
-// per cell one table per figure as benchstat prints them (both medians
-// with their spread, the change, `~` when it is not significant, and marks:
-// client-bound, image changed, regression), the servers not in both
-// rankings, the drift taken out, and the regressions.
+// WriteText prints the comparison: the runs that did not finish, what
+// differs between the runs, then per cell one table per figure as
+// benchstat prints them (both medians with their spread, the change, `~`
+// when it is not significant, and marks: client-bound, image changed,
+// regression), the servers not in both rankings, the drift taken out, and
+// the regressions.
 func WriteText(w io.Writer, c Comparison) error {
+	c = shown(c)
 	var b strings.Builder
+	for _, u := range c.Unfinished {
+		fmt.Fprintf(&b, "! %s %s: rounds are missing, so this comparison is not final, and no gate passes it\n", runName(c, u.Run), stateText(u.State))
+	}
 	if len(c.Cells) > 1 && len(c.Settings) > 0 { // one cell's are its own, resolved
 		fmt.Fprintf(&b, "settings that differ, as given: %s\n", settingsText(c.Settings))
 	}
@@ -111,6 +118,36 @@ func WriteText(w io.Writer, c Comparison) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// shown is c with every text its records brought (the runs', cells' and
+// servers' names, the reasons, the settings) made safe to print: a record
+// may be anyone's, and a name could hold a terminal escape or a line
+// break that forges a row. c itself is left as it is.
+func shown(c Comparison) Comparison {
+	c.A, c.B = escape.Text(c.A), escape.Text(c.B)
+	c.Settings, c.Hardware = shownSettings(c.Settings), shownSettings(c.Hardware)
+	cells := make([]ComparedCell, len(c.Cells))
+	for i, cell := range c.Cells {
+		cell.Name, cell.Settings = escape.Text(cell.Name), shownSettings(cell.Settings)
+		changes := make([]Change, len(cell.Servers))
+		for j, ch := range cell.Servers {
+			ch.Server, ch.Failure, ch.Regression = escape.Text(ch.Server), escape.Text(ch.Failure), escape.Text(ch.Regression)
+			changes[j] = ch
+		}
+		cell.Servers = changes
+		cells[i] = cell
+	}
+	c.Cells = cells
+	return c
+}
+
+func shownSettings(list []ChangedSetting) []ChangedSetting {
+	out := make([]ChangedSetting, len(list))
+	for i, s := range list {
+		out[i] = ChangedSetting{Name: escape.Text(s.Name), A: escape.Text(s.A), B: escape.Text(s.B)}
+	}
+	return out
 }
 
 // writeMetric prints one figure's table of a cell, when any server has it.
@@ -191,6 +228,13 @@ func statusText(c Comparison, status string) string {
 		return "failed in " + c.A + ", ranked in " + c.B
 	}
 	return status
+}
+
+func stateText(state string) string {
+	if state == string(record.Interrupted) {
+		return "was interrupted (grpcbench bench --resume finishes it)"
+	}
+	return "did not finish (it is still running, or was killed)"
 }
 
 func cellSuffix(c Comparison, cell ComparedCell) string {

@@ -48,14 +48,15 @@ type Config struct {
 	CapacityTool     string        `env:"GRPC_CAPACITY_TOOL" envDefault:"h2" help:"the load tool that also measures a server in the same round when the load client was its bottleneck, for the server capacity ranking: {capacity}"`
 	ServerDockerHost string        `env:"GRPC_SERVER_DOCKER_HOST" help:"the Docker engine that runs the servers: unix:///path, tcp://host:port (TLS as the Docker CLI: DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) or ssh://user@host; or k8s://context, a Kubernetes cluster whose node is this machine (docs/scale-out.md; set GRPC_CLIENT_DOCKER_HOST to the same); empty means DOCKER_HOST, else the local socket"`
 	ClientDockerHost string        `env:"GRPC_CLIENT_DOCKER_HOST" help:"the Docker engine that runs the load clients, as GRPC_SERVER_DOCKER_HOST; when the two differ, GRPC_SERVER_ADDRESS is required"`
-	ServerAddress    string        `env:"GRPC_SERVER_ADDRESS" help:"the IP address of the servers' machine at which the clients' machine reaches a server, when the two engines differ: each server publishes its port on that address only, at a port the engine picks for it (10.0.0.2), or at a fixed port (10.0.0.2:50051, for a firewall that opens one port; two runs on that engine then collide)"`
+	ServerAddress    string        `env:"GRPC_SERVER_ADDRESS" help:"the IP address of the servers' machine at which the clients' machine reaches a server, when the two engines differ (not a wildcard or loopback address): each server publishes its port on that address only, at a port the engine picks for it (10.0.0.2), or at a fixed port (10.0.0.2:50051, for a firewall that opens one port; two runs on that engine then collide)"`
 	SourceMirror     string        `env:"GRPC_SOURCE_MIRROR" help:"a folder of git bundles named <repository>.bundle, from which the third-party sources that servers pin in sources.json are taken when neither the sources cache nor their URL has them; empty means none"`
 	LoadProfiles     Names         `env:"GRPC_LOAD_PROFILE" help:"a load shape of the grpcxx benchmarks, setting connections x calls in flight per connection: 1a (1x1), 1b (1x10), 2a (10x1), 2b (10x10), 3a (100x1), 3b (100x10); a comma-separated list runs each; empty means GRPC_CLIENT_CONNECTIONS and GRPC_CLIENT_CONCURRENCY"`
-	BuildRAM         Bytes         `env:"GRPC_BUILD_RAM" envDefault:"6g" help:"memory limit of each step of an image build (the container of a RUN), swap included: a size such as 6g, from 512m to the engine host's memory"`
+	BuildRAM         AutoBytes     `env:"GRPC_BUILD_RAM" envDefault:"auto" help:"memory limit of each step of an image build (the container of a RUN), swap included: auto (6g, or the engine host's memory less 1g when that is less, at least 512m) or a size such as 4g, from 512m to the engine host's memory"`
 	BuildCPUs        ClientCPUs    `env:"GRPC_BUILD_CPUS" envDefault:"auto" help:"CPU limit of each step of an image build in cores: auto (every core of the engine but one, at least 1) or a positive number such as 2, at most the engine's CPU count"`
 	BuildStall       time.Duration `env:"GRPC_BUILD_STALL" envDefault:"30m" help:"how long an image build, pull or copy between engines may go without output, or a fetch of pinned sources over HTTP without data, before it is taken to hang and that server's build fails: a duration from 1m to 6h"`
+	BuildTimeout     time.Duration `env:"GRPC_BUILD_TIMEOUT" envDefault:"2h" help:"how long one image build (the making or copying of its base images included), or one checkout of a pinned source, may take in all, output or not, before it is cut off and that server's build fails: a duration from 1m to 24h"`
 	Rates            Rates         `env:"GRPC_LOAD_RATES" help:"target rates of a sweep, each a cell of its own beside the cell's saturation load, loaded open-loop by h2 whatever GRPC_LOAD_TOOL is: rates in req/s (5000,10000,20000, at most 1000000) or shares of each server's capacity measured in the same run's first round (25%,50%,90%, above 0 and at most 200%), not both; empty means none"`
-	SLO              SLO           `env:"GRPC_LATENCY_SLO" help:"a latency objective, percentile<bound (p99<10ms; percentiles p50, p90, p95, p99, p99.9): each server is ranked by the highest rate it sustains with that percentile within the bound in every round; without GRPC_LOAD_RATES, 4 probing rates (a bisection of the share of its capacity) find it; empty means none"`
+	SLO              SLO           `env:"GRPC_LATENCY_SLO" help:"a latency objective, percentile<bound (p99<10ms; percentiles p50, p90, p95, p99, p99.9): each server is ranked by the highest rate it sustains with that percentile of every call of its rounds within the bound (at 95% confidence), every round sustained and stable; without GRPC_LOAD_RATES, 4 probing rates (a bisection of the share of its capacity up to all of it, measured after the other rounds) find it; empty means none"`
 	TLS              Names         `env:"GRPC_TLS" envDefault:"off" help:"whether the load goes over TLS: off (plaintext HTTP/2, h2c) or on (TLS with ALPN h2, each server given a certificate of a throwaway CA made for the run, which every client verifies); a comma-separated list (off,on) runs each"`
 
 	// given holds the variables as the user wrote them, so that reports and
@@ -227,6 +228,22 @@ func (c Config) DockerTLS() (verify bool, certPath string) {
 	return verify, certPath
 }
 
+// PlainEngines are the tcp:// engine addresses of the settings that are
+// reached without TLS (neither DOCKER_CERT_PATH nor DOCKER_TLS_VERIFY).
+func (c Config) PlainEngines() []string {
+	if _, certs := c.DockerTLS(); certs != "" {
+		return nil
+	}
+	server, client := c.DockerHosts()
+	var plain []string
+	for _, addr := range slices.Compact([]string{server, client}) {
+		if strings.HasPrefix(addr, "tcp://") {
+			plain = append(plain, addr)
+		}
+	}
+	return plain
+}
+
 // BuildCPULimit is GRPC_BUILD_CPUS on an engine of n cores: auto leaves
 // one core to dockerd and the orchestrator when there are two or more.
 func (c Config) BuildCPULimit(n int) CPUs {
@@ -234,6 +251,21 @@ func (c Config) BuildCPULimit(n int) CPUs {
 		return c.BuildCPUs.CPUs
 	}
 	return CPUs(max(1, n-1))
+}
+
+// BuildRAMLimit is GRPC_BUILD_RAM in bytes on an engine host of memory
+// bytes (0: not known): auto is DefaultBuildRAM, or the host's memory less
+// BuildRAMMargin when that is less (a 4 GiB host, as Docker Desktop's VM
+// may be, builds with 3 GiB), never below MinBuildRAM. A fixed size
+// larger than the host is refused instead: it was asked for.
+func (c Config) BuildRAMLimit(memory int64) int64 {
+	if !c.BuildRAM.Auto {
+		return int64(c.BuildRAM.Bytes)
+	}
+	if memory <= 0 {
+		return DefaultBuildRAM
+	}
+	return max(MinBuildRAM, min(DefaultBuildRAM, memory-BuildRAMMargin))
 }
 
 // RoundDuration is each round's measured time: GRPC_BENCHMARK_DURATION

@@ -129,9 +129,10 @@ func TestParseDefaults(t *testing.T) {
 		ReadyTimeout: 60 * time.Second,
 		LoadTool:     "ghz",
 		CapacityTool: "h2",
-		BuildRAM:     6 << 30,
+		BuildRAM:     config.AutoBytes{Auto: true},
 		BuildCPUs:    config.ClientCPUs{Auto: true},
 		BuildStall:   30 * time.Minute,
+		BuildTimeout: 2 * time.Hour,
 		TLS:          config.Names{"off"},
 	}
 	if len(cfg.Benchmarks) != 0 {
@@ -367,8 +368,14 @@ func TestValidateRefuses(t *testing.T) {
 		{"build memory above the host's", map[string]string{"GRPC_BUILD_RAM": "64g"}, 2, "GRPC_BUILD_RAM", "64g"},
 		{"build cpus above the engine", map[string]string{"GRPC_BUILD_CPUS": "3"}, 2, "GRPC_BUILD_CPUS", "3"},
 		{"zero build cpus", map[string]string{"GRPC_BUILD_CPUS": "0"}, 2, "GRPC_BUILD_CPUS", "0"},
+		{"a wildcard server address", map[string]string{"GRPC_CLIENT_DOCKER_HOST": "ssh://bench@client", "GRPC_SERVER_ADDRESS": "0.0.0.0"}, 2, "GRPC_SERVER_ADDRESS", "0.0.0.0"},
+		{"an IPv6 wildcard server address", map[string]string{"GRPC_CLIENT_DOCKER_HOST": "ssh://bench@client", "GRPC_SERVER_ADDRESS": "[::]:50051"}, 2, "GRPC_SERVER_ADDRESS", "[::]:50051"},
+		{"a loopback server address", map[string]string{"GRPC_CLIENT_DOCKER_HOST": "ssh://bench@client", "GRPC_SERVER_ADDRESS": "127.0.0.1:50051"}, 2, "GRPC_SERVER_ADDRESS", "127.0.0.1:50051"},
+		{"an IPv6 loopback server address", map[string]string{"GRPC_CLIENT_DOCKER_HOST": "ssh://bench@client", "GRPC_SERVER_ADDRESS": "::1"}, 2, "GRPC_SERVER_ADDRESS", "::1"},
 		{"a stall limit of seconds", map[string]string{"GRPC_BUILD_STALL": "30s"}, 2, "GRPC_BUILD_STALL", "30s"},
 		{"a stall limit of a day", map[string]string{"GRPC_BUILD_STALL": "24h"}, 2, "GRPC_BUILD_STALL", "24h"},
+		{"a build time limit of seconds", map[string]string{"GRPC_BUILD_TIMEOUT": "30s"}, 2, "GRPC_BUILD_TIMEOUT", "30s"},
+		{"a build time limit of two days", map[string]string{"GRPC_BUILD_TIMEOUT": "48h"}, 2, "GRPC_BUILD_TIMEOUT", "48h"},
 		{"a blank server list", map[string]string{"GRPC_BENCHMARKS": " "}, 2, "GRPC_BENCHMARKS", " "},
 		{"a server list of commas", map[string]string{"GRPC_BENCHMARKS": ","}, 2, "GRPC_BENCHMARKS", ","},
 		{"a blank profile list", map[string]string{"GRPC_LOAD_PROFILE": " , "}, 2, "GRPC_LOAD_PROFILE", " , "},
@@ -410,6 +417,37 @@ func TestValidateRefuses(t *testing.T) {
 			}
 			checkRefused(t, cfg.Validate(on(twoServers, tt.hostCPUs)), tt.wantVar, tt.wantValue)
 		})
+	}
+}
+
+// TestDefaultsOnA4GiBHost: the defaults pass on a host of 2 cores and 4
+// GiB (Docker Desktop's VM may be no larger), whose builds then get 3
+// GiB a step; a larger host's get 6 GiB, and a size asked for beyond the
+// host is refused.
+func TestDefaultsOnA4GiBHost(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{}, testTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := oneServer
+	small.HostCPUs, small.ClientCPUs, small.HostMemory = 2, 2, 4<<30
+	if err := cfg.Validate(small); err != nil {
+		t.Errorf("the defaults on a 4 GiB host: %v", err)
+	}
+	for memory, want := range map[int64]int64{4 << 30: 3 << 30, 24 << 30: 6 << 30, 1 << 30: 512 << 20, 0: 6 << 30} {
+		if got := cfg.BuildRAMLimit(memory); got != want {
+			t.Errorf("GRPC_BUILD_RAM=auto on a host of %d MiB: %d MiB, want %d MiB", memory>>20, got>>20, want>>20)
+		}
+	}
+	fixed, err := config.Parse(map[string]string{"GRPC_BUILD_RAM": "6g"}, testTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fixed.BuildRAMLimit(4 << 30); got != 6<<30 {
+		t.Errorf("GRPC_BUILD_RAM=6g: %d MiB, want 6144", got>>20)
+	}
+	if errs := configErrors(t, fixed.Validate(small)); len(errs) != 1 || errs[0].Var != "GRPC_BUILD_RAM" {
+		t.Errorf("GRPC_BUILD_RAM=6g on a 4 GiB host: %v, want it refused", errs)
 	}
 }
 
@@ -551,9 +589,10 @@ func TestSettings(t *testing.T) {
 		{"GRPC_SERVER_ADDRESS", ""},
 		{"GRPC_SOURCE_MIRROR", ""},
 		{"GRPC_LOAD_PROFILE", ""},
-		{"GRPC_BUILD_RAM", "6g"},
+		{"GRPC_BUILD_RAM", "auto"},
 		{"GRPC_BUILD_CPUS", "auto"},
 		{"GRPC_BUILD_STALL", "30m"},
+		{"GRPC_BUILD_TIMEOUT", "2h"},
 		{"GRPC_LOAD_RATES", ""},
 		{"GRPC_LATENCY_SLO", ""},
 		{"GRPC_TLS", "off"},
@@ -1026,6 +1065,30 @@ func TestRepositoryIsDockersShortName(t *testing.T) {
 		}
 		if got := cfg.Repository(); got != want {
 			t.Errorf("GRPC_IMAGE_NAME=%s: repository %q, want %q", name, got, want)
+		}
+	}
+}
+
+// TestPlainEngines: a tcp:// engine reached without TLS is listed, once
+// when both roles name it; with certificates, or over a socket or ssh,
+// none is.
+func TestPlainEngines(t *testing.T) {
+	for _, tc := range []struct {
+		vars map[string]string
+		want []string
+	}{
+		{map[string]string{"DOCKER_HOST": "tcp://box:2375"}, []string{"tcp://box:2375"}},
+		{map[string]string{"GRPC_SERVER_DOCKER_HOST": "tcp://servers:2375", "GRPC_CLIENT_DOCKER_HOST": "ssh://bench@clients"}, []string{"tcp://servers:2375"}},
+		{map[string]string{"DOCKER_HOST": "tcp://box:2376", "DOCKER_TLS_VERIFY": "1", "DOCKER_CERT_PATH": "/certs"}, nil},
+		{map[string]string{"DOCKER_HOST": "tcp://box:2376", "DOCKER_CERT_PATH": "/certs"}, nil},
+		{map[string]string{}, nil},
+	} {
+		cfg, err := config.Parse(tc.vars, testTools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.PlainEngines(); !slices.Equal(got, tc.want) {
+			t.Errorf("PlainEngines of %v = %v, want %v", tc.vars, got, tc.want)
 		}
 	}
 }

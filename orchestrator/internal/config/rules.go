@@ -66,9 +66,18 @@ const (
 	// nanosecond for every load tool.
 	MaxQPS = 1_000_000
 	// MinBuildRAM is less than any build of the catalog needs; MaxBuildStall
-	// is longer than any of its steps runs silent.
-	MinBuildRAM   = 512 << 20
-	MaxBuildStall = 6 * time.Hour
+	// is longer than any of its steps runs silent, MaxBuildTimeout than any
+	// build of it takes (rust_grpcio's, the longest: 39 min beside a `make
+	// check-servers` run).
+	MinBuildRAM = 512 << 20
+	// DefaultBuildRAM is the most GRPC_BUILD_RAM=auto gives (its fixed
+	// default before); BuildRAMMargin is what auto leaves of a smaller
+	// host's memory to the engine, the orchestrator (400 MiB at its peak,
+	// the client image's build) and the system.
+	DefaultBuildRAM = 6 << 30
+	BuildRAMMargin  = 1 << 30
+	MaxBuildStall   = 6 * time.Hour
+	MaxBuildTimeout = 24 * time.Hour
 	// MaxSLOBound is longer than any call of a benchmark should take.
 	MaxSLOBound = time.Minute
 	// MaxImageName keeps GRPC_IMAGE_NAME:<server>-<scenario> under the 255
@@ -227,8 +236,14 @@ var rules = []rule{
 			}
 			return ""
 		}
-		if _, _, err := c.ServerPublish(); err != nil {
+		ip, _, err := c.ServerPublish()
+		if err != nil {
 			return err.Error()
+		}
+		if a := net.ParseIP(ip); c.TwoHosts() && (a.IsUnspecified() || a.IsLoopback()) {
+			// Published on every interface, or where the clients' machine
+			// cannot reach it: every server would then fail readiness.
+			return "a wildcard or loopback address: the servers' machine publishes each server on this address only, and the clients' machine must reach it there"
 		}
 		return ""
 	}},
@@ -243,9 +258,11 @@ var rules = []rule{
 	}},
 	{"GRPC_BUILD_RAM", func(c Config, f Facts) string {
 		switch {
-		case c.BuildRAM < MinBuildRAM:
+		case c.BuildRAM.Auto:
+			return ""
+		case c.BuildRAM.Bytes < MinBuildRAM:
 			return "below 512m"
-		case f.HostMemory > 0 && int64(c.BuildRAM) > f.HostMemory:
+		case f.HostMemory > 0 && int64(c.BuildRAM.Bytes) > f.HostMemory:
 			return fmt.Sprintf("more than the engine host's %s of memory", Bytes(f.HostMemory&^(1<<20-1)))
 		}
 		return ""
@@ -263,6 +280,7 @@ var rules = []rule{
 		return names(c.TLS, TLSModes, "TLS mode", false)
 	}},
 	{"GRPC_BUILD_STALL", func(c Config, _ Facts) string { return between(c.BuildStall, time.Minute, MaxBuildStall) }},
+	{"GRPC_BUILD_TIMEOUT", func(c Config, _ Facts) string { return between(c.BuildTimeout, time.Minute, MaxBuildTimeout) }},
 	{"GRPC_LOAD_PROFILE", func(c Config, _ Facts) string {
 		if r := c.blank("GRPC_LOAD_PROFILE", c.LoadProfiles, "profile", "GRPC_CLIENT_CONNECTIONS and GRPC_CLIENT_CONCURRENCY"); r != "" {
 			return r

@@ -85,6 +85,32 @@ func (b *Bytes) UnmarshalText(text []byte) error {
 	return nil
 }
 
+// AutoBytes is a size, or auto: one the engine host's memory decides.
+type AutoBytes struct {
+	Auto  bool
+	Bytes Bytes
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (a *AutoBytes) UnmarshalText(b []byte) error {
+	if strings.TrimSpace(string(b)) == "auto" {
+		*a = AutoBytes{Auto: true}
+		return nil
+	}
+	a.Auto = false
+	if err := a.Bytes.UnmarshalText(b); err != nil {
+		return errors.New("neither auto nor a size")
+	}
+	return nil
+}
+
+func (a AutoBytes) String() string {
+	if a.Auto {
+		return "auto"
+	}
+	return a.Bytes.String()
+}
+
 // String writes the size in the largest unit that keeps it whole, so that
 // 512m stays 512m.
 func (b Bytes) String() string {

@@ -93,6 +93,7 @@ func (h *Host) Start(ctx context.Context, spec backend.ContainerSpec) (backend.C
 			return nil, err
 		}
 		host.NetworkMode = container.NetworkMode(network)
+		host.DNS = noResolver
 	}
 	if len(spec.Files) > 0 {
 		// Without the image's content at that path, whose owner the volume
@@ -267,6 +268,13 @@ func (h *Host) Reap(ctx context.Context, key, value string) (int, error) {
 	}
 	return len(list), nil
 }
+
+// noResolver is the upstream of the engine's DNS server (127.0.0.11) for a
+// container of its own network: the engine would forward its queries to
+// the host's resolvers, from the container's namespace, a way out (a
+// query's name is data) that the network's options do not close. The
+// container's own loopback, where nothing answers for it, takes them.
+var noResolver = []string{"127.0.0.1"}
 
 // Options of a published server's own network. The engine masquerades
 // nothing the network sends out, so a packet to another machine leaves

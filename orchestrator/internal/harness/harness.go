@@ -535,6 +535,7 @@ func (srv *Instance) measure(ctx context.Context, tool load.Tool, spec load.Spec
 	if err != nil {
 		return record.Measurement{}, err
 	}
+	res.Bound() // what the record keeps, whatever the client printed
 	r := resultOf(res)
 	return record.Measurement{
 		Load:   &r,
@@ -613,11 +614,14 @@ func (srv *Instance) runToEnd(ctx context.Context, spec backend.ContainerSpec, l
 	}
 	// Following the logs ends when the container stops; its stderr is read
 	// as it comes, for the live rate of a load client.
-	var out, errOut bytes.Buffer
+	out, errOut := &limitedBuffer{max: maxClientOutput}, &limitedBuffer{max: maxClientOutput}
 	unit := srv.spec.Scenario.Kind.RateUnit()
-	live := load.ProgressWriter(&errOut, func(rate float64) { srv.harness.observer.Rate(rate, unit) })
-	logErr := c.Logs(ctx, true, &out, live)
+	live := load.ProgressWriter(errOut, func(rate float64) { srv.harness.observer.Rate(rate, unit) })
+	logErr := c.Logs(ctx, true, out, live)
 	live.Close()
+	if out.over && logErr == nil {
+		logErr = fmt.Errorf("%s printed more than %s: its output was not read", clientNames[spec.Labels[backend.RoleLabel]], units.BytesSize(maxClientOutput))
+	}
 	if code, err = c.Wait(ctx); err != nil {
 		return code, false, out.Bytes(), errOut.Bytes(), err // what it wrote says why, when it hung
 	}
@@ -630,6 +634,32 @@ func (srv *Instance) runToEnd(ctx context.Context, spec backend.ContainerSpec, l
 	}
 	return code, oomKilled, out.Bytes(), errOut.Bytes(), logErr
 }
+
+// maxClientOutput is the most of a client container's stdout, and of its
+// stderr, that is read: a load report is a few KB and a load's progress
+// lines a few hundred, but what a server answers reaches them (its error
+// messages), and they must not grow the orchestrator or the run folder.
+const maxClientOutput = 16 << 20
+
+// limitedBuffer keeps the first max bytes written to it; over says more
+// came, which it dropped. (It has no ReadFrom, which io.Copy would use
+// instead of Write, so the buffer is not embedded.)
+type limitedBuffer struct {
+	buf  bytes.Buffer
+	max  int
+	over bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.buf.Len(); len(p) > room {
+		b.over = true
+		b.buf.Write(p[:max(room, 0)])
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+func (b *limitedBuffer) Bytes() []byte { return b.buf.Bytes() }
 
 // exited returns an error when the server container is no longer running,
 // saying how it ended.

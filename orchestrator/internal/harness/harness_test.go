@@ -139,6 +139,24 @@ func TestGateVerdictKeptAndFailureStops(t *testing.T) {
 	}
 }
 
+// TestClientOutputIsReadThroughALimit: a client that prints more than
+// the limit (what a server answers reaches its output) fails with that
+// reason, its output neither held nor kept whole.
+func TestClientOutputIsReadThroughALimit(t *testing.T) {
+	huge := strings.Repeat("x", 17<<20)
+	s, _ := oneHost(roles{"server": {Runs: true}, "conform": {Stdout: huge, Stderr: huge}})
+	spec := serverSpec(t)
+	_, err := up(t, s, spec)
+	if f := harness.FailureOf(err); f.Phase != "conformance" || f.Reason != "the conformance gate printed more than 16MiB: its output was not read" {
+		t.Errorf("Up = %+v, want the conformance gate's output refused", f)
+	}
+	for _, name := range []string{"conformance.json", "conformance.log"} {
+		if info, err := os.Stat(spec.Folder.Path(name)); err != nil || info.Size() > 16<<20 {
+			t.Errorf("%s: %v, %v; want at most 16 MiB kept", name, info.Size(), err)
+		}
+	}
+}
+
 // TestWorkersChecked: the gate adds the check of the server's start-up
 // line, its count against GRPC_SERVER_CPUS rounded up and capped at the
 // host's CPUs; a wrong count fails the conformance phase saying so.

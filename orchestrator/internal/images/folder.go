@@ -20,16 +20,12 @@ import (
 func BuildClient(ctx context.Context, b Builder, folder record.Folder, out progress.Reporter) (string, error) {
 	out.Printf("building the load client image %s", b.ClientTag())
 	out.Building("the load client image")
-	log, err := folder.Create("grpcbench-build.log")
-	if err != nil {
-		return "", err
-	}
-	defer log.Close()
-	tag, err := b.Client(ctx, io.MultiWriter(log, progress.StepWriter(out)))
-	if err != nil {
-		return "", fmt.Errorf("%w (log: %s)", err, log.Name())
-	}
-	return tag, nil
+	var tag string
+	err := logged(folder, "grpcbench-build.log", "the load client image", out, func(log io.Writer) (err error) {
+		tag, err = b.Client(ctx, log)
+		return err
+	})
+	return tag, err
 }
 
 // BuildServer builds a server's image, with its log as logName in folder,
@@ -38,21 +34,38 @@ func BuildServer(ctx context.Context, b Builder, name string, sc *scenario.Scena
 	out.Printf("%s: building %s", name, b.ServerTag(name, sc.Name))
 	out.Building(name)
 	start := time.Now()
-	img, err := buildServer(ctx, b, name, sc, folder, logName, progress.StepWriter(out))
+	var img Image
+	err := logged(folder, logName, name, out, func(log io.Writer) (err error) {
+		img, err = b.Server(ctx, name, sc, log)
+		return err
+	})
 	phase := record.Phase{Name: "build", Start: start, Seconds: time.Since(start).Seconds()}
 	if err != nil {
-		return img, phase, &record.PhaseError{Phase: "build", Err: fmt.Errorf("%w (log: %s)", err, folder.Path(logName))}
+		return img, phase, &record.PhaseError{Phase: "build", Err: err}
 	}
 	return img, phase, nil
 }
 
-func buildServer(ctx context.Context, b Builder, name string, sc *scenario.Scenario, folder record.Folder, logName string, steps io.Writer) (Image, error) {
-	log, err := folder.Create(logName)
+// logged runs build with its output bounded into the log logName of folder
+// and its steps shown by out. Its error names the log; what the log left
+// out is said in it and to out.
+func logged(folder record.Folder, logName, who string, out progress.Reporter, build func(io.Writer) error) error {
+	file, err := folder.Create(logName)
 	if err != nil {
-		return Image{}, err
+		return err
 	}
-	defer log.Close()
-	return b.Server(ctx, name, sc, io.MultiWriter(log, steps))
+	defer file.Close()
+	log := newBoundedLog(file, progress.StepWriter(out))
+	err = build(log)
+	where := "log: " + file.Name()
+	if note := log.Note(); note != "" {
+		out.Printf("%s: %s (%s)", who, note, file.Name())
+		where += "; " + note
+	}
+	if err != nil {
+		return fmt.Errorf("%w (%s)", err, where)
+	}
+	return nil
 }
 
 // BuildImages builds the client image and each server's image for every

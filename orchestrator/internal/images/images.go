@@ -44,10 +44,12 @@ type Builder struct {
 	Sources sources.Fetcher
 	// Memory and CPUs limit each step of a build (GRPC_BUILD_RAM,
 	// GRPC_BUILD_CPUS); Stall is how long a build may go without output
-	// (GRPC_BUILD_STALL) before it fails as hung. 0 means no limit.
-	Memory int64
-	CPUs   float64
-	Stall  time.Duration
+	// (GRPC_BUILD_STALL) before it fails as hung, Timeout how long it may
+	// take in all (GRPC_BUILD_TIMEOUT). 0 means no limit.
+	Memory  int64
+	CPUs    float64
+	Stall   time.Duration
+	Timeout time.Duration
 }
 
 // Host is what building needs of the host it builds on: the bootstrap's
@@ -183,10 +185,11 @@ func (b Builder) build(ctx context.Context, dir string, extra func(*archive.Arch
 // buildContext makes sure the Dockerfile's base images exist, then builds
 // the archive into an image under the build limits and returns its id. A
 // step that writes nothing for b.Stall (a copy between hosts, a pull, a
-// base image made here, the build) is taken to hang: it is cut off and
-// the build fails with that reason.
+// base image made here, the build) is taken to hang, and all of them
+// together may take b.Timeout: past either the build is cut off and fails
+// with that reason.
 func (b Builder) buildContext(ctx context.Context, archive *archive.Archive, dockerfile []byte, opts backend.BuildOptions, log io.Writer) (string, error) {
-	ctx, watch := stall.Guard(ctx, b.Stall, "the build of "+opts.Tag)
+	ctx, watch := stall.Guard(ctx, b.Stall, b.Timeout, "the build of "+opts.Tag)
 	defer watch.Stop()
 	id, err := b.buildWatched(ctx, archive, dockerfile, opts, watch.Writer(log))
 	return id, watch.Err(err)

@@ -6,8 +6,14 @@
 package load
 
 import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 )
@@ -109,7 +115,7 @@ type Result struct {
 // Series is a load interval by interval, from its start (the warm-up's)
 // to the end of its window: what completed in each interval, and how
 // many calls were in flight at its end. Each slice has one entry per
-// interval.
+// interval; the last ends at the window's end, so it may be shorter.
 type Series struct {
 	Start    time.Time     `json:"start"`
 	Interval time.Duration `json:"interval"`
@@ -178,4 +184,101 @@ func PercentileList(at func(q float64) time.Duration) []Percentile {
 		out[i] = Percentile{Q: q, Latency: at(q)}
 	}
 	return out
+}
+
+// A server chooses its status messages, and the status codes it sends, so
+// a result keeps a bounded number of them: one that answered every call
+// with a message of its own made a key per call, hundreds of MB in the
+// record, rewritten after every round.
+const (
+	// MaxDistinct is how many distinct error messages, and status names
+	// besides OK, a result keeps: the most frequent.
+	MaxDistinct = 20
+	// MaxMessage is how much of an error message it keeps, in bytes.
+	MaxMessage = 256
+	// Others is the key that counts what the rest of a map held.
+	Others = "(others)"
+)
+
+// Bound keeps the MaxDistinct most frequent error messages, each cut to
+// MaxMessage bytes, and status names (OK always kept), counting the rest
+// under Others.
+func (r *Result) Bound() {
+	r.Errors = bound(r.Errors, "")
+	r.Statuses = bound(r.Statuses, "OK")
+}
+
+// bound is m with at most MaxDistinct keys besides keep and Others, each
+// at most MaxMessage bytes, the rest counted under Others; nil stays nil.
+func bound(m map[string]uint64, keep string) map[string]uint64 {
+	if m == nil {
+		return nil
+	}
+	cut := make(map[string]uint64, min(len(m), MaxDistinct+2))
+	for k, n := range m {
+		cut[CutMessage(k)] += n
+	}
+	var keys []string
+	for k := range cut {
+		if k != keep && k != Others {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) <= MaxDistinct {
+		return cut
+	}
+	// Most frequent first, then in name order, so that the choice is the
+	// same on every read.
+	slices.SortFunc(keys, func(a, b string) int {
+		if c := cmp.Compare(cut[b], cut[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	out := make(map[string]uint64, MaxDistinct+2)
+	for _, k := range keys[:MaxDistinct] {
+		out[k] = cut[k]
+	}
+	if n, ok := cut[keep]; ok {
+		out[keep] = n
+	}
+	out[Others] = cut[Others]
+	for _, k := range keys[MaxDistinct:] {
+		out[Others] += cut[k]
+	}
+	return out
+}
+
+// CutMessage is a message cut to MaxMessage bytes, on a character's
+// boundary, its cut marked.
+func CutMessage(s string) string {
+	if len(s) <= MaxMessage {
+		return s
+	}
+	const mark = "…"
+	s = s[:MaxMessage-len(mark)]
+	for !utf8.ValidString(s) { // a character cut in two
+		s = s[:len(s)-1]
+	}
+	return s + mark
+}
+
+// ErrorShare is the fraction of completed calls that were not OK.
+func (r Result) ErrorShare() float64 {
+	if r.Requests == 0 {
+		return 0
+	}
+	return float64(r.Requests-r.OK) / float64(r.Requests)
+}
+
+// Failures lists the calls that were not OK by status, in name order:
+// "DeadlineExceeded: 40, Unavailable: 60".
+func (r Result) Failures() string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(r.Statuses)) {
+		if name != "OK" {
+			parts = append(parts, fmt.Sprintf("%s: %d", name, r.Statuses[name]))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -61,7 +61,8 @@ type Run struct {
 	// or (GRPC_BENCHMARK_ROUNDS=auto) the looks of a sequential design.
 	Design *Design `json:"design,omitempty"`
 	// Seed drew the order of the rounds (GRPC_BENCHMARK_SEED replays it);
-	// Order is each round's visits, in the order they ran.
+	// Order is each round's visits, in the order they ran, then each pass
+	// of a latency objective's search (its probes come after the rounds).
 	Seed  uint64    `json:"seed"`
 	Order [][]Visit `json:"order,omitempty"`
 	// Looks are the sequential design's looks as they ran, and StopReason

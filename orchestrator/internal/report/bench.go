@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
-	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
 // The layout of grpc_bench's bench.txt, column for column.
@@ -33,7 +32,7 @@ func WriteBench(w io.Writer, a analysis.Run) error {
 			}
 			fmt.Fprintf(&b, "== cell %d of %d: %s\n", i+1, len(a.Cells), c.Name)
 		}
-		writeCell(&b, a.Record, c)
+		writeCell(&b, a, c)
 	}
 	writeSLO(&b, a)
 	writeTLSCosts(&b, a)
@@ -41,7 +40,7 @@ func WriteBench(w io.Writer, a analysis.Run) error {
 	return err
 }
 
-func writeCell(b *strings.Builder, run record.Run, c analysis.Cell) {
+func writeCell(b *strings.Builder, a analysis.Run, c analysis.Cell) {
 	rule := strings.Repeat("-", ruleLength) + "\n"
 	b.WriteString(rule)
 	fmt.Fprintf(b, rowFormat, "name", c.Unit, "avg. latency", "90 % in", "95 % in", "99 % in", "avg. cpu", "avg. memory")
@@ -62,13 +61,13 @@ func writeCell(b *strings.Builder, run record.Run, c analysis.Cell) {
 		b.WriteString("! " + c.Libraries + "\n")
 	}
 	b.WriteString("Benchmark Execution Parameters:\n")
-	b.WriteString(run.Commit + "\n")
+	b.WriteString(a.Commit + "\n")
 	for _, s := range c.Record.Settings {
 		fmt.Fprintf(b, "- %s=%s\n", s.Name, s.Value)
 	}
-	if run.RoundTrip != nil {
+	if rt := a.Record.RoundTrip; rt != nil {
 		fmt.Fprintf(b, "- network round trip between the client's and the servers' machines: %.3f ms (median of 20 TCP handshakes)\n",
-			float64(*run.RoundTrip)/float64(time.Millisecond))
+			float64(*rt)/float64(time.Millisecond))
 	}
 }
 

@@ -383,18 +383,12 @@ func timeChart(rounds []plotter.XYs, span, warmup, window [2]float64, limit floa
 	}
 	yMax = max(yMax*1.1, 1)
 	for _, span := range []struct {
-		from, to float64
-		colour   color.Color
-	}{{warmup[0], warmup[1], colourWarmup}, {window[0], window[1], colourWindow}} {
-		if span.to <= span.from {
-			continue
-		}
-		poly, err := plotter.NewPolygon(plotter.XYs{{X: span.from, Y: 0}, {X: span.to, Y: 0}, {X: span.to, Y: yMax}, {X: span.from, Y: yMax}})
-		if err != nil {
+		span   [2]float64
+		colour color.Color
+	}{{warmup, colourWarmup}, {window, colourWindow}} {
+		if err := shade(p, span.span, 0, yMax, span.colour); err != nil {
 			return "", fmt.Errorf("draw the chart %q: %w", aria, err)
 		}
-		poly.Color, poly.Width = span.colour, 0
-		p.Add(poly)
 	}
 	for i, pts := range rounds {
 		if len(pts) == 0 {

@@ -506,7 +506,8 @@ func TestReportOpensOffline(t *testing.T) {
 
 // TestSweepChartsRender renders a run with a rate sweep and a latency
 // objective and opens it in headless Chromium: the latency–throughput
-// chart and each server's percentile plot are drawn, the objective's
+// chart, each server's percentile plot and, for the servers whose rounds
+// keep a series, its latency over time are drawn, the objective's
 // ranking is on the page, and a screenshot of the sweep's section is
 // written (to GRPCBENCH_SCREENSHOT when set) for a person to look at.
 func TestSweepChartsRender(t *testing.T) {
@@ -524,14 +525,18 @@ func TestSweepChartsRender(t *testing.T) {
 	got := map[string]int{}
 	for _, c := range st.Charts {
 		got[c.Chart]++
-		if (c.Chart == "curve" || c.Chart == "hdr") && (c.Width < 300 || c.Height < 150 || c.Shapes < 30) {
+		if (c.Chart == "curve" || c.Chart == "hdr" || c.Chart == "latency-time") && (c.Width < 300 || c.Height < 150 || c.Shapes < 30) {
 			t.Errorf("chart %q (%s) is drawn %.0f×%.0f px with %d shapes and texts: not rendered", c.Label, c.Chart, c.Width, c.Height, c.Shapes)
 		}
+		if c.Chart == "latency-time" && c.Server == "python_grpc" {
+			t.Error("a latency-over-time chart for python_grpc, whose rounds keep no series")
+		}
 	}
-	if got["curve"] != 1 || got["hdr"] != 3 {
-		t.Errorf("%d latency–throughput charts and %d percentile plots, want 1 and 3", got["curve"], got["hdr"])
+	// go_grpc and node_grpcjs_st keep series, python_grpc does not.
+	if got["curve"] != 1 || got["hdr"] != 3 || got["latency-time"] != 2 {
+		t.Errorf("%d latency–throughput charts, %d percentile plots and %d latency-over-time charts, want 1, 3 and 2", got["curve"], got["hdr"], got["latency-time"])
 	}
-	for _, text := range []string{"Latency under load", "Sustainable throughput within p99<10ms", "unsustained"} {
+	for _, text := range []string{"Latency under load", "Sustainable throughput within p99<10ms", "unsustained", "Latency over time per server", "met–failed"} {
 		if !strings.Contains(st.Text, text) {
 			t.Errorf("the page does not say %q", text)
 		}

@@ -36,8 +36,10 @@ import (
 //	                     confidence interval)
 //	rps_cv               the rounds' standard deviation over their mean
 //	p50_ms … p999_ms     latency percentiles p50, p90, p95, p99, p99.9 in
-//	                     milliseconds, medians of the rounds (empty when
-//	                     the load tool did not measure them)
+//	                     milliseconds, of every OK call of the rounds when
+//	                     each kept a histogram, else medians of the rounds
+//	                     (empty when the load tool did not measure them, or
+//	                     too few calls support the percentile: 10 above it)
 //	server_cpu_percent   the server's CPU in percent of one core (this and
 //	                     the other figures of the server's stats are empty
 //	                     when no round had a stats reading of it)
@@ -71,7 +73,8 @@ import (
 //	target_rps           the rate the server was loaded at, in req/s (a
 //	                     share resolved to its capacity); rps_median is
 //	                     the rate achieved
-//	sustained            true when every round sustained the target (see
+//	sustained            true when every round was measured, sustained the
+//	                     target and was stable (its queue did not grow; see
 //	                     docs/methodology.md), false when one did not
 var CSVColumns = []string{
 	"run", "scenario", "server_cpus", "client_cpus", "profile", "connections", "concurrency",
@@ -176,7 +179,7 @@ func rateFields(a analysis.Run, c analysis.Cell, ci int, s record.Server) []stri
 	if !ok {
 		return []string{analysis.RateName(c.Plan), "", ""}
 	}
-	return []string{p.Rate, num(p.Target, 1), strconv.FormatBool(p.Unsustained == "")}
+	return []string{p.Rate, num(p.Target, 1), strconv.FormatBool(p.Mark() == "")}
 }
 
 // csvText keeps a text cell from being taken for a formula by a

@@ -38,9 +38,10 @@ var curvePercentiles = []struct {
 // curveChart draws a sweep's latency–throughput curves: p50, p99 and
 // p99.9 against the rate achieved, one colour per server, latency on a
 // log scale. A line joins a server's sustained points, in the order of
-// their targets; an unsustained
-// point is a cross, off its line. The objective's bound, when there is
-// one, is a grey dashed line.
+// their targets; an unsustained or unstable point is a cross, off its
+// line; a target the server failed at (crashed, killed) is a square above
+// the rest, at the target, for it has no latency. The objective's bound,
+// when there is one, is a grey dashed line.
 func curveChart(sw analysis.Sweep) (template.HTML, error) {
 	aria := "latency against achieved req/s, " + sw.Name
 	p := newPlot()
@@ -49,6 +50,7 @@ func curveChart(sw analysis.Sweep) (template.HTML, error) {
 	p.X.Tick.Marker = shortTicks{}
 	lo, hi, xMax := math.Inf(1), math.Inf(-1), 0.0
 	servers := serversOf(sw)
+	failed := map[int]plotter.XYs{} // by server: the targets it failed at, drawn once the top is known
 	for si, name := range servers {
 		colour := seriesColours[si%len(seriesColours)]
 		key, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 1}}) // a server's key, whether any point of it was sustained
@@ -60,13 +62,17 @@ func curveChart(sw analysis.Sweep) (template.HTML, error) {
 		for _, pc := range curvePercentiles {
 			var line, off plotter.XYs
 			for _, pt := range sw.Points {
+				if pt.Server == name && pt.Failed != "" && pt.Target > 0 && pc.name == curvePercentiles[0].name {
+					failed[si] = append(failed[si], plotter.XY{X: pt.Target})
+					xMax = max(xMax, pt.Target)
+				}
 				v := msOf(pc.of(pt.Row))
-				if pt.Server != name || v <= 0 {
+				if pt.Server != name || v <= 0 || pt.Failed != "" {
 					continue
 				}
 				xy := plotter.XY{X: pt.Row.RPS.Median, Y: v}
 				lo, hi, xMax = min(lo, v), max(hi, v), max(xMax, xy.X)
-				if pt.Unsustained != "" {
+				if pt.Mark() != "" {
 					off = append(off, xy)
 				} else {
 					line = append(line, xy)
@@ -91,8 +97,26 @@ func curveChart(sw analysis.Sweep) (template.HTML, error) {
 			}
 		}
 	}
+	if math.IsInf(lo, 1) && len(failed) > 0 { // nothing measured, only failures
+		lo, hi = 1, 1
+	}
 	if math.IsInf(lo, 1) {
 		return "", nil
+	}
+	for si := range servers {
+		xys := failed[si]
+		if len(xys) == 0 {
+			continue
+		}
+		for i := range xys {
+			xys[i].Y = hi * 1.4
+		}
+		sc, err := plotter.NewScatter(xys)
+		if err != nil {
+			return "", fmt.Errorf("draw the chart %q: %w", aria, err)
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: seriesColours[si%len(seriesColours)], Radius: vg.Points(3.5), Shape: draw.BoxGlyph{}}
+		p.Add(sc)
 	}
 	for _, pc := range curvePercentiles { // the percentiles' key, in black
 		l, sc, err := plotter.NewLinePoints(plotter.XYs{{X: 0, Y: lo}})
@@ -107,7 +131,16 @@ func curveChart(sw analysis.Sweep) (template.HTML, error) {
 		return "", fmt.Errorf("draw the chart %q: %w", aria, err)
 	}
 	cross.GlyphStyle = draw.GlyphStyle{Color: colourWhisker, Radius: vg.Points(3.5), Shape: draw.CrossGlyph{}}
-	p.Legend.Add("unsustained", cross)
+	p.Legend.Add("unsustained or unstable", cross)
+	if len(failed) > 0 {
+		box, err := plotter.NewScatter(plotter.XYs{{X: 0, Y: lo}})
+		if err != nil {
+			return "", fmt.Errorf("draw the chart %q: %w", aria, err)
+		}
+		box.GlyphStyle = draw.GlyphStyle{Color: colourWhisker, Radius: vg.Points(3.5), Shape: draw.BoxGlyph{}}
+		p.Legend.Add("failed at this target (no latency)", box)
+		hi *= 1.4
+	}
 	if sw.SLO.Set() {
 		bound := msOf(sw.SLO.Bound)
 		lo, hi = min(lo, bound), max(hi, bound)
@@ -174,8 +207,9 @@ func percentilesOf(r analysis.Row) []record.Percentile {
 // hdrChart draws one server's latency distribution at each rate of a
 // sweep, as HdrHistogram's percentile plot does (the shape wrk2 made
 // known): latency against the percentile on a 1/(1−q) log axis, which
-// spreads the tail; one line per rate, from the percentiles its results
-// keep (medians over the rounds).
+// spreads the tail; one line per rate, from the percentiles of its
+// rounds' merged histograms (else the medians of their lists), each one
+// the calls can support.
 func hdrChart(sw analysis.Sweep, server string) (template.HTML, error) {
 	aria := "latency by percentile at each rate, " + server + ", " + sw.Name
 	p := newPlot()
@@ -204,7 +238,7 @@ func hdrChart(sw analysis.Sweep, server string) (template.HTML, error) {
 		colour := seriesColours[n%len(seriesColours)]
 		l.Color, l.Width = colour, vg.Points(1.2)
 		sc.GlyphStyle = draw.GlyphStyle{Color: colour, Radius: vg.Points(2), Shape: draw.CircleGlyph{}}
-		if pt.Unsustained != "" {
+		if pt.Mark() != "" {
 			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 			sc.Shape = draw.CrossGlyph{}
 		}
@@ -227,8 +261,13 @@ func hdrChart(sw analysis.Sweep, server string) (template.HTML, error) {
 // whether it was sustained.
 func curveLabel(pt analysis.Point) string {
 	label := fmt.Sprintf("%s: %.0f req/s", pt.Rate, pt.Row.RPS.Median)
-	if pt.Unsustained != "" {
+	switch {
+	case pt.Failed != "":
+		label = fmt.Sprintf("%s: %.0f req/s (failed)", pt.Rate, pt.Target)
+	case pt.Unsustained != "":
 		label += " (unsustained)"
+	case pt.Unstable != "":
+		label += " (unstable)"
 	}
 	return label
 }

@@ -19,25 +19,30 @@ const hostile = "=HYPERLINK(\"http://evil\")\x1b]0;pwned\x07\x1b[2J\u202e" +
 	"\n| fake_server |   999999 |        0.01 ms | forged row |\r\n" +
 	"| 1 | fake_server | h2 | 999999 | forged | md |\n- forged item <script>alert(1)</script> `code` [link](http://evil) &#124; ~~x~~"
 
-// TestServerTextStaysInItsPlace renders a run whose failure reason and
-// conformance warning are hostile: no output carries a control character
-// or a forged line, Markdown stays one table cell or list item, the CSV
-// stays one cell, and the page stays template-escaped.
+// TestServerTextStaysInItsPlace renders a run whose failure reason,
+// conformance warning, capacity failure and commit line are hostile: no
+// output carries a control character or a forged line, Markdown stays one
+// table cell or list item, the CSV stays one cell, and the page stays
+// template-escaped.
 func TestServerTextStaysInItsPlace(t *testing.T) {
 	run := recorded(t)
+	run.Commit = hostile // a commit's subject is anyone's text too
 	c := &run.Cells[0]
-	var failed, warned bool
+	var failed, warned, capacity bool
 	for i := range c.Servers {
 		s := &c.Servers[i]
 		switch {
 		case !failed && s.Failure != nil:
 			s.Failure.Reason, failed = hostile, true
+		case !capacity && s.Ranked() && s.Rounds[len(s.Rounds)-1].Capacity != nil:
+			last := &s.Rounds[len(s.Rounds)-1]
+			last.Capacity, last.CapacityFailure, capacity = nil, hostile, true
 		case !warned && s.Ranked():
 			s.Conformance, warned = &record.Conformance{Passed: true, Warnings: []string{hostile}}, true
 		}
 	}
-	if !failed || !warned {
-		t.Fatal("the recorded run has no failed and ranked server to give the text to")
+	if !failed || !warned || !capacity {
+		t.Fatal("the recorded run has no failed, ranked and capacity-measured server to give the text to")
 	}
 	dir := t.TempDir()
 	copyDir(t, filepath.Join("testdata", "run"), dir)

@@ -21,10 +21,10 @@ var pageTemplate = template.Must(template.New("report.html").Funcs(template.Func
 
 // WriteHTML writes report.html: one page that needs nothing beside it,
 // with the charts as inline SVG, for every cell of the run. dir is the
-// run's folder, where the rounds' stats streams are read from.
+// run's folder, where the rounds' samples are read from.
 func WriteHTML(w io.Writer, a analysis.Run) error {
 	run := a.Record
-	pg := page{Run: run, Legend: legendParagraphs(), CapacityCaption: analysis.CapacityCaption}
+	pg := page{Run: run, Commit: a.Commit, Legend: legendParagraphs(), CapacityCaption: analysis.CapacityCaption}
 	if !run.Ended.IsZero() && !run.Started.IsZero() {
 		pg.Took = run.Ended.Sub(run.Started).Round(time.Second).String()
 	}
@@ -57,7 +57,8 @@ func WriteHTML(w io.Writer, a analysis.Run) error {
 
 // page is what the template shows.
 type page struct {
-	Run record.Run
+	Run    record.Run
+	Commit string
 	// Machines are the run's machine, or its servers' and its clients'.
 	Machines  []machine
 	RoundTrip string

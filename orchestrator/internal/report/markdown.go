@@ -21,7 +21,7 @@ func WriteMarkdown(w io.Writer, a analysis.Run) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## grpcbench run %s\n\n", run.ID)
 	if run.Commit != "" {
-		fmt.Fprintf(&b, "Commit: `%s`  \n", run.Commit)
+		fmt.Fprintf(&b, "Commit: %s  \n", markdownText(a.Commit))
 	}
 	switch h := run.Hardware; {
 	case run.ClientHardware != nil:

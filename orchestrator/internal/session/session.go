@@ -152,6 +152,11 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 	if err != nil {
 		return nil, err
 	}
+	if len(cat.Servers) == 0 {
+		// A run of nothing would end at once, exit 0, as if it had passed.
+		return nil, &config.Error{Var: "--root", Value: root, Reason: "servers/ holds no server (a folder with a Dockerfile)",
+			Allowed: "the repository: a folder that holds servers/ and scenarios/"}
+	}
 	servers := cfg.Servers(cat.Servers)
 	contexts, err := fingerprints(cat, servers, cfg.Scenarios)
 	if err != nil {
@@ -163,6 +168,11 @@ func open(ctx context.Context, root string, cfg config.Config, parseErr error, p
 		if changed, err = checkResume(*prior, anyway, commit, client, servers, contexts); err != nil {
 			return nil, err
 		}
+	}
+	for _, addr := range cfg.PlainEngines() {
+		fmt.Fprintf(out, "warning: the engine at %s is reached over plain TCP, without TLS: whoever reaches that port controls the engine, "+
+			"which is root on its machine (a server of this run too, when that machine is its own); use TLS (tcp://…:2376 with "+
+			"DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH) or ssh://\n", addr)
 	}
 	hosts, err := connect(ctx, cfg, dial)
 	if err != nil {
@@ -349,8 +359,8 @@ func (s *Session) Builders() (servers, clients images.Builder) {
 func (s *Session) builder(host backend.Host, facts backend.Facts, other backend.Host) images.Builder {
 	self, _ := os.Executable()
 	b := images.Builder{Host: host, Catalog: s.Catalog, Name: s.Config.ImageName, Arch: facts.Arch, Self: self,
-		Sources: sources.Fetcher{Cache: sources.DefaultCache(), Mirror: s.Config.SourceMirror, Stall: s.Config.BuildStall},
-		Memory:  int64(s.Config.BuildRAM), CPUs: float64(s.Config.BuildCPULimit(facts.CPUs)), Stall: s.Config.BuildStall}
+		Sources: sources.Fetcher{Cache: sources.DefaultCache(), Mirror: s.Config.SourceMirror, Stall: s.Config.BuildStall, Timeout: s.Config.BuildTimeout},
+		Memory:  s.Config.BuildRAMLimit(facts.Memory), CPUs: float64(s.Config.BuildCPULimit(facts.CPUs)), Stall: s.Config.BuildStall, Timeout: s.Config.BuildTimeout}
 	if s.Hosts.Two() {
 		b.Peer = other
 	}

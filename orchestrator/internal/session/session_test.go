@@ -172,6 +172,11 @@ func TestTwoHosts(t *testing.T) {
 	if !strings.Contains(out, "removed 1 containers left behind by an earlier run on "+clients) || len(hs[clients].Left()) != 0 {
 		t.Errorf("output %q: the clients' host was not reaped", out)
 	}
+	for _, addr := range []string{servers, clients} {
+		if !strings.Contains(out, "warning: the engine at "+addr+" is reached over plain TCP, without TLS") {
+			t.Errorf("output %q does not warn that %s is reached without TLS", out, addr)
+		}
+	}
 	if s.Run.ClientHardware == nil || s.Run.ClientHardware.CPUs != 8 || s.Run.Hardware.CPUs != 4 {
 		t.Errorf("hardware = %+v, client %+v; want 4 and 8 CPUs", s.Run.Hardware, s.Run.ClientHardware)
 	}

@@ -20,13 +20,16 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scratch"
 )
 
@@ -51,7 +54,9 @@ var fullCommit = regexp.MustCompile(`^[0-9a-f]{40}$`)
 var reservedDirs = map[string]bool{"scenario": true}
 
 // Read returns the sources declared in dir's sources.json, or none when
-// there is no such file.
+// there is no such file. A declaration it refuses is a *config.Error naming
+// the file and the entry: a server folder is input, checked before anything
+// is built.
 func Read(dir string) ([]Source, error) {
 	path := filepath.Join(dir, File)
 	b, err := os.ReadFile(path)
@@ -65,29 +70,78 @@ func Read(dir string) ([]Source, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&list); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, &config.Error{Var: path, Reason: err.Error(),
+			Allowed: `a JSON list of {"url", "commit", "dir"}`}
 	}
 	seen := map[string]bool{}
 	for i, s := range list {
-		var problem string
+		field, value, problem, allowed := "url", s.URL, checkURL(s.URL), urlsAllowed
 		switch {
-		case s.URL == "":
-			problem = "no url"
+		case problem != "":
 		case !fullCommit.MatchString(s.Commit):
-			problem = fmt.Sprintf("commit %q is not a full 40-hex commit id (a tag or a short id is not a pin)", s.Commit)
+			field, value, problem, allowed = "commit", s.Commit, "not a full commit id (a tag or a short id is not a pin)", "40 hexadecimal digits"
 		case s.Dir == "" || !filepath.IsLocal(s.Dir) || filepath.Clean(s.Dir) != s.Dir:
-			problem = fmt.Sprintf("dir %q is not a plain relative folder name", s.Dir)
+			field, value, problem, allowed = "dir", s.Dir, "not a plain relative folder name", "a relative folder name, clean"
 		case reservedDirs[s.Dir]:
-			problem = fmt.Sprintf("dir %q is where the scenario goes", s.Dir)
+			field, value, problem, allowed = "dir", s.Dir, "it is where the scenario goes", "any other folder name"
 		case seen[s.Dir]:
-			problem = fmt.Sprintf("dir %q is used twice", s.Dir)
+			field, value, problem, allowed = "dir", s.Dir, "used twice", "a folder of its own for each entry"
 		}
 		if problem != "" {
-			return nil, fmt.Errorf("%s: entry %d: %s", path, i+1, problem)
+			return nil, &config.Error{Var: fmt.Sprintf("%s: entry %d: %s", path, i+1, field), Value: value, Reason: problem, Allowed: allowed}
 		}
 		seen[s.Dir] = true
 	}
 	return list, nil
+}
+
+// urlsAllowed are the URLs a source may have: git fetches them with the
+// https and ssh protocols alone (urlProtocols). A local path or file:// URL
+// would read any repository of the machine into a build that has network
+// access; the mirror's bundles are the one local origin, and they come
+// from GRPC_SOURCE_MIRROR, not from a server folder.
+const urlsAllowed = "https://host/path, ssh://[user@]host[:port]/path or user@host:path"
+
+// urlProtocols and mirrorProtocols are the only transports git may use
+// (GIT_ALLOW_PROTOCOL) to fetch a source's URL and a mirror's bundle: not
+// ext:: (which runs a command), not a local path from a server folder.
+const (
+	urlProtocols    = "https:ssh"
+	mirrorProtocols = "file"
+)
+
+// scpLike is git's other syntax of ssh, user@host:path, with a user and a
+// host that cannot be taken for options and a path not starting with "-".
+var scpLike = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*@[A-Za-z0-9][A-Za-z0-9.-]*:[^-:]`)
+
+// checkURL says what is wrong with a source's URL, "" when nothing is.
+// Whatever it lets through, git runs with "--" before the URL and with
+// urlProtocols only.
+func checkURL(raw string) string {
+	switch {
+	case raw == "":
+		return "no url"
+	case strings.HasPrefix(raw, "-"):
+		return "it starts with \"-\", which git takes for an option"
+	case strings.ContainsFunc(raw, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		return "it holds a space or a control character"
+	case strings.Contains(raw, "::"):
+		return "it names a git remote helper (<transport>::<address>)"
+	case scpLike.MatchString(raw):
+		return ""
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return err.Error()
+	case u.Scheme != "https" && u.Scheme != "ssh":
+		return "neither an https nor an ssh URL (a local path or file:// is only for the bundles of GRPC_SOURCE_MIRROR)"
+	case u.Hostname() == "" || strings.HasPrefix(u.Hostname(), "-") || strings.HasPrefix(u.User.Username(), "-"):
+		return "its host or user is empty or starts with \"-\""
+	case strings.Trim(u.Path, "/") == "":
+		return "it names no repository"
+	}
+	return ""
 }
 
 // Fetcher checks sources out.
@@ -100,6 +154,9 @@ type Fetcher struct {
 	// Stall is how long a fetch over HTTP may go with less than
 	// lowSpeed bytes a second before git gives it up; 0 means never.
 	Stall time.Duration
+	// Timeout is how long a checkout may take in all, however fast the
+	// origin dribbles data; 0 means no limit.
+	Timeout time.Duration
 }
 
 // lowSpeed is the rate below which a fetch counts as stalled.
@@ -125,9 +182,17 @@ func DefaultCache() string {
 // Checkout writes the tree of src's commit into dst, a folder that must
 // not exist yet, without git's own files. log is told where it came from.
 func (f Fetcher) Checkout(ctx context.Context, src Source, dst string, log io.Writer) error {
+	if f.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, f.Timeout, fmt.Errorf("still fetching after %s (GRPC_BUILD_TIMEOUT)", f.Timeout))
+		defer cancel()
+	}
 	repo, err := f.repository(ctx, src, log)
 	if err == nil {
 		err = checkout(ctx, repo, src.Commit, dst)
+	}
+	if err != nil && ctx.Err() != nil {
+		err = context.Cause(ctx) // git killed says only "signal: killed"
 	}
 	if err != nil {
 		return fmt.Errorf("source %s: %w", src, err)
@@ -157,17 +222,17 @@ func (f Fetcher) repository(ctx context.Context, src Source, log io.Writer) (str
 		return "", err
 	}
 	var tried []string
-	for _, origin := range origins {
+	for _, o := range origins {
 		// Branches and tags: a pinned commit is reachable from one of them.
-		err := gitEnv(ctx, f.stallEnv(), "-C", repo, "fetch", "--quiet", "--no-tags", origin,
+		err := gitEnv(ctx, append(f.stallEnv(), "GIT_ALLOW_PROTOCOL="+o.protocols), "-C", repo, "fetch", "--quiet", "--no-tags", "--", o.where,
 			"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
 		switch {
 		case err != nil:
-			tried = append(tried, fmt.Sprintf("fetch from %s failed: %v", origin, err))
+			tried = append(tried, fmt.Sprintf("fetch from %s failed: %v", o.where, err))
 		case !hasCommit(ctx, repo, src.Commit):
-			tried = append(tried, fmt.Sprintf("%s has no such commit", origin))
+			tried = append(tried, fmt.Sprintf("%s has no such commit", o.where))
 		default:
-			fmt.Fprintf(log, "source %s: fetched from %s into the cache %s\n", src, origin, repo)
+			fmt.Fprintf(log, "source %s: fetched from %s into the cache %s\n", src, o.where, repo)
 			return repo, nil
 		}
 		if ctx.Err() != nil {
@@ -180,10 +245,16 @@ func (f Fetcher) repository(ctx context.Context, src Source, log io.Writer) (str
 	return "", fmt.Errorf("commit not found: %s", strings.Join(tried, "; "))
 }
 
+// origin is where a repository is fetched from, and the git protocols
+// that fetch may use.
+type origin struct {
+	where, protocols string
+}
+
 // origins are where src's URL can be fetched from, in order: the URL, then
 // the mirror's bundle of the same repository name.
-func (f Fetcher) origins(url string) ([]string, error) {
-	origins := []string{url}
+func (f Fetcher) origins(url string) ([]origin, error) {
+	origins := []origin{{url, urlProtocols}}
 	if f.Mirror == "" {
 		return origins, nil
 	}
@@ -191,7 +262,7 @@ func (f Fetcher) origins(url string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(origins, filepath.Join(mirror, repoName(url)+".bundle")), nil
+	return append(origins, origin{filepath.Join(mirror, repoName(url)+".bundle"), mirrorProtocols}), nil
 }
 
 // repoName is a URL's last path element without ".git": grpcxx for
@@ -240,6 +311,12 @@ func gitEnv(ctx context.Context, env []string, args ...string) error {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	// Never wait for a password nobody will type.
 	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0"), env...)
+	// git fetches through helpers of its own (git-remote-https): the end of
+	// ctx kills them all, not git alone, else a helper still reading from
+	// its origin holds stderr open and Run never returns.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {

@@ -2,11 +2,19 @@ package sources
 
 import (
 	"context"
+	"encoding/pem"
+	"errors"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
@@ -64,7 +72,51 @@ func write(t *testing.T, path, content string) {
 }
 
 // unreachable is a URL that fails at once, as github.com does here.
-const unreachable = "file:///nonexistent/uatuko/grpcxx"
+const unreachable = "https://127.0.0.1:1/uatuko/grpcxx"
+
+// serve publishes the upstream over HTTPS, as a forge does (git's own
+// http-backend behind a test server whose certificate git is told to
+// trust), and returns its URL.
+func (u upstream) serve(t *testing.T) string {
+	t.Helper()
+	return serveTLS(t, &cgi.Handler{Path: "/usr/lib/git-core/git-http-backend",
+		Env: []string{"GIT_PROJECT_ROOT=" + filepath.Dir(u.dir), "GIT_HTTP_EXPORT_ALL=1"}}) + "/" + filepath.Base(u.dir)
+}
+
+// serveTLS serves h over HTTPS with a certificate git is told to trust,
+// and returns the server's URL.
+func serveTLS(t *testing.T, h http.Handler) string {
+	t.Helper()
+	srv := httptest.NewTLSServer(h)
+	t.Cleanup(srv.Close)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	write(t, ca, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})))
+	t.Setenv("GIT_SSL_CAINFO", ca)
+	return srv.URL
+}
+
+// TestDribblingOriginIsCutOff: an origin that sends a byte now and then,
+// enough for any stall detector, is cut off at the fetch's total limit,
+// and the error says so.
+func TestDribblingOriginIsCutOff(t *testing.T) {
+	url := serveTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-git-upload-pack-advertisement")
+		for r.Context().Err() == nil {
+			w.Write([]byte("0"))
+			w.(http.Flusher).Flush()
+			time.Sleep(50 * time.Millisecond)
+		}
+	}))
+	src := Source{URL: url + "/uatuko/grpcxx", Commit: strings.Repeat("ab", 20), Dir: "grpcxx"}
+	start := time.Now()
+	err := Fetcher{Cache: t.TempDir(), Timeout: time.Second}.Checkout(context.Background(), src, filepath.Join(t.TempDir(), "grpcxx"), new(strings.Builder))
+	if err == nil || !strings.Contains(err.Error(), "still fetching after 1s (GRPC_BUILD_TIMEOUT)") {
+		t.Errorf("checkout from a dribbling origin: %v; want it cut off at its limit", err)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("the checkout took %s", took)
+	}
+}
 
 func TestCheckoutFromBundleMirror(t *testing.T) {
 	u := newUpstream(t)
@@ -92,11 +144,38 @@ func TestCheckoutFromURL(t *testing.T) {
 	u := newUpstream(t)
 	f := Fetcher{Cache: t.TempDir()}
 	dst := filepath.Join(t.TempDir(), "grpcxx")
-	if err := f.Checkout(context.Background(), Source{URL: "file://" + u.dir, Commit: u.second, Dir: "grpcxx"}, dst, new(strings.Builder)); err != nil {
+	if err := f.Checkout(context.Background(), Source{URL: u.serve(t), Commit: u.second, Dir: "grpcxx"}, dst, new(strings.Builder)); err != nil {
 		t.Fatal(err)
 	}
 	if got := testfiles.Read(t, filepath.Join(dst, "src", "lib.h")); got != "version 2\n" {
 		t.Errorf("lib.h = %q: not the pinned commit's", got)
+	}
+}
+
+// TestLocalURLIsNotFetched: a file:// URL or a local path that got past
+// Read is still not fetched: git may use https and ssh alone for a URL.
+func TestLocalURLIsNotFetched(t *testing.T) {
+	u := newUpstream(t)
+	for _, url := range []string{"file://" + u.dir, u.dir} {
+		err := Fetcher{Cache: t.TempDir()}.Checkout(context.Background(), Source{URL: url, Commit: u.first, Dir: "grpcxx"}, filepath.Join(t.TempDir(), "grpcxx"), new(strings.Builder))
+		if err == nil || !strings.Contains(err.Error(), "not allowed") {
+			t.Errorf("checkout of %s: %v; want git's refusal of the transport", url, err)
+		}
+	}
+}
+
+// TestOptionURLRunsNothing: a URL that git would take for an option
+// (--upload-pack runs a command) is passed after "--", so git takes it for
+// a repository, finds none, and runs nothing.
+func TestOptionURLRunsNothing(t *testing.T) {
+	pwned := filepath.Join(t.TempDir(), "pwned")
+	src := Source{URL: "--upload-pack=touch " + pwned + ";:", Commit: strings.Repeat("ab", 20), Dir: "grpcxx"}
+	err := Fetcher{Cache: t.TempDir()}.Checkout(context.Background(), src, filepath.Join(t.TempDir(), "grpcxx"), new(strings.Builder))
+	if err == nil {
+		t.Error("a URL that is an option was checked out")
+	}
+	if _, statErr := os.Stat(pwned); statErr == nil {
+		t.Errorf("the URL ran its command: %s exists (checkout: %v)", pwned, err)
 	}
 }
 
@@ -197,22 +276,57 @@ func TestRead(t *testing.T) {
 		t.Errorf("Read of a folder without %s = %+v, %v; want none", File, got, err)
 	}
 	bad := map[string]string{
-		"a tag":             `[{"url": "u", "commit": "v0.6.3", "dir": "grpcxx"}]`,
-		"a short commit":    `[{"url": "u", "commit": "87945aa", "dir": "grpcxx"}]`,
+		"a tag":             `[{"url": "https://h/u", "commit": "v0.6.3", "dir": "grpcxx"}]`,
+		"a short commit":    `[{"url": "https://h/u", "commit": "87945aa", "dir": "grpcxx"}]`,
 		"no url":            `[{"commit": "` + commit + `", "dir": "grpcxx"}]`,
-		"a dir outside":     `[{"url": "u", "commit": "` + commit + `", "dir": "../grpcxx"}]`,
-		"an absolute dir":   `[{"url": "u", "commit": "` + commit + `", "dir": "/grpcxx"}]`,
-		"the scenario":      `[{"url": "u", "commit": "` + commit + `", "dir": "scenario"}]`,
-		"a dir twice":       `[{"url": "u", "commit": "` + commit + `", "dir": "a"}, {"url": "v", "commit": "` + commit + `", "dir": "a"}]`,
-		"an unknown field":  `[{"url": "u", "commit": "` + commit + `", "dir": "a", "tag": "v1"}]`,
-		"not a list":        `{"url": "u"}`,
-		"an unclean folder": `[{"url": "u", "commit": "` + commit + `", "dir": "a/"}]`,
+		"a dir outside":     `[{"url": "https://h/u", "commit": "` + commit + `", "dir": "../grpcxx"}]`,
+		"an absolute dir":   `[{"url": "https://h/u", "commit": "` + commit + `", "dir": "/grpcxx"}]`,
+		"the scenario":      `[{"url": "https://h/u", "commit": "` + commit + `", "dir": "scenario"}]`,
+		"a dir twice":       `[{"url": "https://h/u", "commit": "` + commit + `", "dir": "a"}, {"url": "https://h/v", "commit": "` + commit + `", "dir": "a"}]`,
+		"an unknown field":  `[{"url": "https://h/u", "commit": "` + commit + `", "dir": "a", "tag": "v1"}]`,
+		"not a list":        `{"url": "https://h/u"}`,
+		"an unclean folder": `[{"url": "https://h/u", "commit": "` + commit + `", "dir": "a/"}]`,
+	}
+	entry := func(url string) string {
+		return `[{"url": "https://h/a", "commit": "` + commit + `", "dir": "a"}, {"url": "` + url + `", "commit": "` + commit + `", "dir": "b"}]`
+	}
+	for name, url := range map[string]string{
+		"an option":           "--upload-pack=touch pwned;:",
+		"a file URL":          "file:///srv/git/grpcxx",
+		"a local path":        "/srv/git/grpcxx",
+		"a relative path":     "../grpcxx",
+		"plain HTTP":          "http://github.com/uatuko/grpcxx",
+		"the git protocol":    "git://github.com/uatuko/grpcxx",
+		"a remote helper":     "ext::sh -c touch% pwned",
+		"a helper, scp-like":  "git@ext::sh",
+		"an ssh option host":  "ssh://-oProxyCommand=touch%20pwned/x",
+		"an ssh option user":  "ssh://-oProxyCommand=x@host/x",
+		"an scp option host":  "git@-oProxyCommand=x:path",
+		"an scp option path":  "git@host:-x",
+		"a space":             "https://github.com/a b",
+		"an escape":           `https://github.com/\u001b[2J`,
+		"no repository":       "https://github.com/",
+		"a host without path": "https://github.com",
+	} {
+		bad[name] = entry(url)
 	}
 	for name, content := range bad {
 		dir := t.TempDir()
 		write(t, filepath.Join(dir, File), content)
-		if _, err := Read(dir); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, File)) {
-			t.Errorf("%s: Read error %v; want one naming the file", name, err)
+		_, err := Read(dir)
+		var cfgErr *config.Error
+		if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, File)) || !errors.As(err, &cfgErr) {
+			t.Errorf("%s: Read error %v; want bad input naming the file", name, err)
+		}
+		if strings.Contains(content, `"dir": "b"`) && (err == nil || !strings.Contains(err.Error(), "entry 2: url")) {
+			t.Errorf("%s: Read error %v; want one naming the entry and its url", name, err)
+		}
+	}
+	for _, url := range []string{"https://github.com/uatuko/grpcxx", "ssh://git@github.com/uatuko/grpcxx.git", "ssh://github.com:2222/uatuko/grpcxx", "git@github.com:uatuko/grpcxx.git"} {
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, File), entry(url))
+		if _, err := Read(dir); err != nil {
+			t.Errorf("Read of the URL %s: %v", url, err)
 		}
 	}
 }

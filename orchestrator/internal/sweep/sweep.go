@@ -7,8 +7,11 @@
 package sweep
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
@@ -17,26 +20,74 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 )
 
-// ErrorShare is the share of calls a round at a rate may lose and still
-// count as sustained: a server that sheds load is not sustaining it,
-// whatever its latency.
+// ErrorShare is the share of the planned calls a round at a rate may lose
+// (failed, or never answered) and still count as sustained: a server that
+// sheds load is not sustaining it, whatever its latency.
 const ErrorShare = 0.001
 
-// Unsustained says why a load at target did not sustain it, "" when it did:
-// the rate achieved fell short, or calls failed. Calls that started late
-// do not decide it: a client's own scheduling starts some more than the
-// pacer's 1 ms late (10–18% of python_grpc's at 25% of its capacity, the
-// server a quarter busy), and their latency runs from the intended start
-// anyway, where an objective sees it; a server that cannot keep up falls
-// short of the rate.
-func Unsustained(target float64, r record.Result) string {
+// PoissonSpread is how many standard deviations of a Poisson count (√N
+// for N calls) a round's calls may stray from its target's when its calls
+// arrive as a Poisson process, beside load.RateShortfall: a round kept
+// perfectly is flagged in fewer than 1 in 1000 (at 500 req/s × 4 s, 2% and
+// 3√N are 3.9 standard deviations).
+const PoissonSpread = 3
+
+// Unsustained says why a round at target did not sustain it, "" when it
+// did. The round is judged on the calls its window planned (the schedule's
+// count when the tool records it, else target × the window): the calls
+// that failed or were never answered by the end of the grace count as
+// failures, more than ErrorShare of them fail it, and the rate achieved
+// may stray from the planned calls' by load.RateShortfall, short (the
+// server fell behind) or over (calls of the warm-up answered in the
+// window). A target is compared with a count of calls that, under Poisson
+// arrivals, varies by its square root, so against the target the
+// tolerance widens by PoissonSpread·√N. Calls that started late do not
+// decide it: their latency runs from the intended start, where an
+// objective sees it.
+func Unsustained(target float64, poisson bool, r record.Result) string {
+	window := r.End.Sub(r.Start).Seconds()
+	if window <= 0 { // a record without its window: rates alone
+		window = 1
+	}
+	wanted := target * window
+	spread := 0.0
+	if poisson {
+		spread = PoissonSpread * math.Sqrt(wanted)
+	}
+	expected, tolerance := wanted, load.RateShortfall*wanted+spread
+	if r.Planned > 0 {
+		expected, tolerance = float64(r.Planned), load.RateShortfall*float64(r.Planned)
+	}
+	calls := max(r.Planned, r.Requests+r.Unanswered)
+	failed := r.Requests - r.OK + r.Unanswered
+	achieved := r.RPS * window
 	switch {
-	case r.RPS < (1-load.RateShortfall)*target:
-		return fmt.Sprintf("achieved %.0f req/s of %.0f (%.1f%% short)", r.RPS, target, 100*(1-r.RPS/target))
-	case r.ErrorShare() > ErrorShare:
-		return fmt.Sprintf("%.2f%% of calls failed", 100*r.ErrorShare())
+	case calls > 0 && float64(failed) > ErrorShare*float64(calls):
+		return fmt.Sprintf("%.2f%% of the %d calls failed or went unanswered (%s)", 100*float64(failed)/float64(calls), calls, failuresText(r))
+	case achieved < expected-tolerance:
+		return fmt.Sprintf("achieved %.0f req/s of %.0f planned (%.1f%% short)", r.RPS, expected/window, 100*(1-achieved/expected))
+	case achieved > expected+tolerance:
+		return fmt.Sprintf("achieved %.0f req/s, %.1f%% above the %.0f planned: calls from before the window answered in it", r.RPS, 100*(achieved/expected-1), expected/window)
+	case r.Planned > 0 && math.Abs(float64(r.Planned)-wanted) > load.RateShortfall*wanted+spread+1:
+		return fmt.Sprintf("the schedule planned %d calls over the window, not the %.0f of %.0f req/s", r.Planned, wanted, target)
 	}
 	return ""
+}
+
+// failuresText lists the failed calls by status and the unanswered ones.
+func failuresText(r record.Result) string {
+	text := r.Failures()
+	if r.Unanswered > 0 {
+		text = strings.TrimPrefix(text+fmt.Sprintf(", unanswered: %d", r.Unanswered), ", ")
+	}
+	return cmp.Or(text, "no status recorded")
+}
+
+// Poisson says the run's calls arrive as a Poisson process
+// (GRPC_LOAD_ARRIVALS=poisson), so that a window's count of them varies.
+func Poisson(run record.Run) bool {
+	s, ok := run.Setting("GRPC_LOAD_ARRIVALS")
+	return ok && s.Value == string(load.ArrivalsPoisson)
 }
 
 // Percentile is the latency percentile named as GRPC_LATENCY_SLO names it.
@@ -56,21 +107,11 @@ func Percentile(name string, l record.Latency) time.Duration {
 	return 0
 }
 
-// Meets says a round at a rate sustained it with its objective's
-// percentile within the bound.
-func Meets(r record.Round, slo config.SLO) bool {
-	return r.Failure == nil && r.Load != nil && Unsustained(r.TargetRPS, *r.Load) == "" &&
-		Percentile(slo.Percentile, r.Load.Latency) <= slo.Bound
-}
-
 // Stage orders a round's first visits: a cell at a share of capacity
-// after the saturation cells that measure it, each probe after the one
-// before it. Within a stage the order stays random.
+// after the saturation cells that measure it. Within a stage the order
+// stays random. (The probes are not in the rounds: see ProbeDue.)
 func Stage(c plan.Cell) int {
-	switch {
-	case c.Probe > 0:
-		return 1 + c.Probe
-	case c.Rate.Share > 0:
+	if c.Rate.Share > 0 {
 		return 1
 	}
 	return 0
@@ -129,27 +170,64 @@ func Target(run record.Run, ci int, server string, slo config.SLO) (float64, err
 	return max(1, share*capacity), nil
 }
 
-// probeShare bisects the share of capacity between 0 and 1 on the first
-// rounds of the probes before cell ci's: a probe that met the objective
-// raises the lower end, one that did not lowers the upper.
+// Grid is the shares of capacity the objective's search can end on:
+// k/Grid for k from 1 to Grid (with 4 probes, 1/15 apart up to the
+// capacity itself), or none.
+const Grid = 1<<plan.SLOProbes - 1
+
+// probeShare is the share of capacity of cell ci's probe: a bisection of
+// the grid's indices between 0 (met, trivially) and Grid+1 (failed,
+// beyond the capacity), steered by the verdicts on every round of the
+// probes before it (Decide): met raises the lower end to the probe's
+// index, not met lowers the upper. Probe 1 is at 8/15 (53%); after 4
+// probes the ends are one step apart, the highest index met and the
+// lowest failed.
 func probeShare(run record.Run, ci int, server string, slo config.SLO) (float64, error) {
-	lo, hi := 0.0, 1.0
+	lo, hi := 0, Grid+1
 	for k := 1; k < run.Cells[ci].Probe; k++ {
-		want := plan.Of(run.Cells[ci])
-		want.Probe = k
-		pi := slices.IndexFunc(run.Cells, func(c record.Cell) bool { return plan.Of(c) == want })
-		if pi < 0 {
-			return 0, fmt.Errorf("no probe %d before probe %d", k, want.Probe)
+		srv, err := probeServer(run, ci, k, server)
+		if err != nil {
+			return 0, err
 		}
-		srv, ok := run.Cells[pi].Server(server)
-		if !ok || len(srv.Rounds) == 0 {
-			return 0, fmt.Errorf("probe %d was not measured", k)
-		}
-		if mid := (lo + hi) / 2; Meets(srv.Rounds[0], slo) {
+		if mid := (lo + hi) / 2; Decide(srv.Rounds, slo, Poisson(run)).Met {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
-	return (lo + hi) / 2, nil
+	return float64((lo+hi)/2) / Grid, nil
+}
+
+// probeServer is the server of probe k of cell ci's search.
+func probeServer(run record.Run, ci, k int, server string) (record.Server, error) {
+	want := plan.Of(run.Cells[ci])
+	want.Probe = k
+	pi := slices.IndexFunc(run.Cells, func(c record.Cell) bool { return plan.Of(c) == want })
+	if pi < 0 {
+		return record.Server{}, fmt.Errorf("no probe %d before probe %d", k, run.Cells[ci].Probe)
+	}
+	srv, ok := run.Cells[pi].Server(server)
+	if !ok || len(srv.Rounds) == 0 {
+		return record.Server{}, fmt.Errorf("probe %d was not measured", k)
+	}
+	return srv, nil
+}
+
+// ProbeDue says whether the server's next round of probe cell ci may be
+// measured, each probe having rounds rounds: the probe's rate is decided
+// on every round of the probe before it, so its first round waits until
+// that probe has them all, or the server failed there. The benchmark
+// measures the probes after every other round, in passes of the servers
+// whose probe is due.
+func ProbeDue(run record.Run, ci int, server string, rounds int) bool {
+	c := run.Cells[ci]
+	srv, ok := c.Server(server)
+	if !ok || c.Probe == 0 || srv.Unsupported != "" || srv.FirstFailure() != nil || len(srv.Rounds) >= rounds {
+		return false
+	}
+	if c.Probe == 1 || len(srv.Rounds) > 0 {
+		return true
+	}
+	before, err := probeServer(run, ci, c.Probe-1, server)
+	return err == nil && (len(before.Rounds) >= rounds || before.FirstFailure() != nil)
 }

@@ -1,17 +1,22 @@
 // Command broken_server replaces go_grpc's main.go in the conformance tests:
 // a grpc-go server that answers wrongly, states the wrong workers at start,
 // or breaks a streaming rule (its PingPong), in the way BROKEN_BEHAVIOUR
-// says, to prove the gate catches it. Each behaviour is a variant
+// says, to prove the gate catches it; or, past the gate, answers every call
+// with an error message of its own (error_flood), to prove the record stays
+// small. Each behaviour is a variant
 // (variants.json), so one image serves every test that needs one.
 package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io"
 	"log"
 	"net"
 	"os"
+	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -29,7 +34,12 @@ const hostile = "=HYPERLINK(\"http://evil\")\x1b]0;pwned\x07\x1b[2J" +
 
 type server struct {
 	pb.UnimplementedGreeterServer
+	calls atomic.Int64
 }
+
+// gateCalls is more than the readiness probe and the conformance gate make:
+// error_flood answers them well.
+const gateCalls = 1000
 
 func (s *server) SayHello(_ context.Context, in *pb.HelloRequest) (*pb.HelloReply, error) {
 	switch behaviour {
@@ -41,6 +51,13 @@ func (s *server) SayHello(_ context.Context, in *pb.HelloRequest) (*pb.HelloRepl
 		out := proto.Clone(in.GetRequest()).(*pb.Hello)
 		out.Name += "!"
 		return &pb.HelloReply{Response: out}, nil
+	case "error_flood":
+		if s.calls.Add(1) <= gateCalls {
+			return &pb.HelloReply{Response: in.GetRequest()}, nil
+		}
+		msg := make([]byte, 2048)
+		_, _ = rand.Read(msg)
+		return nil, status.Error(codes.Internal, hex.EncodeToString(msg)) // 4 KiB, a new one each call
 	case "hostile_text":
 		// Terminal escapes, a forged ranking row, a Markdown row, HTML and
 		// a formula: what the reports must show as text.

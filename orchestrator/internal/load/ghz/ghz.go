@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	ghzload "github.com/bojand/ghz/load"
 	"github.com/bojand/ghz/runner"
 	"google.golang.org/grpc"
 
@@ -53,6 +54,7 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 		return load.Result{}, err
 	}
 	l := ghzLoad{spec: spec, sc: sc}
+	begin := time.Now()
 	warm, _, err := l.run(ctx, spec.Warmup)
 	if err != nil {
 		return load.Result{}, fmt.Errorf("warm-up: %w", err)
@@ -76,6 +78,11 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	// window is from the first call to the stop, when calls ceased to count.
 	res := fromGHZReport(rep, rep.Date.Add(-rep.Total), stopped, perCall(sc))
 	res.WarmupRequests = warm.Count * perCall(sc)
+	var cut string
+	res.Series, cut = seriesOf(begin, stopped, perCall(sc), warm, rep)
+	if cut != "" {
+		res.Notes = append(res.Notes, cut)
+	}
 	if spec.QPS > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf(
 			"ghz at %d req/s is closed-loop-paced: it spaces calls evenly (%s arrivals do not apply), but its workers wait for answers and latency runs from the actual send, so a server's stalls delay calls instead of showing in the latencies (coordinated omission); h2 loads open-loop",
@@ -95,6 +102,38 @@ func perCall(sc *scenario.Scenario) uint64 {
 		return uint64(sc.Sends)
 	}
 	return uint64(sc.Replies)
+}
+
+// workers is ghz's constant worker ticker without its race: ghz's own
+// (load.ConstWorkerTicker) sends its one tick from a goroutine of its own,
+// and a run stopped before that send closes the channel under it, which
+// panics the client ("send on closed channel"). Here the send gives up
+// once the run has finished, and the channel closes after it.
+type workers struct {
+	c        chan ghzload.TickValue
+	n        int
+	finished chan struct{}
+	sent     chan struct{}
+}
+
+func newWorkers(n int) *workers {
+	return &workers{c: make(chan ghzload.TickValue), n: n, finished: make(chan struct{}), sent: make(chan struct{})}
+}
+
+func (w *workers) Ticker() <-chan ghzload.TickValue { return w.c }
+
+func (w *workers) Run() {
+	defer close(w.sent)
+	select {
+	case w.c <- ghzload.TickValue{Delta: w.n, Done: true}:
+	case <-w.finished:
+	}
+}
+
+func (w *workers) Finish() {
+	close(w.finished)
+	<-w.sent
+	close(w.c)
 }
 
 // ghzLoad is one load run's spec and scenario.
@@ -129,6 +168,7 @@ func (l ghzLoad) run(ctx context.Context, d time.Duration) (*runner.Report, time
 		runner.WithDisableTemplateFuncs(true),
 		runner.WithDisableTemplateData(true),
 		runner.WithDefaultCallOptions(countAnswers(spec.Answered, perCall(l.sc))),
+		runner.WithWorkerTicker(newWorkers(spec.Concurrency)),
 	)...)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("ghz config: %w", err)
@@ -211,12 +251,15 @@ func fromGHZReport(rep *runner.Report, start, end time.Time, perCall uint64) loa
 
 	var sum time.Duration
 	ok := make([]time.Duration, 0, len(rep.Details))
+	hist := load.NewHistogram()
 	for _, d := range rep.Details {
 		if d.Error == "" {
 			sum += d.Latency
 			ok = append(ok, d.Latency)
+			load.Record(hist, d.Latency, 1)
 		}
 	}
+	res.Histogram = load.EncodeHistogram(hist)
 	if res.Latency.Count = uint64(len(ok)); res.Latency.Count > 0 {
 		res.Latency.Mean = sum / time.Duration(res.Latency.Count)
 		// ghz's distribution stops at p99; p99.9 comes from the same calls.
@@ -246,5 +289,40 @@ func fromGHZReport(rep *runner.Report, start, end time.Time, perCall uint64) loa
 			"ghz keeps the latencies of its first %d calls only: latency figures describe %d of %d calls (the start of the window)",
 			ghzDetailCap, res.Latency.Count, rep.Count))
 	}
+	res.Bound()
 	return res
+}
+
+// seriesOf is the series from start to end of ghz's runs (a warm-up's and
+// a window's), from the details of their calls: each OK call counted as
+// its messages when it ended, with its latency. It costs a pass over the
+// details ghz keeps anyway, and a few slices the series' length. ghz does
+// not report the calls in flight when a run stops (they are ignored), so
+// the series has no calls in flight. A run of more calls than ghz keeps
+// the details of has none for its last ones: the series then ends before
+// the interval its last detail is in, and the note says so.
+func seriesOf(start, end time.Time, perCall uint64, reps ...*runner.Report) (*load.Series, string) {
+	c := load.NewSeriesCounter(start, end)
+	cut := end
+	for _, rep := range reps {
+		for _, d := range rep.Details {
+			ok, n := d.Error == "", uint64(1) // a failed call counts once
+			if ok {
+				n = perCall
+			}
+			c.Add(d.Timestamp, ok, d.Latency, n)
+		}
+		if n := len(rep.Details); rep.Count > uint64(n) && n > 0 && rep.Details[n-1].Timestamp.Before(cut) {
+			cut = rep.Details[n-1].Timestamp
+		}
+	}
+	s := load.MergeSeries(c)
+	s.InFlight = nil
+	if cut.Equal(end) {
+		return s, ""
+	}
+	n := int(cut.Sub(start) / s.Interval)
+	s.OK, s.Failed, s.Mean, s.Max = s.OK[:n], s.Failed[:n], s.Mean[:n], s.Max[:n]
+	return s, fmt.Sprintf("ghz keeps the details of the first %d calls of a run only: the series ends %v after the warm-up's start, %v before the window's end",
+		ghzDetailCap, (time.Duration(n) * s.Interval).Round(time.Millisecond), end.Sub(start.Add(time.Duration(n)*s.Interval)).Round(time.Millisecond))
 }

@@ -3,12 +3,14 @@ package ghz
 import (
 	"context"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/bojand/ghz/runner"
 	"google.golang.org/grpc"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
@@ -67,6 +69,15 @@ func TestStreams(t *testing.T) {
 			}
 			if got := int64(res.OK + res.WarmupRequests); got > messages.Load() {
 				t.Errorf("%d messages counted, more than the server's %d", got, messages.Load())
+			}
+			// The series counts the same messages, but for those of calls
+			// that ended as a run stopped.
+			var series uint64
+			for _, n := range res.Series.OK {
+				series += n
+			}
+			if all := res.OK + res.WarmupRequests; series > all || series+8*per < all {
+				t.Errorf("the series counts %d messages, want the %d of warm-up and window, less at most the 8 calls in flight", series, all)
 			}
 		})
 	}
@@ -149,4 +160,78 @@ func TestFailedTailIsANote(t *testing.T) {
 	if res.OK == 0 || len(res.Notes) == 0 || !strings.Contains(res.Notes[len(res.Notes)-1], "load after the window failed") {
 		t.Errorf("%d OK calls, notes %q: want the window's calls and a note on the tail", res.OK, res.Notes)
 	}
+}
+
+// The series comes from ghz's details of its warm-up's and window's calls,
+// by when each ended, an OK call as its messages; it has no calls in
+// flight (ghz ignores those of each run's stop). When a run made more
+// calls than ghz keeps the details of, the series ends before the
+// interval of the last detail, and a note says so.
+func TestSeriesFromDetails(t *testing.T) {
+	start := time.Unix(1_000_000, 0)
+	ms := time.Millisecond
+	detail := func(end time.Duration, latency time.Duration, err string) runner.ResultDetail {
+		return runner.ResultDetail{Timestamp: start.Add(end), Latency: latency, Error: err}
+	}
+	warm := &runner.Report{Count: 2, Details: []runner.ResultDetail{detail(100*ms, 2*ms, ""), detail(200*ms, ms, "unavailable")}}
+	window := &runner.Report{Count: 3, Details: []runner.ResultDetail{detail(300*ms, 4*ms, ""), detail(400*ms, 6*ms, ""), detail(800*ms, ms, "")}}
+	s, note := seriesOf(start, start.Add(time.Second), 10, warm, window)
+	if note != "" || s.InFlight != nil {
+		t.Errorf("note %q, in flight %v; want neither", note, s.InFlight)
+	}
+	if want := []uint64{10, 20, 0, 10}; !slices.Equal(s.OK, want) {
+		t.Errorf("OK %v, want %v", s.OK, want)
+	}
+	if want := []uint64{1, 0, 0, 0}; !slices.Equal(s.Failed, want) {
+		t.Errorf("failed %v, want %v", s.Failed, want)
+	}
+	if want := []time.Duration{2 * ms, 5 * ms, 0, ms}; !slices.Equal(s.Mean, want) {
+		t.Errorf("mean %v, want %v", s.Mean, want)
+	}
+	window.Count = 4 // its fourth call's details were not kept
+	s, note = seriesOf(start, start.Add(time.Second), 10, warm, window)
+	if len(s.OK) != 3 || len(s.Mean) != 3 || !strings.Contains(note, "the series ends 750ms after the warm-up's start") {
+		t.Errorf("%d intervals, note %q; want 3, cut before the last detail's", len(s.OK), note)
+	}
+}
+
+// The window's histogram holds the latencies of its OK calls.
+func TestHistogramOfTheWindow(t *testing.T) {
+	start := time.Unix(1_000_000, 0)
+	rep := &runner.Report{Count: 3, StatusCodeDist: map[string]int{"OK": 2, "Unavailable": 1}, Details: []runner.ResultDetail{
+		{Timestamp: start, Latency: time.Millisecond}, {Timestamp: start, Latency: 3 * time.Millisecond}, {Timestamp: start, Latency: time.Second, Error: "unavailable"}}}
+	res := fromGHZReport(rep, start, start.Add(time.Second), 1)
+	h, err := load.DecodeHistogram(res.Histogram)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.TotalCount() != 2 || h.Max() < 2990 || h.Max() > 3010 {
+		t.Errorf("histogram of %d calls, max %dµs; want the 2 OK ones, max 3000µs", h.TotalCount(), h.Max())
+	}
+}
+
+func TestGHZFloodIsBounded(t *testing.T) { loadtest.FloodIsBounded(t, Run) }
+
+// TestWorkersFinishedBeforeTheirTick: a run that stops before the worker
+// ticker sent its one tick closes the ticker without a send on the closed
+// channel, which ghz's own ticker panics on; a ticker that ran first
+// delivers its tick.
+func TestWorkersFinishedBeforeTheirTick(t *testing.T) {
+	w := newWorkers(7)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Finish() // the run stopped at once
+	}()
+	w.Run() // the ticker's goroutine, late
+	<-done
+	if _, open := <-w.Ticker(); open {
+		t.Error("the ticker of a finished run is still open")
+	}
+	w = newWorkers(7)
+	go w.Run()
+	if tv := <-w.Ticker(); tv.Delta != 7 || !tv.Done {
+		t.Errorf("tick %+v, want 7 workers at once", tv)
+	}
+	w.Finish()
 }

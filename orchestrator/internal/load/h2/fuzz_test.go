@@ -134,7 +134,7 @@ func runScript(t testing.TB, c *call, script []byte, setup scriptSetup) scriptRe
 	nc := newScriptConn(script)
 	fallback := time.AfterFunc(time.Second, nc.release) // should the client never write
 	defer fallback.Stop()
-	rec := newCallCounter(time.Time{}, time.Now().Add(time.Hour), false, false)
+	rec := scriptCounter()
 	slots := cmp.Or(setup.slots, scriptSlots)
 	cn := newConn(nc, c, slots, rec, &load.Schedule{})
 	cn.nextID = cmp.Or(setup.firstID, 1)
@@ -506,4 +506,11 @@ func TestScheduleAcrossConnections(t *testing.T) {
 	if plan.Issued != conns*scriptSlots {
 		t.Errorf("%d calls issued on the schedule, want %d", plan.Issued, conns*scriptSlots)
 	}
+}
+
+// scriptCounter counts every call of a scripted connection as the
+// window's, its series over the next minute.
+func scriptCounter() *callCounter {
+	now := time.Now()
+	return newCallCounter(now, time.Time{}, now.Add(time.Minute), false, false)
 }

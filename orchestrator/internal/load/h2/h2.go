@@ -16,14 +16,6 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 )
 
-// Latencies are recorded in microseconds from 1 µs to 100 s, to 3
-// significant digits.
-const (
-	histMin     = 1
-	histMax     = 100_000_000
-	histSigFigs = 3
-)
-
 // reconnectPause spaces the attempts to reopen a failed connection.
 const reconnectPause = 100 * time.Millisecond
 
@@ -62,7 +54,7 @@ func Run(ctx context.Context, spec load.Spec) (load.Result, error) {
 	plans := make([]*load.Schedule, spec.Connections)
 	var wg sync.WaitGroup
 	for i := range recs {
-		recs[i] = newCallCounter(measureStart, end, spec.Answered != nil, spec.QPS > 0)
+		recs[i] = newCallCounter(start, measureStart, end, spec.Answered != nil, spec.QPS > 0)
 		plans[i] = load.NewSchedule(start, measureStart, end, spec.QPS, i, spec.Connections, spec.Arrivals)
 		wg.Add(1)
 		go func() {
@@ -162,6 +154,7 @@ func keepConnected(addr string, c *call, slots int, rec *callCounter, plan *load
 		rec.connError(err)
 		now := time.Now()
 		for _, s := range lost {
+			rec.series.Ended(now)
 			rec.add(codeName(codes.Unavailable), now.Sub(s.start), now.Sub(s.sentAt), now)
 		}
 		select {
@@ -192,28 +185,29 @@ type callCounter struct {
 	// actual start; hist holds them from the intended start.
 	service    *hdrhistogram.Histogram
 	serviceSum time.Duration
+	// series counts the load interval by interval from start to end: the
+	// calls that completed in each (by the reader), and the calls started
+	// and ended (under the connection's lock, which the writer side holds
+	// when it starts calls).
+	series *load.SeriesCounter
 }
 
-func newCallCounter(measureStart, end time.Time, counting, openLoop bool) *callCounter {
+// newCallCounter counts the calls of a load that starts at start and
+// measures from measureStart to end.
+func newCallCounter(start, measureStart, end time.Time, counting, openLoop bool) *callCounter {
 	r := &callCounter{
 		measureStart: measureStart,
 		end:          end,
 		counting:     counting,
-		hist:         newHist(),
+		hist:         load.NewHistogram(),
 		statuses:     map[string]uint64{},
 		connErrors:   map[string]uint64{},
+		series:       load.NewSeriesCounter(start, end),
 	}
 	if openLoop {
-		r.service = newHist()
+		r.service = load.NewHistogram()
 	}
 	return r
-}
-
-func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histSigFigs) }
-
-// record puts n of a latency into a histogram, clamped into its range.
-func record(h *hdrhistogram.Histogram, latency time.Duration, n uint64) {
-	_ = h.RecordValues(min(max(latency.Microseconds(), histMin), histMax), int64(n)) // within the histogram's range: cannot fail
 }
 
 // add counts a finished call, or a message of a stream: in the warm-up, in
@@ -231,6 +225,7 @@ func (r *callCounter) addN(status string, latency, service time.Duration, now ti
 	if ok && r.counting {
 		r.live.Add(n)
 	}
+	r.series.Add(now, ok, latency, n)
 	switch {
 	case now.Before(r.measureStart):
 		r.warm += n
@@ -240,14 +235,19 @@ func (r *callCounter) addN(status string, latency, service time.Duration, now ti
 	}
 	r.requests += n
 	if !ok {
+		// A server picks its codes: a new one each call must not grow the
+		// client without end.
+		if _, seen := r.statuses[status]; !seen && len(r.statuses) >= load.MaxDistinct {
+			status = load.Others
+		}
 		r.statuses[status] += n
 		return
 	}
 	r.sum += latency * time.Duration(n)
-	record(r.hist, latency, n)
+	load.Record(r.hist, latency, n)
 	if r.service != nil {
 		r.serviceSum += service * time.Duration(n)
-		record(r.service, service, n)
+		load.Record(r.service, service, n)
 	}
 }
 
@@ -263,9 +263,11 @@ func (r *callCounter) connError(err error) {
 
 func merge(recs []*callCounter, measureStart, end time.Time) load.Result {
 	res := load.Result{Tool: name, Start: measureStart, End: end, Statuses: map[string]uint64{}, Errors: map[string]uint64{}}
-	hist, service := newHist(), newHist()
+	hist, service := load.NewHistogram(), load.NewHistogram()
 	var sum, serviceSum time.Duration
-	for _, r := range recs {
+	series := make([]*load.SeriesCounter, len(recs))
+	for i, r := range recs {
+		series[i] = r.series
 		hist.Merge(r.hist)
 		sum += r.sum
 		if r.service != nil {
@@ -284,34 +286,17 @@ func merge(recs []*callCounter, measureStart, end time.Time) load.Result {
 			res.Errors["connection: "+e] += n
 		}
 	}
+	res.Bound()
 	res.OK = res.Statuses[codeName(codes.OK)]
 	res.RPS = float64(res.OK) / end.Sub(measureStart).Seconds()
-	res.Latency = latencies(hist, sum)
+	res.Latency = load.LatencyOf(hist, sum)
+	res.Histogram = load.EncodeHistogram(hist)
+	res.Series = load.MergeSeries(series...)
 	if len(recs) > 0 && recs[0].service != nil {
-		l := latencies(service, serviceSum)
+		l := load.LatencyOf(service, serviceSum)
 		res.Service = &l
 	}
 	return res
-}
-
-// latencies are the figures of a histogram of OK calls whose latencies sum
-// to sum.
-func latencies(hist *hdrhistogram.Histogram, sum time.Duration) load.Latency {
-	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
-	l := load.Latency{
-		Count: uint64(hist.TotalCount()),
-		P50:   us(hist.ValueAtQuantile(50)),
-		P90:   us(hist.ValueAtQuantile(90)),
-		P95:   us(hist.ValueAtQuantile(95)),
-		P99:   us(hist.ValueAtQuantile(99)),
-		P999:  us(hist.ValueAtQuantile(99.9)),
-		Max:   us(hist.Max()),
-	}
-	if l.Count > 0 {
-		l.Mean = sum / time.Duration(l.Count)
-		l.Percentiles = load.PercentileList(func(q float64) time.Duration { return us(hist.ValueAtQuantile(100 * q)) })
-	}
-	return l
 }
 
 // openLoop adds what the schedules counted to an open-loop result: the

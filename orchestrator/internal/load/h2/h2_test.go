@@ -951,3 +951,5 @@ func errorShare(r load.Result) float64 {
 	}
 	return float64(r.Requests-r.OK) / float64(r.Requests)
 }
+
+func TestH2FloodIsBounded(t *testing.T) { loadtest.FloodIsBounded(t, Run) }

@@ -128,6 +128,7 @@ func (c *conn) finish(s *stream, status string) {
 	start, sentAt := s.start, s.sentAt
 	s.active = false
 	c.inflight--
+	c.rec.series.Ended(now)
 	if c.stopping && c.inflight == 0 {
 		c.shut()
 	}

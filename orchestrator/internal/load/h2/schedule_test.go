@@ -18,7 +18,7 @@ func openConn(t *testing.T, slots int, plan *load.Schedule) *conn {
 	t.Cleanup(func() { client.Close(); server.Close() })
 	c := testCall(t)
 	wstart, wend := plan.Window()
-	cn := newConn(client, c, slots, newCallCounter(wstart, wend, false, true), plan)
+	cn := newConn(client, c, slots, newCallCounter(wstart, wstart, wend, false, true), plan)
 	cn.settled = true
 	cn.block = c.plainBlock
 	cn.template = requestTemplate(cn.block, c.body, c.firstSend())

@@ -292,5 +292,6 @@ func (c *conn) open(now time.Time) *stream {
 		s.start = c.plan.Take(now, c.heldByCap)
 	}
 	c.inflight++
+	c.rec.series.Started(now)
 	return s
 }

@@ -70,7 +70,7 @@ func streamCall(t testing.TB, name string) *call {
 // settledConn is a connection whose server's SETTINGS gave it the initial
 // stream window and let it use plain header blocks.
 func settledConn(c *call, slots int, window int64) *conn {
-	cn := newConn(newScriptConn(nil), c, slots, newCallCounter(time.Time{}, time.Now().Add(time.Hour), false, false), &load.Schedule{})
+	cn := newConn(newScriptConn(nil), c, slots, scriptCounter(), &load.Schedule{})
 	cn.settled, cn.initialWindow, cn.connWindow = true, window, 1<<30
 	cn.block = c.plainBlock
 	cn.template = requestTemplate(cn.block, c.body, c.firstSend())
