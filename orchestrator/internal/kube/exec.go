@@ -39,10 +39,6 @@ type apiExecer struct {
 	api kubernetes.Interface
 }
 
-func newExecer(cfg *rest.Config, api kubernetes.Interface) (execer, error) {
-	return apiExecer{cfg: cfg, api: api}, nil
-}
-
 func (e apiExecer) exec(ctx context.Context, namespace, pod, container string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	u := e.api.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Container: container, Command: cmd, Stdin: stdin != nil, Stdout: true, Stderr: true}, scheme.ParameterCodec).URL()
@@ -63,13 +59,14 @@ func (e apiExecer) exec(ctx context.Context, namespace, pod, container string, c
 	return ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr})
 }
 
-// run runs a short command in the companion and returns its stdout.
-func (p *pod) run(ctx context.Context, stdin io.Reader, cmd ...string) (string, error) {
-	var out, errOut strings.Builder
-	if err := p.host.exec.exec(ctx, p.host.opts.Namespace, p.name, clientName, cmd, stdin, &out, &errOut); err != nil {
-		return out.String(), fmt.Errorf("%s in pod %s: %w: %s", cmd[0], p.name, err, strings.TrimSpace(errOut.String()))
+// run runs a short command in the companion; a failure says what it
+// wrote to stderr.
+func (p *pod) run(ctx context.Context, stdin io.Reader, cmd ...string) error {
+	var errOut strings.Builder
+	if err := p.host.exec.exec(ctx, p.host.opts.Namespace, p.name, clientName, cmd, stdin, io.Discard, &errOut); err != nil {
+		return fmt.Errorf("%s in pod %s: %w: %s", cmd[0], p.name, err, strings.TrimSpace(errOut.String()))
 	}
-	return out.String(), nil
+	return nil
 }
 
 // execProcess is a client: a process exec'd in the companion of a server's
@@ -191,7 +188,7 @@ func (p *pod) writeFiles(ctx context.Context, spec backend.ContainerSpec) error 
 	ctx, cancel := quick(ctx)
 	defer cancel()
 	dir := p.companion.InputDir
-	if _, err := p.run(ctx, tar, "sh", "-c", `find "$0" -mindepth 1 -delete && tar -x -o -C "$0"`, dir); err != nil {
+	if err := p.run(ctx, tar, "sh", "-c", `find "$0" -mindepth 1 -delete && tar -x -o -C "$0"`, dir); err != nil {
 		return fmt.Errorf("write the client's files into %s: %w", dir, err)
 	}
 	return nil
@@ -277,7 +274,7 @@ func (e *execProcess) Remove(ctx context.Context) error {
 	}
 	ctx, cancel := quick(ctx)
 	defer cancel()
-	if _, err := e.pod.run(ctx, nil, "sh", "-c", `kill -KILL "$(cat "$0")"`, e.pidFile); err != nil {
+	if err := e.pod.run(ctx, nil, "sh", "-c", `kill -KILL "$(cat "$0")"`, e.pidFile); err != nil {
 		return fmt.Errorf("kill client %s: %w", e.id, err)
 	}
 	select {

@@ -121,10 +121,7 @@ func Open(ctx context.Context, t backend.Target) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", t.Address, err)
 	}
-	exec, err := newExecer(cfg, api)
-	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", t.Address, err)
-	}
+	exec := apiExecer{cfg: cfg, api: api}
 	if _, err := os.Stat(o.Containerd); err != nil {
 		return nil, fmt.Errorf("connect to %s: the images are imported into the node's containerd, whose socket is not here (%w); "+
 			"name it with ?containerd=/path/to/containerd.sock (a cluster of other machines needs a registry, which the backend does not support yet: docs/scale-out.md)", t.Address, err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	backendfake "github.com/grpcbench/grpcbench/orchestrator/internal/backend/fake"
+
 	// The builder's scheme, as main links it in.
 	_ "github.com/grpcbench/grpcbench/orchestrator/internal/docker"
 )

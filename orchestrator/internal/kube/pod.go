@@ -216,14 +216,12 @@ func tmpfsSize(opts string) (int64, error) {
 // its InputDir.
 func (h *Host) secretOf(spec backend.ContainerSpec) (*corev1.Secret, error) {
 	data := map[string][]byte{}
-	var items []string
 	for name, content := range spec.Files {
 		rel, ok := strings.CutPrefix(name, spec.InputDir+"/")
 		if !ok || strings.Contains(rel, "/") {
 			return nil, fmt.Errorf("file %s is not directly under %s", name, spec.InputDir)
 		}
 		data[rel] = content
-		items = append(items, rel)
 	}
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "grpcbench-files-", Namespace: h.opts.Namespace, Labels: labelsOf(spec.Labels), Annotations: maps.Clone(spec.Labels)},
