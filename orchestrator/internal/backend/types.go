@@ -6,6 +6,8 @@ import (
 	"path"
 	"strconv"
 	"time"
+
+	"github.com/distribution/reference"
 )
 
 // Facts describe a host's machine, as the settings' checks and the record
@@ -43,6 +45,17 @@ type Cluster struct {
 	// kubelet's configuration cannot be read.
 	AllocatableCPU, CPUManager string
 	PodPidsLimit               int64
+}
+
+// Repository is an image name as Docker shortens it, by which a lock is
+// taken: docker.io/library/x and x are one repository. A name that does
+// not parse stays as it is.
+func Repository(image string) string {
+	named, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		return image
+	}
+	return reference.FamiliarName(named)
 }
 
 // Owner says who holds a lock: the process, on which machine and boot, in

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/distribution/reference"
 	"github.com/docker/docker/api/types/container"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/archive"
@@ -50,23 +49,13 @@ var unsafeInName = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)
 // container name cannot hold: they become _, and a hash of the whole name
 // keeps a/b and a_b apart.
 func LockName(image string) string {
-	image = repository(image)
+	image = backend.Repository(image)
 	safe := unsafeInName.ReplaceAllString(image, "_")
 	if safe == image {
 		return "grpcbench-lock-" + image
 	}
 	sum := sha256.Sum256([]byte(image))
 	return "grpcbench-lock-" + safe + "-" + hex.EncodeToString(sum[:4])
-}
-
-// repository is an image name as Docker shortens it: docker.io/library/x
-// and x are one repository. A name that does not parse stays as it is.
-func repository(image string) string {
-	named, err := reference.ParseNormalizedNamed(image)
-	if err != nil {
-		return image
-	}
-	return reference.FamiliarName(named)
 }
 
 // Lock takes the engine-wide lock of an image name for owner: a running
@@ -92,7 +81,7 @@ func (h *Host) Lock(ctx context.Context, name string, owner backend.Owner, alive
 		}
 	}
 	labels := owner.Labels()
-	labels[LockLabel] = repository(name)
+	labels[LockLabel] = backend.Repository(name)
 	// Each pass either takes the lock, finds a live holder, or removes a
 	// dead one; takers racing for a dead one's lock may need a few.
 	for range 50 {

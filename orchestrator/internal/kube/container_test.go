@@ -63,18 +63,27 @@ func (th testHost) haveImages(refs ...string) {
 	}
 }
 
+// startedServer is a fake cluster with a server's pod started on it, of
+// serverSpec, whose companion's image has grpcbench as its entrypoint.
+func startedServer(t *testing.T) (testHost, backend.Container) {
+	t.Helper()
+	th := newTestHost(t)
+	th.haveImages("bench:go_grpc", "bench:client")
+	th.builder.configs["bench:client"] = backend.ImageConfig{Entrypoint: []string{"grpcbench"}}
+	th.kubelet(t, running)
+	c, err := th.Start(context.Background(), serverSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return th, c
+}
+
 // TestServerPodStartsWithItsImagesImported: the server's and the
 // companion's images are imported when the node lacks them (once), the
 // Secret of the files made, the pod's start awaited; Remove deletes both.
 func TestServerPodStartsWithItsImagesImported(t *testing.T) {
-	th := newTestHost(t)
-	th.haveImages("bench:go_grpc", "bench:client")
-	th.kubelet(t, running)
+	th, c := startedServer(t)
 	ctx := context.Background()
-	c, err := th.Start(ctx, serverSpec())
-	if err != nil {
-		t.Fatal(err)
-	}
 	if th.importer.loads != 2 {
 		t.Errorf("%d imports, want the server's and the companion's images", th.importer.loads)
 	}
@@ -138,14 +147,8 @@ func TestPodThatCannotStart(t *testing.T) {
 // State's, and counts as the kill WatchOOM saw when the cgroup went with
 // the process.
 func TestServerKilledForItsMemory(t *testing.T) {
-	th := newTestHost(t)
-	th.haveImages("bench:go_grpc", "bench:client")
-	th.kubelet(t, running)
+	th, c := startedServer(t)
 	ctx := context.Background()
-	c, err := th.Start(ctx, serverSpec())
-	if err != nil {
-		t.Fatal(err)
-	}
 	stop := c.WatchOOM(ctx)
 	p, _ := th.api.CoreV1().Pods(DefaultNamespace).Get(ctx, c.ID(), metav1.GetOptions{})
 	p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}
@@ -168,15 +171,8 @@ func TestServerKilledForItsMemory(t *testing.T) {
 // (SIGKILL while the companion's cgroup counted one) are its own; a client
 // that does not fit the companion is refused.
 func TestClientsAreExecsInTheCompanion(t *testing.T) {
-	th := newTestHost(t)
-	th.haveImages("bench:go_grpc", "bench:client")
-	th.builder.configs["bench:client"] = backend.ImageConfig{Entrypoint: []string{"grpcbench"}}
-	th.kubelet(t, running)
+	th, server := startedServer(t)
 	ctx := context.Background()
-	server, err := th.Start(ctx, serverSpec())
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := th.pods[server.ID()]
 	th.execer.run = func(cmd []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if slices.Contains(cmd, "probe") {
@@ -231,14 +227,8 @@ func TestClientsAreExecsInTheCompanion(t *testing.T) {
 // TestRemoveKillsARunningClient: a client that runs when removed is
 // killed by its pid, not left in the companion.
 func TestRemoveKillsARunningClient(t *testing.T) {
-	th := newTestHost(t)
-	th.haveImages("bench:go_grpc", "bench:client")
-	th.kubelet(t, running)
+	th, server := startedServer(t)
 	ctx := context.Background()
-	server, err := th.Start(ctx, serverSpec())
-	if err != nil {
-		t.Fatal(err)
-	}
 	killed := make(chan struct{})
 	th.execer.run = func(cmd []string, _ io.Reader, _, _ io.Writer) error {
 		switch {

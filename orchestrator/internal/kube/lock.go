@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distribution/reference"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,22 +34,13 @@ func (e *LockedError) Error() string {
 // have one; what a Lease's name cannot hold becomes -, and a hash of the
 // repository keeps a_b and a-b apart.
 func LeaseName(image string) string {
-	repo := repository(image)
+	repo := backend.Repository(image)
 	safe := strings.Trim(unsafeInName.ReplaceAllString(strings.ToLower(repo), "-"), "-")
 	sum := sha256.Sum256([]byte(repo))
 	if len(safe) > 200 {
 		safe = safe[:200]
 	}
 	return "grpcbench-lock-" + safe + "-" + hex.EncodeToString(sum[:4])
-}
-
-// repository is an image name as Docker shortens it.
-func repository(image string) string {
-	named, err := reference.ParseNormalizedNamed(image)
-	if err != nil {
-		return image
-	}
-	return reference.FamiliarName(named)
 }
 
 // Lock takes the lock of an image name for owner on the cluster and on
@@ -80,7 +70,7 @@ func (h *Host) lease(ctx context.Context, name string, owner backend.Owner, aliv
 	leases := h.api.CoordinationV1().Leases(h.opts.Namespace)
 	lease := LeaseName(name)
 	annotations := owner.Labels()
-	annotations["io.grpcbench.lock"] = repository(name)
+	annotations["io.grpcbench.lock"] = backend.Repository(name)
 	mine := func(l *coordinationv1.Lease) {
 		now := metav1.NewMicroTime(time.Now())
 		l.Annotations, l.Spec.HolderIdentity, l.Spec.AcquireTime = annotations, new(owner.Token), &now
