@@ -1,6 +1,7 @@
 # make bench  - benchmark every server (settings: environment, then .env)
 # make test   - every test CI runs: the unit tests, those that need root,
-#               then the end-to-end ones against a real Docker engine
+#               the end-to-end ones against a real Docker engine, then the
+#               Kubernetes backend's against the real local cluster
 # make unit    - the unit tests alone: no root, network or Docker engine
 # Both start a Docker engine first when none answers (see scripts/ensure-engine).
 
@@ -18,12 +19,12 @@ export GRPC_SOURCE_MIRROR := ../shared/sources
 endif
 endif
 
-.PHONY: bench test unit unit-root e2e lint soak engine images up compose-plugin bench-tools accuracy matrix check-servers $(BIN)
+.PHONY: bench test unit unit-root e2e e2e-cluster lint soak engine images up compose-plugin bench-tools accuracy matrix check-servers $(BIN)
 
 bench: engine $(BIN)
 	./$(BIN) bench
 
-test: unit unit-root e2e
+test: unit unit-root e2e e2e-cluster
 
 # Every unit test, with the race detector; no root, network or Docker
 # engine needed (nor does `go test ./...`, which builds no tagged test).
@@ -45,6 +46,15 @@ unit-root:
 e2e: engine compose-plugin
 	$(GO) vet -tags e2e ./orchestrator/e2e/
 	$(GO) test -tags e2e -count=1 -timeout 40m ./orchestrator/e2e/
+
+# The Kubernetes backend's end-to-end test (build tags e2e and cluster)
+# against the real single-node cluster of scripts/local-cluster, which it
+# starts when it does not run (as root) and stops after: on a fresh machine
+# that first builds the cluster's binaries (about 16 minutes, cached after
+# in ~/.cache/grpcbench), see docs/tests.md for the times.
+e2e-cluster: engine
+	$(GO) vet -tags e2e,cluster ./orchestrator/e2e/
+	$(GO) test -tags e2e,cluster -count=1 -timeout 40m -run '^TestCluster$$' ./orchestrator/e2e/
 
 # 50 back-to-back short runs of one server: nothing left on the engine,
 # the orchestrator's memory flat (scripts/soak). Not part of `make test`.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/certs"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/kube"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/probe"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
@@ -116,6 +117,11 @@ func (c *rttCmd) Run(ctx context.Context, std streams) error {
 		Median time.Duration `json:"median"`
 	}{d})
 }
+
+type isolateCmd struct{}
+
+// Run leaves the network namespace loopback only: kube.IsolateCommand.
+func (isolateCmd) Run() error { return kube.Isolate() }
 
 type conformCmd struct {
 	clientFlags

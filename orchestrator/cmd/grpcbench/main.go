@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
+	"golang.org/x/sys/unix"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
@@ -26,6 +27,7 @@ import (
 
 	// The backends a run can use, each serving its address schemes.
 	_ "github.com/grpcbench/grpcbench/orchestrator/internal/docker"
+	_ "github.com/grpcbench/grpcbench/orchestrator/internal/kube"
 )
 
 // Exit statuses.
@@ -57,6 +59,7 @@ type cli struct {
 	Probe    probeCmd    `cmd:"" hidden:"" help:"Wait until a server answers SayHello (runs in the client container)."`
 	Conform  conformCmd  `cmd:"" hidden:"" help:"Check that a server echoes, takes concurrent calls and refuses unknown methods (runs in the client container)."`
 	RTT      rttCmd      `cmd:"" name:"rtt" hidden:"" help:"Time TCP handshakes to a server on another machine (runs in the client container)."`
+	Isolate  isolateCmd  `cmd:"" hidden:"" help:"Set every network interface but loopback down (runs in the init container of a server's pod on Kubernetes)."`
 	Engines  renamedCmd  `cmd:"" hidden:"" help:"Renamed: grpcbench tools."`
 }
 
@@ -96,18 +99,41 @@ func stopOn(signals <-chan os.Signal, cancel func(), exit func(int)) {
 }
 
 // interrupts delivers the signals that stop a run: SIGINT, SIGTERM,
-// SIGPIPE (`grpcbench | head` closed the output: without this the runtime
-// exits at the next write and leaves the containers), and SIGHUP unless it
-// was ignored when the process started (`nohup make bench &`), which must
-// outlive the terminal.
+// SIGPIPE when stdout or stderr is a pipe whose reader is gone (`grpcbench
+// | head` closed the output: without this the runtime exits at the next
+// write and leaves the containers), and SIGHUP unless it was ignored when
+// the process started (`nohup make bench &`), which must outlive the
+// terminal. Once SIGPIPE is asked for, a write to any connection whose
+// peer hung up raises it too (an exec stream's end, a restarted API
+// server): that stops nothing, the write fails with EPIPE.
 func interrupts() <-chan os.Signal {
-	signals := make(chan os.Signal, 2)
+	caught := make(chan os.Signal, 2)
 	stops := []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE}
 	if !signal.Ignored(syscall.SIGHUP) {
 		stops = append(stops, syscall.SIGHUP)
 	}
-	signal.Notify(signals, stops...)
+	signal.Notify(caught, stops...)
+	signals := make(chan os.Signal, 2)
+	go func() {
+		for sig := range caught {
+			if sig == syscall.SIGPIPE && !closedOutput() {
+				slog.Debug("SIGPIPE from a connection, not the output: ignored")
+				continue
+			}
+			signals <- sig
+		}
+	}()
 	return signals
+}
+
+// closedOutput says stdout or stderr is a pipe whose reader closed it:
+// poll reports an error on its write end.
+func closedOutput() bool {
+	fds := []unix.PollFd{{Fd: 1, Events: unix.POLLOUT}, {Fd: 2, Events: unix.POLLOUT}}
+	if _, err := unix.Poll(fds, 0); err != nil {
+		return true // cannot tell: stop, as before
+	}
+	return fds[0].Revents&unix.POLLERR != 0 || fds[1].Revents&unix.POLLERR != 0
 }
 
 // openRun opens a session for a new run in root and writes its

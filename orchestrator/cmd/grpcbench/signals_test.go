@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"syscall"
@@ -149,5 +150,50 @@ func TestClosedOutputInterrupts(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("the child, killed by the closed pipe instead of told: %v", err)
+	}
+}
+
+// TestBrokenConnectionDoesNotInterrupt: a write to a connection whose
+// peer is gone (a TLS close_notify to an API server that hung up: an exec
+// stream's end) raises SIGPIPE too, which must not stop the run: only a
+// closed stdout or stderr does. The SIGTERM sent after it is the first
+// signal the child hears.
+func TestBrokenConnectionDoesNotInterrupt(t *testing.T) {
+	if os.Getenv("GRPCBENCH_SIGNAL_CHILD") == "socket" {
+		signals := interrupts()
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			panic(err)
+		}
+		syscall.Close(fds[1])
+		if _, err := syscall.Write(fds[0], []byte("x")); err != syscall.EPIPE {
+			panic(fmt.Sprintf("write to a closed peer: %v, want EPIPE", err))
+		}
+		os.Stdout.WriteString("ready\n")
+		os.Stdout.WriteString((<-signals).String() + "\n")
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenConnectionDoesNotInterrupt$")
+	cmd.Env = append(os.Environ(), "GRPCBENCH_SIGNAL_CHILD=socket")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(out)
+	if !lines.Scan() || lines.Text() != "ready" {
+		t.Fatalf("the child did not start: %q", lines.Text())
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	lines.Scan()
+	if got := lines.Text(); got != "terminated" {
+		t.Errorf("the child received %q first, want %q", got, "terminated")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("the child: %v", err)
 	}
 }

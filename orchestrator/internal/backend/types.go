@@ -2,7 +2,12 @@ package backend
 
 import (
 	"fmt"
+	"maps"
+	"path"
+	"strconv"
 	"time"
+
+	"github.com/distribution/reference"
 )
 
 // Facts describe a host's machine, as the settings' checks and the record
@@ -16,9 +21,41 @@ type Facts struct {
 	Arch   string
 	Kernel string
 	OS     string
-	// Version is the container runtime's (Docker's server version), with
+	// Version is the container runtime's (Docker's server version; on
+	// Kubernetes, the version of the engine that builds the images), with
 	// the cgroup version and storage driver it runs on.
 	Version, Cgroup, Storage string
+	// Backend names the kind of host: docker, kubernetes.
+	Backend string
+	// Cluster describes a Kubernetes host's cluster and node; nil for
+	// other backends.
+	Cluster *Cluster
+}
+
+// Cluster is a Kubernetes cluster and the node of it that runs the pods.
+type Cluster struct {
+	// Context is the kubeconfig's context; Version the API server's.
+	Context, Version string
+	// Node is the node's name; Kubelet and Runtime its kubelet's and
+	// container runtime's versions (containerd://1.6.20).
+	Node, Kubelet, Runtime string
+	// AllocatableCPU is what the kubelet leaves to pods ("1500m");
+	// CPUManager its CPU manager policy (static pins whole CPUs) and
+	// PodPidsLimit its limit on a pod's processes, "" and 0 when the
+	// kubelet's configuration cannot be read.
+	AllocatableCPU, CPUManager string
+	PodPidsLimit               int64
+}
+
+// Repository is an image name as Docker shortens it, by which a lock is
+// taken: docker.io/library/x and x are one repository. A name that does
+// not parse stays as it is.
+func Repository(image string) string {
+	named, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		return image
+	}
+	return reference.FamiliarName(named)
 }
 
 // Owner says who holds a lock: the process, on which machine and boot, in
@@ -47,6 +84,35 @@ type Owner struct {
 
 func (o Owner) String() string {
 	return fmt.Sprintf("run %s (pid %d on %s)", o.Run, o.PID, o.Host)
+}
+
+// The keys under which a lock keeps its owner, as labels or annotations.
+const (
+	ownerHost      = "io.grpcbench.owner.host"
+	ownerBoot      = "io.grpcbench.owner.boot"
+	ownerMachine   = "io.grpcbench.owner.machine"
+	ownerPIDs      = "io.grpcbench.owner.pidns"
+	ownerPID       = "io.grpcbench.owner.pid"
+	ownerStart     = "io.grpcbench.owner.start"
+	ownerRun       = "io.grpcbench.owner.run"
+	ownerToken     = "io.grpcbench.owner.token"
+	ownerDir       = "io.grpcbench.owner.dir"
+	ownerContainer = "io.grpcbench.owner.container"
+	ownerStarted   = "io.grpcbench.owner.started"
+)
+
+// Labels are the owner as a lock keeps it; OwnerOf reads them back.
+func (o Owner) Labels() map[string]string {
+	return map[string]string{ownerHost: o.Host, ownerBoot: o.Boot, ownerMachine: o.Machine, ownerPIDs: o.PIDNamespace, ownerPID: strconv.Itoa(o.PID), ownerStart: strconv.FormatUint(o.Start, 10),
+		ownerRun: o.Run, ownerToken: o.Token, ownerDir: o.Dir, ownerContainer: o.Container, ownerStarted: o.Started}
+}
+
+// OwnerOf is the owner a lock's labels name.
+func OwnerOf(labels map[string]string) Owner {
+	pid, _ := strconv.Atoi(labels[ownerPID])
+	start, _ := strconv.ParseUint(labels[ownerStart], 10, 64)
+	return Owner{Host: labels[ownerHost], Boot: labels[ownerBoot], Machine: labels[ownerMachine], PIDNamespace: labels[ownerPIDs], PID: pid, Start: start, Run: labels[ownerRun],
+		Token: labels[ownerToken], Dir: labels[ownerDir], Container: labels[ownerContainer], Started: labels[ownerStarted]}
 }
 
 // ContainerSpec is a container to start.
@@ -90,6 +156,42 @@ type ContainerSpec struct {
 	Tmpfs       map[string]string
 	VolumeTmpfs string
 	PidsLimit   int64
+	// Companion, on a server's spec, is the container its clients will
+	// run in (image, limits, containment, InputDir), for a host that
+	// cannot start a container in a running container's network namespace
+	// and makes the two at once instead (Kubernetes: the containers of a
+	// pod are all created with it). A host that can start containers
+	// with NetworkOf ignores it.
+	Companion *ContainerSpec
+}
+
+// TmpfsWith are the spec's tmpfs mounts (path → options) with, on a
+// read-only root, one of VolumeTmpfs's options over each of volumes (the
+// VOLUMEs its image declares) that has none, but the folder of its files,
+// which has a volume of its own: an image's VOLUME would otherwise be a
+// writable folder on the host's disk, beyond the container's memory.
+func (s ContainerSpec) TmpfsWith(volumes []string) map[string]string {
+	if !s.ReadOnly {
+		return s.Tmpfs
+	}
+	tmpfs := maps.Clone(s.Tmpfs)
+	for _, volume := range volumes {
+		volume = path.Clean(volume)
+		if _, ok := tmpfs[volume]; !ok && (len(s.Files) == 0 || volume != s.InputDir) {
+			if tmpfs == nil {
+				tmpfs = map[string]string{}
+			}
+			tmpfs[volume] = s.VolumeTmpfs
+		}
+	}
+	return tmpfs
+}
+
+// ImageConfig is what an image says of the containers it runs.
+type ImageConfig struct {
+	Entrypoint, Cmd []string
+	// Volumes are the folders it declares VOLUME.
+	Volumes []string
 }
 
 // State is what the host knows of a container's process, and the host

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -124,30 +123,16 @@ func (h *Host) Start(ctx context.Context, spec backend.ContainerSpec) (backend.C
 }
 
 // tmpfs are the container's tmpfs mounts: the spec's, and, on a read-only
-// root, one over each VOLUME the image declares, which would otherwise be
-// a writable folder on the engine's disk, beyond the container's memory.
+// root, one over each VOLUME the image declares.
 func (h *Host) tmpfs(ctx context.Context, spec backend.ContainerSpec) (map[string]string, error) {
 	if !spec.ReadOnly {
 		return spec.Tmpfs, nil
 	}
-	img, err := h.api.ImageInspect(ctx, spec.Image)
+	img, err := h.ImageConfig(ctx, spec.Image)
 	if err != nil {
-		return nil, fmt.Errorf("inspect image %s: %w", spec.Image, missing(err))
+		return nil, err
 	}
-	tmpfs := maps.Clone(spec.Tmpfs)
-	if img.Config == nil {
-		return tmpfs, nil
-	}
-	for volume := range img.Config.Volumes {
-		volume = path.Clean(volume)
-		if _, ok := tmpfs[volume]; !ok && (len(spec.Files) == 0 || volume != spec.InputDir) {
-			if tmpfs == nil {
-				tmpfs = map[string]string{}
-			}
-			tmpfs[volume] = spec.VolumeTmpfs
-		}
-	}
-	return tmpfs, nil
+	return spec.TmpfsWith(img.Volumes), nil
 }
 
 func (c *Container) start(ctx context.Context, dir string, files map[string][]byte) error {

@@ -186,7 +186,7 @@ func (h *Host) Facts(ctx context.Context) (backend.Facts, error) {
 		return backend.Facts{}, fmt.Errorf("engine info: %w", err)
 	}
 	return backend.Facts{ID: info.ID, CPUs: info.NCPU, Memory: info.MemTotal, Arch: goArch(info.Architecture), Kernel: info.KernelVersion,
-		OS: info.OperatingSystem, Version: info.ServerVersion, Cgroup: info.CgroupVersion, Storage: info.Driver}, nil
+		OS: info.OperatingSystem, Version: info.ServerVersion, Cgroup: info.CgroupVersion, Storage: info.Driver, Backend: "docker"}, nil
 }
 
 // goArch names an engine's architecture (uname -m) as Go does.

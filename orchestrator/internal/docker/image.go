@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 
 	cerrdefs "github.com/containerd/errdefs"
 
@@ -67,6 +69,21 @@ func (h *Host) ImageID(ctx context.Context, ref string) (string, error) {
 		return "", fmt.Errorf("inspect image %s: %w", ref, missing(err))
 	}
 	return img.ID, nil
+}
+
+// ImageConfig is what a local image says of the containers it runs; an
+// error that is backend.ErrMissing when there is no such image.
+func (h *Host) ImageConfig(ctx context.Context, ref string) (backend.ImageConfig, error) {
+	ctx, cancel := quick(ctx)
+	defer cancel()
+	img, err := h.api.ImageInspect(ctx, ref)
+	if err != nil {
+		return backend.ImageConfig{}, fmt.Errorf("inspect image %s: %w", ref, missing(err))
+	}
+	if img.Config == nil {
+		return backend.ImageConfig{}, nil
+	}
+	return backend.ImageConfig{Entrypoint: img.Config.Entrypoint, Cmd: img.Config.Cmd, Volumes: slices.Sorted(maps.Keys(img.Config.Volumes))}, nil
 }
 
 // IsMissing reports whether err says an image or container does not exist.

@@ -12,40 +12,14 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/distribution/reference"
 	"github.com/docker/docker/api/types/container"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/archive"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/backend"
 )
 
-const (
-	ownerHost      = "io.grpcbench.owner.host"
-	ownerBoot      = "io.grpcbench.owner.boot"
-	ownerMachine   = "io.grpcbench.owner.machine"
-	ownerPIDs      = "io.grpcbench.owner.pidns"
-	ownerPID       = "io.grpcbench.owner.pid"
-	ownerStart     = "io.grpcbench.owner.start"
-	ownerRun       = "io.grpcbench.owner.run"
-	ownerToken     = "io.grpcbench.owner.token"
-	ownerDir       = "io.grpcbench.owner.dir"
-	ownerContainer = "io.grpcbench.owner.container"
-	ownerStarted   = "io.grpcbench.owner.started"
-	// LockLabel marks a lock container; its value is the image name.
-	LockLabel = "io.grpcbench.lock"
-)
-
-func ownerLabels(o backend.Owner) map[string]string {
-	return map[string]string{ownerHost: o.Host, ownerBoot: o.Boot, ownerMachine: o.Machine, ownerPIDs: o.PIDNamespace, ownerPID: strconv.Itoa(o.PID), ownerStart: strconv.FormatUint(o.Start, 10),
-		ownerRun: o.Run, ownerToken: o.Token, ownerDir: o.Dir, ownerContainer: o.Container, ownerStarted: o.Started}
-}
-
-func ownerOf(labels map[string]string) backend.Owner {
-	pid, _ := strconv.Atoi(labels[ownerPID])
-	start, _ := strconv.ParseUint(labels[ownerStart], 10, 64)
-	return backend.Owner{Host: labels[ownerHost], Boot: labels[ownerBoot], Machine: labels[ownerMachine], PIDNamespace: labels[ownerPIDs], PID: pid, Start: start, Run: labels[ownerRun],
-		Token: labels[ownerToken], Dir: labels[ownerDir], Container: labels[ownerContainer], Started: labels[ownerStarted]}
-}
+// LockLabel marks a lock container; its value is the image name.
+const LockLabel = "io.grpcbench.lock"
 
 // LockedError says another live run holds the lock.
 type LockedError struct {
@@ -75,23 +49,13 @@ var unsafeInName = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)
 // container name cannot hold: they become _, and a hash of the whole name
 // keeps a/b and a_b apart.
 func LockName(image string) string {
-	image = repository(image)
+	image = backend.Repository(image)
 	safe := unsafeInName.ReplaceAllString(image, "_")
 	if safe == image {
 		return "grpcbench-lock-" + image
 	}
 	sum := sha256.Sum256([]byte(image))
 	return "grpcbench-lock-" + safe + "-" + hex.EncodeToString(sum[:4])
-}
-
-// repository is an image name as Docker shortens it: docker.io/library/x
-// and x are one repository. A name that does not parse stays as it is.
-func repository(image string) string {
-	named, err := reference.ParseNormalizedNamed(image)
-	if err != nil {
-		return image
-	}
-	return reference.FamiliarName(named)
 }
 
 // Lock takes the engine-wide lock of an image name for owner: a running
@@ -116,8 +80,8 @@ func (h *Host) Lock(ctx context.Context, name string, owner backend.Owner, alive
 			owner.Started = info.State.StartedAt
 		}
 	}
-	labels := ownerLabels(owner)
-	labels[LockLabel] = repository(name)
+	labels := owner.Labels()
+	labels[LockLabel] = backend.Repository(name)
 	// Each pass either takes the lock, finds a live holder, or removes a
 	// dead one; takers racing for a dead one's lock may need a few.
 	for range 50 {
@@ -134,7 +98,7 @@ func (h *Host) Lock(ctx context.Context, name string, owner backend.Owner, alive
 		} else if err != nil {
 			return nil, fmt.Errorf("read the lock of GRPC_IMAGE_NAME=%s: %w", name, err)
 		}
-		holder := ownerOf(info.Config.Labels)
+		holder := backend.OwnerOf(info.Config.Labels)
 		if owner.Token != "" && holder.Token == owner.Token { // this run's own, stopped
 			if err := h.api.ContainerStart(ctx, info.ID, container.StartOptions{}); err != nil {
 				return nil, fmt.Errorf("start the lock %s again: %w", lock, err)
@@ -210,7 +174,7 @@ func (h *Host) LockHeld(ctx context.Context, name, token string) (bool, error) {
 	} else if err != nil {
 		return false, fmt.Errorf("read the lock of GRPC_IMAGE_NAME=%s: %w", name, err)
 	}
-	return ownerOf(info.Config.Labels).Token == token && info.State != nil && info.State.Running, nil
+	return backend.OwnerOf(info.Config.Labels).Token == token && info.State != nil && info.State.Running, nil
 }
 
 // ensureLockImage imports the image of lock containers, for the engine's

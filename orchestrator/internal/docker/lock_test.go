@@ -52,7 +52,7 @@ func TestLockIsARunningContainer(t *testing.T) {
 		t.Fatalf("lock container %+v, want one started once", c)
 	}
 	cfg, hc := c.req.Config, c.req.HostConfig
-	if cfg.Labels[LockLabel] != "bench" || ownerOf(cfg.Labels) != owner || !slices.Equal(cfg.Cmd, []string{lockProgram}) || cfg.StopSignal != "SIGKILL" {
+	if cfg.Labels[LockLabel] != "bench" || backend.OwnerOf(cfg.Labels) != owner || !slices.Equal(cfg.Cmd, []string{lockProgram}) || cfg.StopSignal != "SIGKILL" {
 		t.Errorf("lock config: labels %v, cmd %v, stop signal %q", cfg.Labels, cfg.Cmd, cfg.StopSignal)
 	}
 	if hc.NetworkMode != "none" || !hc.ReadonlyRootfs || !slices.Equal(hc.CapDrop, []string{"ALL"}) || cfg.User != nobody ||
@@ -117,7 +117,7 @@ func TestLockTakenOverFromADeadOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := f.container("grpcbench-lock-bench")
-	if c == nil || c.id == dead || !c.running || ownerOf(c.req.Labels).Run != "run-2" {
+	if c == nil || c.id == dead || !c.running || backend.OwnerOf(c.req.Labels).Run != "run-2" {
 		t.Fatalf("lock after the takeover: %+v", c)
 	}
 	if !slices.Contains(f.called(), "DELETE /containers/"+dead) {
@@ -163,7 +163,7 @@ func TestLockRecordsTheOwnersContainer(t *testing.T) {
 	if _, err := h.Lock(ctx, "a", inCompose, says(true)); err != nil {
 		t.Fatal(err)
 	}
-	if o := ownerOf(f.container("grpcbench-lock-a").req.Labels); o.Container != compose.id || o.Started != compose.startedAt {
+	if o := backend.OwnerOf(f.container("grpcbench-lock-a").req.Labels); o.Container != compose.id || o.Started != compose.startedAt {
 		t.Errorf("owner recorded %+v, want container %s started %s", o, compose.id, compose.startedAt)
 	}
 	elsewhere := owner
@@ -171,7 +171,7 @@ func TestLockRecordsTheOwnersContainer(t *testing.T) {
 	if _, err := h.Lock(ctx, "b", elsewhere, says(true)); err != nil {
 		t.Fatal(err)
 	}
-	if o := ownerOf(f.container("grpcbench-lock-b").req.Labels); o.Container != elsewhere.Container || o.Started != "" {
+	if o := backend.OwnerOf(f.container("grpcbench-lock-b").req.Labels); o.Container != elsewhere.Container || o.Started != "" {
 		t.Errorf("owner in a container of another engine recorded %+v, want its container without a start", o)
 	}
 }

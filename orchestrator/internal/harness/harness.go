@@ -122,6 +122,10 @@ type ServerSpec struct {
 	// Env is what the server's environment adds to GRPC_SERVER_CPUS and
 	// GRPC_SERVER_RAM: a variant's settings.
 	Env []string
+	// ClientCPUs is the load client's CPU limit in this cell (0: no load,
+	// the probe and the gate only), which a host that starts the clients'
+	// container with the server's must know up front.
+	ClientCPUs config.CPUs
 	// Placement pins the server and its clients to cores.
 	Placement record.Placement
 	// TLS has the server serve TLS with the run's certificate, and its
@@ -235,6 +239,8 @@ func (s *Harness) serverContainer(spec ServerSpec) (backend.ContainerSpec, error
 	}, serverPids)
 	if s.hosts.Remote != nil {
 		c.Publish, c.PublishIP = map[int]int{ServerPort: s.hosts.Remote.Port}, s.hosts.Remote.IP
+	} else {
+		c.Companion = s.companion(spec)
 	}
 	if spec.TLS {
 		set, err := s.runCerts()
@@ -245,6 +251,20 @@ func (s *Harness) serverContainer(spec ServerSpec) (backend.ContainerSpec, error
 		c.Files, c.InputDir = map[string][]byte{certFile: set.Cert, keyFile: set.Key}, tlsDir
 	}
 	return c, nil
+}
+
+// companion is the container the server's clients run in, for a host that
+// makes it with the server: the client image with the load client's limits,
+// the largest any client of the server asks for.
+func (s *Harness) companion(spec ServerSpec) *backend.ContainerSpec {
+	c := contained(backend.ContainerSpec{
+		Image:    s.images.Client,
+		InputDir: load.InputDir,
+		NanoCPUs: spec.ClientCPUs.NanoCPUs(),
+		CPUSet:   spec.Placement.ClientCPUSet,
+		Memory:   loadMemory,
+	}, clientPids)
+	return &c
 }
 
 // published reads back where the server's port was published, the port

@@ -262,6 +262,44 @@ func TestStatsCutToTheWindow(t *testing.T) {
 	}
 }
 
+// TestCompanionFitsEveryClient: the server's spec describes the container
+// its clients run in, for a host that makes it with the server (one pod):
+// the client image with the load client's limits and containment, which
+// every client started beside the server stays within.
+func TestCompanionFitsEveryClient(t *testing.T) {
+	s, h := oneHost(roles{"server": {Runs: true}, "load": {Stdout: loadReport()}})
+	spec := serverSpec(t)
+	spec.ClientCPUs, spec.Placement.ClientCPUSet = 1.5, "2-3"
+	srv, err := up(t, s, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := loadSpec()
+	ls.CPUs = 1.5
+	h2, _ := load.Lookup("h2")
+	if _, err := srv.Measure(context.Background(), h2, ls, "load"); err != nil {
+		t.Fatal(err)
+	}
+	started := h.Containers()
+	c := started[0].Spec().Companion
+	if c == nil {
+		t.Fatal("the server's spec has no companion")
+	}
+	if c.Image != "img:client" || c.NanoCPUs != 1.5e9 || c.CPUSet != "2-3" || c.InputDir != load.InputDir || c.User == "" || !c.ReadOnly || c.PidsLimit == 0 {
+		t.Errorf("companion = %+v, want the client image with the load client's CPUs and cores, contained", c)
+	}
+	for _, cl := range started[1:] {
+		got := cl.Spec()
+		if got.Image != c.Image || got.NetworkOf != started[0].ID() || got.Memory > c.Memory || got.NanoCPUs != 0 && got.NanoCPUs != c.NanoCPUs ||
+			got.User != c.User || got.InputDir != c.InputDir || got.PidsLimit > c.PidsLimit {
+			t.Errorf("%s client %+v does not fit the companion %+v", cl.Role(), got, c)
+		}
+	}
+	if len(started) != 4 { // server, probe, gate, load
+		t.Errorf("%d containers started, want 4", len(started))
+	}
+}
+
 // TestOOMKills: the kills in the server's container are counted; a load
 // client killed for its memory fails the measurement saying so.
 func TestOOMKills(t *testing.T) {
@@ -316,6 +354,8 @@ func TestCancelRemovesContainers(t *testing.T) {
 	}
 	if n := len(servers.Containers()); n != 1 {
 		t.Errorf("the servers' host started %d containers, want the server only", n)
+	} else if servers.Containers()[0].Spec().Companion != nil {
+		t.Error("a server whose clients run on another host has a companion")
 	}
 	for _, c := range clients.Containers() {
 		if !c.Spec().HostNetwork {

@@ -142,15 +142,41 @@ type HostAddresses struct {
 type Hardware struct {
 	// HostID tells this host from another (a Docker engine's ID): a
 	// resume on another one is refused.
-	HostID        string `json:"host_id,omitempty"`
-	CPUModel      string `json:"cpu_model"`
-	CPUs          int    `json:"cpus"`
-	MemoryBytes   int64  `json:"memory_bytes"`
-	Kernel        string `json:"kernel"`
-	OS            string `json:"os"`
+	HostID      string `json:"host_id,omitempty"`
+	CPUModel    string `json:"cpu_model"`
+	CPUs        int    `json:"cpus"`
+	MemoryBytes int64  `json:"memory_bytes"`
+	Kernel      string `json:"kernel"`
+	OS          string `json:"os"`
+	// DockerVersion is the Docker engine's version: the host's, or on
+	// Kubernetes the engine's that built the images.
 	DockerVersion string `json:"docker_version"`
 	CgroupVersion string `json:"cgroup_version"`
 	StorageDriver string `json:"storage_driver"`
+	// Backend is the kind of host (docker, kubernetes); empty in runs
+	// recorded before it was kept, which were all Docker's.
+	Backend string `json:"backend,omitempty"`
+	// Cluster is the Kubernetes cluster and node a host was.
+	Cluster *Cluster `json:"cluster,omitempty"`
+}
+
+// Cluster is the Kubernetes cluster and the node of it that ran a run's
+// pods.
+type Cluster struct {
+	Context string `json:"context"`
+	// Version is the API server's; Kubelet and Runtime the node's kubelet's
+	// and container runtime's (containerd://1.6.20).
+	Version string `json:"version"`
+	Node    string `json:"node"`
+	Kubelet string `json:"kubelet_version"`
+	Runtime string `json:"container_runtime"`
+	// AllocatableCPU is the CPU the kubelet leaves to pods ("1500m");
+	// CPUManager its CPU manager policy (static pins whole CPUs) and
+	// PodPidsLimit its limit on a pod's processes (-1: none), both empty
+	// when the kubelet's configuration could not be read.
+	AllocatableCPU string `json:"allocatable_cpu"`
+	CPUManager     string `json:"cpu_manager_policy,omitempty"`
+	PodPidsLimit   int64  `json:"pod_pids_limit,omitempty"`
 }
 
 // Visit is one server's round in one cell.

@@ -12,7 +12,7 @@ import (
 // hardwareOf describes a host's machine, for the record. The CPU model
 // comes from /proc/cpuinfo, which a container shares with its host.
 func hardwareOf(facts backend.Facts) record.Hardware {
-	return record.Hardware{
+	h := record.Hardware{
 		HostID:        facts.ID,
 		CPUModel:      cpuModel("/proc/cpuinfo"),
 		CPUs:          facts.CPUs,
@@ -22,7 +22,13 @@ func hardwareOf(facts backend.Facts) record.Hardware {
 		DockerVersion: facts.Version,
 		CgroupVersion: facts.Cgroup,
 		StorageDriver: facts.Storage,
+		Backend:       facts.Backend,
 	}
+	if c := facts.Cluster; c != nil {
+		h.Cluster = &record.Cluster{Context: c.Context, Version: c.Version, Node: c.Node, Kubelet: c.Kubelet, Runtime: c.Runtime,
+			AllocatableCPU: c.AllocatableCPU, CPUManager: c.CPUManager, PodPidsLimit: c.PodPidsLimit}
+	}
+	return h
 }
 
 func cpuModel(path string) string {

@@ -118,6 +118,6 @@ func (s *Session) Kit(ctx context.Context, out progress.Reporter, observer harne
 // from image, its logs and its clients' files in folder.
 func (k *Kit) ServerSpec(cell record.Cell, sc *scenario.Scenario, name, image string, folder record.Folder) harness.ServerSpec {
 	return harness.ServerSpec{Name: name, Image: image, Env: k.Catalog.Env(name), Scenario: sc,
-		CPUs: config.CPUs(cell.ServerCPUs), RAM: k.Config.ServerRAM, ReadyTimeout: k.Config.ReadyTimeout,
+		CPUs: config.CPUs(cell.ServerCPUs), ClientCPUs: config.CPUs(cell.ClientCPUs), RAM: k.Config.ServerRAM, ReadyTimeout: k.Config.ReadyTimeout,
 		Placement: cell.Placement, Folder: folder, TLS: cell.TLS}
 }
