@@ -106,9 +106,12 @@ func (q queue) round(rng *rand.Rand) record.Result {
 			s.Mean[i] = time.Duration(sums[i] / float64(s.OK[i]) * float64(time.Second))
 		}
 	}
+	// As h2 records it: every planned call a request, the unanswered
+	// among them.
 	res.OK = res.Requests
 	res.RPS = float64(res.OK) / q.window.Seconds()
 	res.Unanswered = res.Planned - res.Requests
+	res.Requests = res.Planned
 	if q.kept {
 		res.Latency = record.Latency{Count: res.OK, P99: window.At(0.99)}
 		enc, err := window.Encode()

@@ -58,8 +58,10 @@ func Unsustained(target float64, poisson bool, r record.Result) string {
 	if r.Planned > 0 {
 		expected, tolerance = float64(r.Planned), load.RateShortfall*float64(r.Planned)
 	}
-	calls := max(r.Planned, r.Requests+r.Unanswered)
-	failed := r.Requests - r.OK + r.Unanswered
+	// An open loop's Requests are every call its window planned, the
+	// unanswered among them.
+	calls := max(r.Planned, r.Requests)
+	failed := r.Requests - r.OK
 	achieved := r.RPS * window
 	switch {
 	case calls > 0 && float64(failed) > ErrorShare*float64(calls):

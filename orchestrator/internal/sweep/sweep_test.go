@@ -51,7 +51,7 @@ func TestUnsustained(t *testing.T) {
 		{"late", window(4, record.Result{RPS: 1000, Planned: 4000, Requests: 4000, OK: 4000, Late: 800}), false},
 		{"failing", window(4, record.Result{RPS: 990, Planned: 4000, Requests: 4000, OK: 3960}), true},
 		// Why 1: every 67th call never answered, 98.5% achieved.
-		{"1.5% never answered", window(10, record.Result{RPS: 985, Planned: 10000, Requests: 9850, OK: 9850, Unanswered: 150}), true},
+		{"1.5% never answered", window(10, record.Result{RPS: 985, Planned: 10000, Requests: 10000, OK: 9850, Unanswered: 150}), true},
 		// Why 6: the warm-up's backlog answered in the window.
 		{"above the target", window(4, record.Result{RPS: 1475, Planned: 4000, Requests: 5900, OK: 5900}), true},
 		{"above the target, no planned count", window(4, record.Result{RPS: 1475, Requests: 5900, OK: 5900}), true},
@@ -65,18 +65,19 @@ func TestUnsustained(t *testing.T) {
 	}
 }
 
-// TestUnansweredAreSaidOnce: h2 gives the unanswered calls a status of
-// their own; the reason names them once, and an older record's count,
-// without that status, is still named.
+// TestUnansweredAreSaidOnce: h2 counts the unanswered calls among its
+// requests and gives them a status of their own; the reason counts and
+// names them once, and a count without that status is still named.
 func TestUnansweredAreSaidOnce(t *testing.T) {
 	for _, tc := range []struct {
 		statuses map[string]uint64
 		want     string
 	}{
-		{map[string]uint64{"OK": 9850, load.StatusUnanswered: 150}, "(Unanswered: 150)"},
-		{map[string]uint64{"OK": 9850}, "(unanswered: 150)"},
+		// h2 counts them among its requests: 1.5%, not 3% of 10150.
+		{map[string]uint64{"OK": 9850, load.StatusUnanswered: 150}, "1.50% of the 10000 calls failed or went unanswered (Unanswered: 150)"},
+		{map[string]uint64{"OK": 9850}, "1.50% of the 10000 calls failed or went unanswered (unanswered: 150)"},
 	} {
-		r := window(10, record.Result{RPS: 985, Planned: 10000, Requests: 9850, OK: 9850, Unanswered: 150, Statuses: tc.statuses})
+		r := window(10, record.Result{RPS: 985, Planned: 10000, Requests: 10000, OK: 9850, Unanswered: 150, Statuses: tc.statuses})
 		if got := sweep.Unsustained(1000, false, r); !strings.HasSuffix(got, tc.want) {
 			t.Errorf("statuses %v: %q, want it to end %q", tc.statuses, got, tc.want)
 		}

@@ -123,11 +123,12 @@ func figures(rounds []record.Round, name string) Verdict {
 }
 
 // poolOf merges the rounds' histograms, false unless each has one that
-// reads.
+// reads. The unanswered calls are in a histogram at their deadline; the
+// other failed calls, which have no latency, count beyond every one.
 func poolOf(results []*record.Result) (*histogram.Pool, bool) {
 	pool := histogram.New()
 	for _, l := range results {
-		if l.Histogram == "" || pool.Add(l.Histogram, l.Requests-l.OK+l.Unanswered) != nil {
+		if l.Histogram == "" || pool.Add(l.Histogram, l.Requests-l.OK-min(l.Unanswered, l.Requests-l.OK)) != nil {
 			return nil, false
 		}
 	}
