@@ -230,7 +230,7 @@ func (c kubeCluster) leavePod(t *testing.T) string {
 // read-only root, no capabilities, no privilege escalation, the default
 // seccomp profile, no token, /tmp a small tmpfs), and loopback only: the
 // node's address is out of reach. A second run of the image name meanwhile
-// is refused by the Lease.
+// is refused by the Lease. results.json records the cgroups' cpusets.
 func clusterPodWhileRunning(t *testing.T, c kubeCluster) {
 	env := clusterEnv(t, c, map[string]string{"GRPC_BENCHMARK_DURATION": "20s"})
 	cmd := exec.Command(binary, "bench")
@@ -320,9 +320,20 @@ func clusterPodWhileRunning(t *testing.T, c kubeCluster) {
 	if err := <-done; err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
-	bench, _ := readRun(t, runFolder(t, env))
+	bench, run := readRun(t, runFolder(t, env))
 	if r, ok := parseRows(t, bench)["go_grpc"]; !ok || r.rps <= 0 {
 		t.Errorf("go_grpc is not ranked:\n%s", bench)
+	}
+	// The record says where the CPU manager put them, not the placement.
+	for _, cell := range run.Cells {
+		for _, s := range cell.Servers {
+			for _, r := range s.Rounds {
+				if r.ServerCPUSet != server || r.ClientCPUSet != client {
+					t.Errorf("%s round %d recorded cores %q (server) and %q (client), want %q and %q, their cgroups'; placement %+v",
+						s.Name, r.Round, r.ServerCPUSet, r.ClientCPUSet, server, client, cell.Placement)
+				}
+			}
+		}
 	}
 	c.assertNothingLeft(t)
 }

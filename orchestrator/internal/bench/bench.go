@@ -524,6 +524,7 @@ func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) re
 		}
 	}
 	round.Phases = up.Phases
+	round.ServerCPUSet, round.ClientCPUSet = up.ServerCPUSet, up.ClientCPUSet
 	round.OOMKills = up.OOMKills()
 	if err != nil {
 		return b.fail(srv.Name, round, err)

@@ -59,6 +59,9 @@ type script struct {
 	// ended steady.
 	specs  []load.Spec
 	warmup func(server string, n int) time.Duration
+	// ranOn, when set, are the cores the host reads back that the servers
+	// and the load clients run on, as Kubernetes' CPU manager picks them.
+	ranOn *record.Placement
 
 	host  *fake.Host
 	count map[string]int // ghz loads started, by server (and connections, with cellRate)
@@ -89,7 +92,11 @@ func (sc *script) behaviour(spec backend.ContainerSpec) fake.Behaviour {
 	server := spec.Labels["io.grpcbench.server"]
 	switch spec.Labels[backend.RoleLabel] {
 	case "server":
-		return fake.Behaviour{Runs: true, Stderr: "grpcbench-server: workers=1\n"}
+		b := fake.Behaviour{Runs: true, Stderr: "grpcbench-server: workers=1\n"}
+		if sc.ranOn != nil {
+			b.CPUSet = sc.ranOn.ServerCPUSet
+		}
+		return b
 	case "probe":
 		if sc.failProbe[server] {
 			return fake.Behaviour{Exit: 1, Stderr: "no successful call within 60s\n"}
@@ -156,6 +163,9 @@ func (sc *script) load(spec backend.ContainerSpec, server string) fake.Behaviour
 	now := time.Now()
 	b := fake.Behaviour{Takes: loadTakes, Stdout: jsonText(load.Result{Tool: tool, Start: now.Add(-time.Second), End: now,
 		Requests: 1000, OK: 1000, Statuses: map[string]uint64{"OK": 1000}, RPS: rps, Latency: latency, Warmup: warmed, WarmupEnd: ended})}
+	if sc.ranOn != nil {
+		b.CPUSet = sc.ranOn.ClientCPUSet
+	}
 	if tool == "ghz" && sc.saturate[server] { // one reading of a full core
 		b.Samples = []backend.Sample{{PreRead: now.Add(-500 * time.Millisecond), Read: now, CPUNanos: 5e8, CPUPercent: 100}}
 	}
@@ -352,9 +362,10 @@ func order(run *record.Run) []string {
 // each in the order results.json records; and the capacity tool
 // measures every server in every round, right after its load, whether its
 // load tool was client-bound or not, so that the capacity ranking has
-// one engine's figures for all.
+// one engine's figures for all. Each round records the cores its host
+// read back that the server and the load client ran on.
 func TestRoundsAreInterleaved(t *testing.T) {
-	sc := &script{saturate: map[string]bool{"b": true}}
+	sc := &script{saturate: map[string]bool{"b": true}, ranOn: &record.Placement{ServerCPUSet: "1", ClientCPUSet: "0"}}
 	s := newTestBench(t, sc, "a", "b")
 	if err := s.bench(t, context.Background(), []string{"a", "b"}); err != nil {
 		t.Fatal(err)
@@ -372,6 +383,11 @@ func TestRoundsAreInterleaved(t *testing.T) {
 	for r := range 3 {
 		if r > 0 && (!a.Rounds[r-1].Start.Before(b.Rounds[r].Start) || !b.Rounds[r-1].Start.Before(a.Rounds[r].Start)) {
 			t.Errorf("round %d started before round %d ended: a %v, b %v", r+1, r, a.Rounds[r].Start, b.Rounds[r].Start)
+		}
+		for _, srv := range []record.Server{a, b} {
+			if rd := srv.Rounds[r]; rd.ServerCPUSet != "1" || rd.ClientCPUSet != "0" {
+				t.Errorf("%s round %d recorded cores %q and %q, want 1 and 0: where the host says they ran", srv.Name, r+1, rd.ServerCPUSet, rd.ClientCPUSet)
+			}
 		}
 		if a.Rounds[r].ClientBound || !b.Rounds[r].ClientBound {
 			t.Errorf("round %d: a client-bound %v, b %v; want only b", r+1, a.Rounds[r].ClientBound, b.Rounds[r].ClientBound)

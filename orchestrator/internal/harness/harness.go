@@ -152,6 +152,11 @@ type Instance struct {
 	// Address is where the clients reach the server: loopback in its
 	// network namespace, or the address and port it was published at.
 	Address string
+	// ServerCPUSet and ClientCPUSet are the cores the server and its load
+	// client (the last one measured with) ran on, as their hosts read them
+	// back once the load started; "" from a host that pins a container to
+	// the placement's cores as given (Docker).
+	ServerCPUSet, ClientCPUSet string
 
 	stopOOM  func() int
 	oomKills int
@@ -515,6 +520,7 @@ func (srv *Instance) measure(ctx context.Context, tool load.Tool, spec load.Spec
 
 	serverStats := srv.recordStats(ctx, srv.container, record.SamplesFile(name, "server"))
 	var clientStats *statsRecorder
+	var cpuSetErr error
 	obs := srv.harness.observer
 	started := time.Now()
 	obs.Phase("warm-up with "+tool.Name(), spec.Warmup)
@@ -524,13 +530,19 @@ func (srv *Instance) measure(ctx context.Context, tool load.Tool, spec load.Spec
 		measuring = func() { t.Stop() }
 	}
 	stdout, err := srv.runBeside(ctx, container, name, spec.Length()+clientGrace,
-		func(c backend.Container) { clientStats = srv.recordStats(ctx, c, record.SamplesFile(name, "client")) })
+		func(c backend.Container) {
+			clientStats = srv.recordStats(ctx, c, record.SamplesFile(name, "client"))
+			cpuSetErr = srv.readCPUSets(ctx, c)
+		})
 	measuring()
 	ended := time.Now()
 	serverSamples := serverStats.stop()
 	var clientSamples []backend.Sample
 	if clientStats != nil {
 		clientSamples = clientStats.stop()
+	}
+	if err == nil {
+		err = cpuSetErr // after what runBeside says of a server that ended
 	}
 	if err != nil {
 		return record.Measurement{}, err
@@ -550,6 +562,34 @@ func (srv *Instance) measure(ctx context.Context, tool load.Tool, spec load.Spec
 		Client: usageOf(usage.Summarize(clientSamples, res.Start, res.End)),
 		Window: windowOf(res, spec.QPS > 0),
 	}, nil
+}
+
+// pinned is a container whose host reads back the cores it may run on,
+// where they need not be the spec's CPUSet: on Kubernetes the kubelet's
+// CPU manager picks them.
+type pinned interface {
+	CPUSet(ctx context.Context) (string, error)
+}
+
+// readCPUSets reads back the cores the server and its load client run on.
+func (srv *Instance) readCPUSets(ctx context.Context, client backend.Container) error {
+	var err error
+	if srv.ServerCPUSet, err = cpuSetOf(ctx, srv.container); err != nil {
+		return fmt.Errorf("read the cores the server runs on: %w", err)
+	}
+	if srv.ClientCPUSet, err = cpuSetOf(ctx, client); err != nil {
+		return fmt.Errorf("read the cores the load client runs on: %w", err)
+	}
+	return nil
+}
+
+// cpuSetOf is the cores a container runs on, "" from a host that does not
+// read them back.
+func cpuSetOf(ctx context.Context, c backend.Container) (string, error) {
+	if p, ok := c.(pinned); ok {
+		return p.CPUSet(ctx)
+	}
+	return "", nil
 }
 
 // runBeside runs a client container next to the server until it exits,

@@ -80,6 +80,20 @@ func up(t *testing.T, s *harness.Harness, spec harness.ServerSpec) (*harness.Ins
 	return srv, err
 }
 
+// measured brings the server up and loads it once with h2.
+func measured(t *testing.T, s *harness.Harness, spec harness.ServerSpec) *harness.Instance {
+	t.Helper()
+	srv, err := up(t, s, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, _ := load.Lookup("h2")
+	if _, err := srv.Measure(context.Background(), h2, loadSpec(), "load"); err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
 // TestServerThatFailsToStart: a start the host refuses fails the start
 // phase; a server that exits at once, or is killed for its memory, fails
 // readiness saying how it ended; nothing is left on the host.
@@ -372,14 +386,7 @@ func TestTLSServerAndClients(t *testing.T) {
 	s, h := oneHost(roles{"server": {Runs: true}, "load": {Stdout: loadReport()}})
 	spec := serverSpec(t)
 	spec.TLS = true
-	srv, err := up(t, s, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h2, _ := load.Lookup("h2")
-	if _, err := srv.Measure(context.Background(), h2, loadSpec(), "load"); err != nil {
-		t.Fatal(err)
-	}
+	measured(t, s, spec)
 	if _, err := up(t, s, spec); err != nil {
 		t.Fatal(err)
 	}
@@ -420,5 +427,21 @@ func TestTLSServerAndClients(t *testing.T) {
 	}
 	if again := byRole["server"][1].Files["/tls/server.crt"]; string(again) != string(server.Files["/tls/server.crt"]) {
 		t.Error("the second server got another certificate: one CA per run")
+	}
+}
+
+// TestCPUSetsReadBack: the cores the server and its load client ran on
+// are what their host reads back, not the placement's, which it may not
+// have applied (Kubernetes' CPU manager picks them); a host that reads
+// none back leaves them empty.
+func TestCPUSetsReadBack(t *testing.T) {
+	for _, c := range []struct{ server, client string }{{"1", "0"}, {"", ""}} {
+		s, _ := oneHost(roles{"server": {Runs: true, CPUSet: c.server}, "load": {Stdout: loadReport(), CPUSet: c.client}})
+		spec := serverSpec(t)
+		spec.Placement = record.Placement{ServerCPUSet: "0", ClientCPUSet: "1"}
+		srv := measured(t, s, spec)
+		if srv.ServerCPUSet != c.server || srv.ClientCPUSet != c.client {
+			t.Errorf("ran on %q and %q, want %q and %q: what the host read back", srv.ServerCPUSet, srv.ClientCPUSet, c.server, c.client)
+		}
 	}
 }

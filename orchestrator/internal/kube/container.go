@@ -291,6 +291,19 @@ func (p *pod) serverCgroup(ctx context.Context) (container, error) {
 	return p.cgroup, p.cgroupErr
 }
 
+// CPUSet is the cores the server may run on, read from its cgroup: the
+// kubelet's CPU manager picks them, not the spec's CPUSet.
+func (p *pod) CPUSet(ctx context.Context) (string, error) {
+	ct, err := p.serverCgroup(ctx)
+	if err == nil {
+		var cpus string
+		if cpus, err = ct.cpus(); err == nil {
+			return cpus, nil
+		}
+	}
+	return "", fmt.Errorf("cpuset of pod %s: %w", p.name, err)
+}
+
 // Stats reads the server's cgroup about once a second until it is gone
 // with the server's process or ctx ends.
 func (p *pod) Stats(ctx context.Context, raw io.Writer, each func(backend.Sample)) error {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -276,5 +277,46 @@ func TestReapDeletesTheLabelledPods(t *testing.T) {
 	pods, _ := th.api.CoreV1().Pods(DefaultNamespace).List(ctx, metav1.ListOptions{})
 	if len(pods.Items) != 1 || pods.Items[0].Labels[backend.ImagesLabel] != "other" {
 		t.Errorf("pods left: %+v, want the other image name's", pods.Items)
+	}
+}
+
+// TestCPUSetsAreReadFromTheCgroups: the cores the server and a client in
+// the companion run on are their cgroups' cpusets, where the kubelet's
+// CPU manager put them, whatever the spec asked for.
+func TestCPUSetsAreReadFromTheCgroups(t *testing.T) {
+	spec := serverSpec()
+	spec.CPUSet, spec.Companion.CPUSet = "0", "1"
+	th := newTestHost(t)
+	th.haveImages("bench:go_grpc", "bench:client")
+	th.kubelet(t, running)
+	server, err := th.Start(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p := th.pods[server.ID()]
+	dir := filepath.Join(th.cgroups, "cpuset", "kubepods", "pod"+p.uid)
+	writeFile(t, filepath.Join(dir, "id-server-"+p.name, "cpuset.cpus"), "1\n")
+	writeFile(t, filepath.Join(dir, "id-client-"+p.name, "cpuset.cpus"), "0\n")
+	th.execer.run = func([]string, io.Reader, io.Writer, io.Writer) error { return nil }
+	client, err := th.Start(ctx, backend.ContainerSpec{Image: "bench:client", Cmd: []string{"loadgen"}, NetworkOf: server.ID(), Memory: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type pinned interface {
+		CPUSet(context.Context) (string, error)
+	}
+	for _, c := range []struct {
+		name      string
+		container backend.Container
+		want      string
+	}{{"server", server, "1"}, {"client", client, "0"}} {
+		pc, ok := c.container.(pinned)
+		if !ok {
+			t.Fatalf("the %s's container has no CPUSet", c.name)
+		}
+		if cpus, err := pc.CPUSet(ctx); cpus != c.want || err != nil {
+			t.Errorf("%s's CPUSet = %q, %v; want %q, its cgroup's", c.name, cpus, err, c.want)
+		}
 	}
 }

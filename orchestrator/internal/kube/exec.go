@@ -237,6 +237,15 @@ func (e *execProcess) Logs(ctx context.Context, follow bool, stdout, stderr io.W
 	return errors.Join(errs...)
 }
 
+// CPUSet is the cores the companion may run on, read from its cgroup.
+func (e *execProcess) CPUSet(context.Context) (string, error) {
+	cpus, err := e.cgroup.cpus()
+	if err != nil {
+		return "", fmt.Errorf("cpuset of client %s: %w", e.id, err)
+	}
+	return cpus, nil
+}
+
 // Stats reads the companion's cgroup until the process ends.
 func (e *execProcess) Stats(ctx context.Context, raw io.Writer, each func(backend.Sample)) error {
 	return stream(ctx, e.cgroup, raw, each, func() bool {

@@ -368,6 +368,12 @@ type Round struct {
 	// machine: the address of GRPC_SERVER_ADDRESS and the port the
 	// server was published at in this round.
 	ServerAddress string `json:"server_address,omitempty"`
+	// ServerCPUSet and ClientCPUSet are the cores the server and its load
+	// client ran on, as their host read them back once the load started,
+	// where it picks them itself (Kubernetes' CPU manager) rather than take
+	// the cell's Placement; empty on Docker, which pins to the Placement.
+	ServerCPUSet string `json:"server_cpuset,omitempty"`
+	ClientCPUSet string `json:"client_cpuset,omitempty"`
 	// TargetRPS is the rate a rate cell's round loaded at (a share of
 	// capacity or a probe resolved to req/s); 0 at saturation.
 	TargetRPS float64 `json:"target_rps,omitempty"`

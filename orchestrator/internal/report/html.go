@@ -104,6 +104,8 @@ type cellView struct {
 	CPULimit  float64
 	Settings  []record.Setting
 	Placement record.Placement
+	// RanOn says where rounds ran on other cores than Placement's.
+	RanOn []string
 	// Floor heads the ranking of a floor-latency cell, which then shows
 	// its latencies first; empty for the others.
 	Floor string
@@ -131,7 +133,7 @@ type usageView struct {
 func cellViewOf(run record.Run, ac analysis.Cell, i int) cellView {
 	c := ac.Record
 	cv := cellView{Anchor: fmt.Sprintf("cell-%d", i+1), Name: ac.Name, Tool: ac.Tool, Rounds: roundsText(ac),
-		Settings: c.Settings, Placement: c.Placement, CPULimit: 100 * c.ServerCPUs}
+		Settings: c.Settings, Placement: c.Placement, RanOn: ranOn(c), CPULimit: 100 * c.ServerCPUs}
 	chart := func(svg template.HTML, err error) template.HTML {
 		if err != nil {
 			cv.Problems = append(cv.Problems, err.Error())
@@ -182,6 +184,35 @@ func cellViewOf(run record.Run, ac analysis.Cell, i int) cellView {
 		cv.Usage = append(cv.Usage, uv)
 	}
 	return cv
+}
+
+// ranOn says where the cell's rounds ran when their host read back other
+// cores than the placement's (Kubernetes' CPU manager picks its own), with
+// how many rounds ran there.
+func ranOn(c record.Cell) []string {
+	rounds := map[record.Placement]int{}
+	var seen []record.Placement
+	for _, s := range c.Servers {
+		for _, r := range s.Rounds {
+			p := record.Placement{ServerCPUSet: r.ServerCPUSet, ClientCPUSet: r.ClientCPUSet}
+			if p == (record.Placement{}) || p.ServerCPUSet == c.Placement.ServerCPUSet && p.ClientCPUSet == c.Placement.ClientCPUSet {
+				continue
+			}
+			if rounds[p] == 0 {
+				seen = append(seen, p)
+			}
+			rounds[p]++
+		}
+	}
+	var out []string
+	for _, p := range seen {
+		n := fmt.Sprintf("%d rounds", rounds[p])
+		if rounds[p] == 1 {
+			n = "1 round"
+		}
+		out = append(out, fmt.Sprintf("server on CPUs %s, client on CPUs %s in %s", p.ServerCPUSet, p.ClientCPUSet, n))
+	}
+	return out
 }
 
 // spread says what the bars and whiskers of req/s show: the rows'

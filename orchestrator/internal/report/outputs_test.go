@@ -226,3 +226,22 @@ func writeHTML(w io.Writer, run record.Run, dir string) error {
 	run.Dir = dir
 	return report.WriteHTML(w, analysis.Of(run))
 }
+
+// TestWriteHTMLSaysWhereRoundsRan: rounds whose host read back other cores
+// than the cell's placement (Kubernetes' CPU manager picks them) are said
+// beside it, with how many; rounds on the placement's cores are not.
+func TestWriteHTMLSaysWhereRoundsRan(t *testing.T) {
+	run := seedRun()
+	c := &run.Cells[0]
+	c.Placement = record.Placement{ServerCPUSet: "0", ClientCPUSet: "1"}
+	c.Servers[0].Rounds[0].ServerCPUSet, c.Servers[0].Rounds[0].ClientCPUSet = "1", "0"
+	c.Servers[1].Rounds[0].ServerCPUSet, c.Servers[1].Rounds[0].ClientCPUSet = "0", "1"
+	var b bytes.Buffer
+	if err := writeHTML(&b, run, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	want := "server on CPUs 0, client on CPUs 1; the host ran them elsewhere: server on CPUs 1, client on CPUs 0 in 1 round</td>"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("the page does not say where the rounds ran, want %q", want)
+	}
+}

@@ -35,6 +35,9 @@ type Behaviour struct {
 	Samples []backend.Sample
 	// OOMKills is what watching for OOM kills counts.
 	OOMKills int
+	// CPUSet is the cores the host reads back that it runs on, as
+	// Kubernetes' CPU manager picks them; "" as Docker reads none back.
+	CPUSet string
 }
 
 // Host is a host in memory. Set Script, BuildErr and PingErr before the
@@ -428,6 +431,9 @@ func (c *Container) Stats(ctx context.Context, raw io.Writer, each func(backend.
 func (c *Container) WatchOOM(context.Context) func() int {
 	return func() int { return c.behaviour.OOMKills }
 }
+
+// CPUSet is the behaviour's CPUSet.
+func (c *Container) CPUSet(context.Context) (string, error) { return c.behaviour.CPUSet, nil }
 
 // Remove kills the container's process, if it runs, and removes the
 // container; removing it again is no error.
