@@ -34,13 +34,13 @@ func (a Run) notes(c Cell) []string {
 			}
 		}
 		if r.ErrorShare() > ErrorShareMark {
-			out = append(out, fmt.Sprintf("%s: %.1f%% of calls failed (%s); req/s counts OK calls only", r.Name, 100*r.ErrorShare(), r.Failures))
+			out = append(out, fmt.Sprintf("%s: %.1f%% of calls failed (%s); %s counts OK calls only", r.Name, 100*r.ErrorShare(), r.Failures, c.Unit))
 		}
 		if r.ClientBound {
 			out = append(out, fmt.Sprintf("%s: client-bound: the load client used %.0f%% CPU and its quota throttled it in %.0f%% of its periods, "+
-				"at its GRPC_CLIENT_CPUS limit; this row measures the client: its req/s (≥) is a lower bound of the server's, "+
+				"at its GRPC_CLIENT_CPUS limit; this row measures the client: its %s (≥) is a lower bound of the server's, "+
 				"sorted by that bound and not tested against other rows (see summary.txt for the server's capacity)",
-				r.Name, r.ClientCPU, 100*r.ClientThrottled))
+				r.Name, r.ClientCPU, 100*r.ClientThrottled, c.Unit))
 		}
 		for _, n := range r.Notes {
 			out = append(out, r.Name+": "+n)

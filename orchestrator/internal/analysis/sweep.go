@@ -13,6 +13,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/histogram"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/stats"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/sweep"
 )
@@ -32,8 +33,9 @@ type Sweep struct {
 	// Objective is then its ranking.
 	SLO       config.SLO
 	Objective *Objective
-	// Tool is the tool that loaded the rate cells.
-	Tool string
+	// Tool is the tool that loaded the rate cells; Unit what their rates
+	// count (req/s, or msg/s of a stream's messages).
+	Tool, Unit string
 	// Search says the rate cells are an objective's probes.
 	Search bool
 }
@@ -133,7 +135,7 @@ func (a Run) sweeps() []Sweep {
 		if plan.Of(sat).Swept() {
 			continue
 		}
-		sw := Sweep{Cell: si, Name: plan.Of(sat).Name(), SLO: slo}
+		sw := Sweep{Cell: si, Name: plan.Of(sat).Name(), SLO: slo, Unit: scenario.Kind(sat.Kind).RateUnit()}
 		for _, srv := range sat.Servers {
 			var points []Point
 			for ci, c := range run.Cells {
@@ -235,18 +237,18 @@ func (a Run) objective(sw Sweep) *Objective {
 				points = append(points, p)
 			}
 		}
-		row, note, ok := bracket(name, points)
+		row, note, ok := bracket(name, points, sw.Unit)
 		if note != "" {
 			o.Notes = append(o.Notes, note)
 		}
 		if !ok {
 			o.None = append(o.None, name)
-			o.Notes = append(o.Notes, noneNote(name, sw.SLO, points))
+			o.Notes = append(o.Notes, noneNote(name, sw.SLO, points, sw.Unit))
 			continue
 		}
 		if f := row.Failed; f != nil {
-			o.Notes = append(o.Notes, fmt.Sprintf("%s: met at %s (%.0f req/s), %s; not at %s (%.0f req/s): %s",
-				name, row.Met.Rate, row.Met.Target, verdictFigure(*row.Met.Verdict, sw.SLO.Percentile), f.Rate, f.Target, f.Verdict.Why))
+			o.Notes = append(o.Notes, fmt.Sprintf("%s: met at %s (%.0f %s), %s; not at %s (%.0f %s): %s",
+				name, row.Met.Rate, row.Met.Target, sw.Unit, verdictFigure(*row.Met.Verdict, sw.SLO.Percentile), f.Rate, f.Target, sw.Unit, f.Verdict.Why))
 		}
 		o.Rows = append(o.Rows, row)
 	}
@@ -267,7 +269,7 @@ func (a Run) objective(sw Sweep) *Objective {
 // bracket is a server's sustainable throughput from its points, by
 // target: the lowest rate that failed the objective, and the highest met
 // below it; note says when a rate above that failure met it all the same.
-func bracket(name string, points []Point) (row Sustained, note string, ok bool) {
+func bracket(name string, points []Point, unit string) (row Sustained, note string, ok bool) {
 	failed := slices.IndexFunc(points, func(p Point) bool { return !p.Meets() })
 	below := points
 	if failed >= 0 {
@@ -276,8 +278,8 @@ func bracket(name string, points []Point) (row Sustained, note string, ok bool) 
 		row.Failed = &f
 		for _, p := range points[failed+1:] {
 			if p.Meets() {
-				note = fmt.Sprintf("%s: met the objective at %s (%.0f req/s) above a rate it failed, %s (%.0f req/s): ranked below that failure",
-					name, p.Rate, p.Target, f.Rate, f.Target)
+				note = fmt.Sprintf("%s: met the objective at %s (%.0f %s) above a rate it failed, %s (%.0f %s): ranked below that failure",
+					name, p.Rate, p.Target, unit, f.Rate, f.Target, unit)
 				break
 			}
 		}
@@ -291,12 +293,12 @@ func bracket(name string, points []Point) (row Sustained, note string, ok bool) 
 
 // noneNote says why a server met the objective at no rate: the verdict
 // at its lowest.
-func noneNote(name string, slo config.SLO, points []Point) string {
+func noneNote(name string, slo config.SLO, points []Point, unit string) string {
 	if len(points) == 0 || points[0].Verdict == nil {
 		return fmt.Sprintf("%s: no rate met %s (none could be set)", name, slo)
 	}
 	p := points[0]
-	return fmt.Sprintf("%s: no rate met %s; at the lowest, %s (%.0f req/s): %s", name, slo, p.Rate, p.Target, p.Verdict.Why)
+	return fmt.Sprintf("%s: no rate met %s; at the lowest, %s (%.0f %s): %s", name, slo, p.Rate, p.Target, unit, p.Verdict.Why)
 }
 
 // objectiveNotes say how the objective was decided, and what the search
@@ -304,8 +306,8 @@ func noneNote(name string, slo config.SLO, points []Point) string {
 func (a Run) objectiveNotes(sw Sweep) []string {
 	pc := sw.SLO.Percentile
 	out := []string{
-		fmt.Sprintf("sustainable throughput: the highest rate (req/s asked for) at which every round was measured, sustained and stable with %s of every call of the rounds within %s at %.0f%% confidence (the upper bound of its distribution-free interval, failed and unanswered calls counted slower than any), below the lowest rate that failed; the bracket runs from it to that lowest failure (rates loaded open-loop by %s)",
-			pc, sw.SLO.Bound, 100*histogram.Confidence, sw.Tool),
+		fmt.Sprintf("sustainable throughput: the highest rate (%s asked for) at which every round was measured, sustained and stable with %s of every call of the rounds within %s at %.0f%% confidence (the upper bound of its distribution-free interval, failed and unanswered calls counted slower than any), below the lowest rate that failed; the bracket runs from it to that lowest failure (rates loaded open-loop by %s)",
+			sw.Unit, pc, sw.SLO.Bound, 100*histogram.Confidence, sw.Tool),
 		"groups: rows whose brackets overlap share a letter; a server that met a rate another failed is ranked above it",
 	}
 	if slices.ContainsFunc(sw.Points, func(p Point) bool { return p.Measured() && p.Verdict != nil && !p.Verdict.Pooled }) {
@@ -369,13 +371,13 @@ func (a Run) rateNotes(c Cell) []string {
 	}
 	name := cmp.Or(runSLO(a.Record).Percentile, "p99")
 	ci := slices.IndexFunc(a.Record.Cells, func(o record.Cell) bool { return plan.Of(o) == c.Plan })
-	out := []string{fmt.Sprintf("rate cell: each server loaded open-loop by %s at %s; req/s is the rate achieved, beside the target; rows by %s, lowest first", c.Tool, rateWhat(c.Plan), name)}
+	out := []string{fmt.Sprintf("rate cell: each server loaded open-loop by %s at %s; %s is the rate achieved, beside the target; rows by %s, lowest first", c.Tool, rateWhat(c.Plan, c.Unit), c.Unit, name)}
 	for _, s := range c.Record.Servers {
 		p, ok := a.RateCell(ci, s.Name)
 		if !ok || !p.Measured() {
 			continue
 		}
-		line := fmt.Sprintf("%s: target %.0f req/s, achieved %.0f", s.Name, p.Target, p.Row.RPS.Median)
+		line := fmt.Sprintf("%s: target %.0f %s, achieved %.0f", s.Name, p.Target, c.Unit, p.Row.RPS.Median)
 		if mark := p.Mark(); mark != "" && p.Failed == "" {
 			line += "; " + mark + ", so no latency objective counts this rate"
 		}
@@ -397,14 +399,14 @@ func verdictFigure(v sweep.Verdict, name string) string {
 }
 
 // rateWhat says what a rate cell's rate is.
-func rateWhat(c plan.Cell) string {
+func rateWhat(c plan.Cell, unit string) string {
 	switch {
 	case c.Probe > 0:
 		return fmt.Sprintf("the latency objective's probe %d (a bisection of the share of its capacity)", c.Probe)
 	case c.Rate.Share > 0:
-		return c.Rate.String() + " of its capacity (the capacity tool's req/s in round 1 of the saturation cell)"
+		return c.Rate.String() + " of its capacity (the capacity tool's " + unit + " in round 1 of the saturation cell)"
 	}
-	return c.Rate.String() + " req/s"
+	return c.Rate.String() + " " + unit
 }
 
 // Percentile is a row's percentile named as GRPC_LATENCY_SLO names it.

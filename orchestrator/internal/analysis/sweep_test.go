@@ -14,6 +14,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 )
 
 // sweepShares are the rate cells of sweepRun.
@@ -210,4 +211,26 @@ func percentiles(at func(q float64) time.Duration) []record.Percentile {
 		out = append(out, record.Percentile{Q: p.Q, Latency: p.Latency})
 	}
 	return out
+}
+
+// TestStreamingSweepSaysMessages: a sweep of a streaming scenario counts
+// messages, and every note of its cells and of its objective says msg/s,
+// none req/s.
+func TestStreamingSweepSaysMessages(t *testing.T) {
+	run := sweepRun(t)
+	for i := range run.Cells {
+		run.Cells[i].Kind = string(scenario.BidiStreaming)
+	}
+	a := analysis.Of(run)
+	var notes []string
+	for _, c := range a.Cells {
+		notes = append(notes, c.Notes...)
+	}
+	for _, sw := range a.Sweeps {
+		notes = append(notes, sw.Objective.Notes...)
+	}
+	text := strings.Join(notes, "\n")
+	if strings.Contains(text, "req/s") || !strings.Contains(text, "msg/s") {
+		t.Errorf("a streaming sweep's notes:\n%s\nwant msg/s throughout, no req/s", text)
+	}
 }

@@ -492,7 +492,7 @@ func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) re
 		case loadSpec.Steady != nil:
 			loadSpec.Steady.Min = seededMin(*srv, loadSpec)
 		}
-		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s%s", srv.Name, warmupText(loadSpec), loadSpec.Duration, tool.Name(), rateText(round.TargetRPS))
+		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s%s", srv.Name, warmupText(loadSpec), loadSpec.Duration, tool.Name(), rateText(round.TargetRPS, scenario.Kind(cell.Kind).RateUnit()))
 		round.Measurement, err = b.measure(ctx, up, tool, loadSpec, "load")
 		spent += loadSpec.Duration + usage.LoadTail
 		if round.Load != nil {
@@ -601,12 +601,13 @@ func warmupText(spec load.Spec) string {
 	return fmt.Sprintf("until steady (from %s, at most %s)", spec.Steady.Min, spec.Warmup)
 }
 
-// rateText says the rate a rate cell's load is at.
-func rateText(target float64) string {
+// rateText says the rate a rate cell's load is at, in the cell's unit
+// (msg/s for a stream's messages).
+func rateText(target float64, unit string) string {
 	if target == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" at %.0f req/s", target)
+	return fmt.Sprintf(" at %.0f %s", target, unit)
 }
 
 // roundText says what a round measured, its rates in unit.

@@ -9,6 +9,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/steady"
 )
 
@@ -116,5 +117,13 @@ func TestRateCellsWarmUpAsTheirSaturationCell(t *testing.T) {
 func TestWarmupTextIsRounded(t *testing.T) {
 	if got := warmupText(load.Spec{Warmup: 7513232154 * time.Nanosecond}); got != "7.5s" {
 		t.Errorf("warm-up said %q, want 7.5s", got)
+	}
+}
+
+// TestRateTextIsInTheCellsUnit: a streaming cell's target is said in
+// messages, as its rounds' rates are.
+func TestRateTextIsInTheCellsUnit(t *testing.T) {
+	if got := rateText(100645, scenario.BidiStreaming.RateUnit()); got != " at 100645 msg/s" {
+		t.Errorf("target said %q, want in msg/s", got)
 	}
 }

@@ -67,11 +67,11 @@ func Unsustained(target float64, poisson bool, r record.Result) string {
 	case calls > 0 && float64(failed) > ErrorShare*float64(calls):
 		return fmt.Sprintf("%.2f%% of the %d calls failed or went unanswered (%s)", 100*float64(failed)/float64(calls), calls, failuresText(r))
 	case achieved < expected-tolerance:
-		return fmt.Sprintf("achieved %.0f req/s of %.0f planned (%.1f%% short)", r.RPS, expected/window, 100*(1-achieved/expected))
+		return fmt.Sprintf("achieved %.0f a second of %.0f planned (%.1f%% short)", r.RPS, expected/window, 100*(1-achieved/expected))
 	case achieved > expected+tolerance:
-		return fmt.Sprintf("achieved %.0f req/s, %.1f%% above the %.0f planned: calls from before the window answered in it", r.RPS, 100*(achieved/expected-1), expected/window)
+		return fmt.Sprintf("achieved %.0f a second, %.1f%% above the %.0f planned: calls from before the window answered in it", r.RPS, 100*(achieved/expected-1), expected/window)
 	case r.Planned > 0 && math.Abs(float64(r.Planned)-wanted) > load.RateShortfall*wanted+spread+1:
-		return fmt.Sprintf("the schedule planned %d calls over the window, not the %.0f of %.0f req/s", r.Planned, wanted, target)
+		return fmt.Sprintf("the schedule planned %d over the window, not the %.0f of %.0f a second", r.Planned, wanted, target)
 	}
 	return ""
 }
