@@ -393,15 +393,7 @@ func (c kubeCluster) cpuset(t *testing.T, pod *corev1.Pod, name string) string {
 // GRPC_SERVER_RAM (testdata/servers/eats_memory): the kernel kills it, and
 // the run names the kill, not a vague exit.
 func clusterOutOfMemory(t *testing.T, c kubeCluster) {
-	root := copyRepo(t, map[string]string{"servers/go_grpc": "servers/eats_memory"})
-	dockerfile, err := os.ReadFile(filepath.Join(repoRoot(t), "orchestrator", "e2e", "testdata", "servers", "eats_memory", "Dockerfile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dockerfile = []byte(strings.ReplaceAll(string(dockerfile), "FROM grpcbench-test:", "FROM "+testImageName+":"))
-	if err := os.WriteFile(filepath.Join(root, "servers", "eats_memory", "Dockerfile"), dockerfile, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	root := testServerRepo(t, "eats_memory")
 	env := clusterEnv(t, c, map[string]string{"GRPC_BENCHMARKS": "eats_memory", "GRPC_SERVER_RAM": "256m"})
 	res := runBinary(t, root, env, "bench")
 	if res.code != 3 {

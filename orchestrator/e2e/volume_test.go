@@ -22,15 +22,7 @@ import (
 // ranked all the same.
 func TestImageVolumeIsATmpfsAndTLSStaysRoots(t *testing.T) {
 	api := engine(t)
-	root := copyRepo(t, map[string]string{"servers/go_grpc": "servers/volume_writer"})
-	dockerfile, err := os.ReadFile(filepath.Join(repoRoot(t), "orchestrator", "e2e", "testdata", "servers", "volume_writer", "Dockerfile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dockerfile = []byte(strings.ReplaceAll(string(dockerfile), "FROM grpcbench-test:", "FROM "+testImageName+":"))
-	if err := os.WriteFile(filepath.Join(root, "servers", "volume_writer", "Dockerfile"), dockerfile, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	root := testServerRepo(t, "volume_writer")
 	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "volume_writer", "GRPC_TLS": "on", "GRPC_BENCHMARK_DURATION": "3s"})
 	cmd := exec.Command(binary, "bench")
 	cmd.Dir, cmd.Env = root, env
@@ -86,4 +78,21 @@ func bytesIn(log string) int64 {
 	_, rest, _ = strings.Cut(rest, ", ")
 	n, _ := strconv.ParseInt(strings.TrimSuffix(strings.Fields(rest)[0], ","), 10, 64)
 	return n
+}
+
+// testServerRepo is a copy of the repository with a test server name:
+// go_grpc's folder under that name, with testdata/servers/<name>'s
+// Dockerfile, which starts FROM go_grpc's image of the run's image name.
+func testServerRepo(t *testing.T, name string) string {
+	t.Helper()
+	root := copyRepo(t, map[string]string{"servers/go_grpc": "servers/" + name})
+	dockerfile, err := os.ReadFile(filepath.Join(repoRoot(t), "orchestrator", "e2e", "testdata", "servers", name, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dockerfile = []byte(strings.ReplaceAll(string(dockerfile), "FROM grpcbench-test:", "FROM "+testImageName+":"))
+	if err := os.WriteFile(filepath.Join(root, "servers", name, "Dockerfile"), dockerfile, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
