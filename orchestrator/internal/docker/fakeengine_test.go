@@ -42,8 +42,10 @@ type fakeEngine struct {
 	oom int
 	// top are the processes of every container ([UID, PID, CMD]).
 	top [][]string
-	// failStart fails every start of a container not of the lock's image.
-	failStart bool
+	// failStart fails every start of a container not of the lock's image;
+	// lockStartFailures fails that many starts of lock containers.
+	failStart         bool
+	lockStartFailures int
 
 	mu         sync.Mutex
 	calls      []string
@@ -442,6 +444,11 @@ func (f *fakeEngine) onContainer(w http.ResponseWriter, r *http.Request, ref, ac
 		defer f.mu.Unlock()
 		if f.failStart && c.req.Image != lockImage {
 			fail(w, http.StatusInternalServerError, "cannot start container: exec format error")
+			return
+		}
+		if c.req.Image == lockImage && f.lockStartFailures > 0 {
+			f.lockStartFailures--
+			fail(w, http.StatusInternalServerError, "cannot start a stopped process: unknown")
 			return
 		}
 		if !c.running {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strconv"
@@ -127,10 +129,44 @@ func (h *Host) Lock(ctx context.Context, name string, owner backend.Owner, alive
 // limit, and no way to start a second.
 var lockLimits = container.Resources{Memory: 6 << 20, MemorySwap: 6 << 20, PidsLimit: new(int64(1))}
 
-// createLock creates the lock container of that name and starts it; one
-// that cannot start is removed again. The engine stops it with SIGKILL,
-// the one signal it takes.
+// lockStarts is how many times a lock is made before its start's failure
+// stops the run, lockRetry the pause between: an engine just restarted
+// (socket-activated, its containerd settling) has refused a new
+// container's start once with "cannot start a stopped process".
+const (
+	lockStarts = 3
+	lockRetry  = time.Second
+)
+
+// createLock creates the lock container of that name and starts it,
+// again after a pause when the start fails; one that cannot start is
+// removed. The engine stops it with SIGKILL, the one signal it takes.
 func (h *Host) createLock(ctx context.Context, name string, labels map[string]string) (string, error) {
+	for attempt := 1; ; attempt++ {
+		id, err := h.createLockOnce(ctx, name, labels)
+		var start *lockStartError
+		if err == nil || !errors.As(err, &start) || attempt == lockStarts {
+			return id, err
+		}
+		slog.Info("the lock did not start; trying again", "lock", name, "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(lockRetry):
+		}
+	}
+}
+
+// lockStartError is a lock container that was made but did not start.
+type lockStartError struct {
+	name string
+	err  error
+}
+
+func (e *lockStartError) Error() string { return fmt.Sprintf("start the lock %s: %v", e.name, e.err) }
+func (e *lockStartError) Unwrap() error { return e.err }
+
+func (h *Host) createLockOnce(ctx context.Context, name string, labels map[string]string) (string, error) {
 	created, err := h.api.ContainerCreate(ctx,
 		&container.Config{Image: lockImage, Cmd: []string{lockProgram}, Labels: labels, User: nobody, StopSignal: "SIGKILL"},
 		&container.HostConfig{NetworkMode: "none", ReadonlyRootfs: true, CapDrop: dropAll, SecurityOpt: noNewPrivs,
@@ -140,7 +176,7 @@ func (h *Host) createLock(ctx context.Context, name string, labels map[string]st
 	}
 	if err := h.api.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		_ = h.api.ContainerRemove(context.WithoutCancel(ctx), created.ID, container.RemoveOptions{Force: true})
-		return "", fmt.Errorf("start the lock %s: %w", name, err)
+		return "", &lockStartError{name: name, err: err}
 	}
 	return created.ID, nil
 }

@@ -79,6 +79,28 @@ func TestLockIsARunningContainer(t *testing.T) {
 	}
 }
 
+// TestLockStartedAgainWhenTheEngineRefusedItsStart: an engine just
+// restarted refused a new lock's start once; the lock is made again,
+// and the one that did not start is gone.
+func TestLockStartedAgainWhenTheEngineRefusedItsStart(t *testing.T) {
+	f := newFakeEngine(t)
+	f.lockStartFailures = 1
+	h := f.connect(t)
+	if _, err := h.Lock(context.Background(), "bench", owner, says(true)); err != nil {
+		t.Fatalf("Lock after a refused start: %v", err)
+	}
+	if c := f.container("grpcbench-lock-bench"); c == nil || !c.running || c.started != 1 {
+		t.Errorf("lock container %+v, want one, started", c)
+	}
+	f.lockStartFailures = lockStarts
+	if _, err := h.Lock(context.Background(), "other", owner, says(true)); err == nil || !strings.Contains(err.Error(), "cannot start a stopped process") {
+		t.Errorf("Lock refused every time = %v, want the engine's reason", err)
+	}
+	if c := f.container("grpcbench-lock-other"); c != nil {
+		t.Errorf("a lock that never started is left: %+v", c)
+	}
+}
+
 // TestLockRefusedWhileTheOwnerLives: a lock whose owner lives refuses,
 // naming its holder and how to remove it, and stays as it was.
 func TestLockRefusedWhileTheOwnerLives(t *testing.T) {
