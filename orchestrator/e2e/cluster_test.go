@@ -16,7 +16,6 @@ import (
 	"maps"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -233,15 +232,8 @@ func (c kubeCluster) leavePod(t *testing.T) string {
 // is refused by the Lease. results.json records the cgroups' cpusets.
 func clusterPodWhileRunning(t *testing.T, c kubeCluster) {
 	env := clusterEnv(t, c, map[string]string{"GRPC_BENCHMARK_DURATION": "20s"})
-	cmd := exec.Command(binary, "bench")
-	cmd.Dir, cmd.Env = repoRoot(t), env
 	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	_, done := benchInBackground(t, repoRoot(t), env, &out)
 	pod := c.awaitLoad(t, done)
 
 	if pod.Status.QOSClass != corev1.PodQOSGuaranteed {

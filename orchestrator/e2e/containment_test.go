@@ -4,7 +4,6 @@ package e2e_test
 
 import (
 	"context"
-	"os/exec"
 	"slices"
 	"testing"
 	"time"
@@ -19,13 +18,7 @@ import (
 func TestContainment(t *testing.T) {
 	api := engine(t)
 	env := benchEnv(t, map[string]string{"GRPC_BENCHMARK_DURATION": "8s"})
-	cmd := exec.Command(binary, "bench")
-	cmd.Dir, cmd.Env = repoRoot(t), env
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	_, done := benchInBackground(t, repoRoot(t), env, nil)
 
 	seen := map[string]container.InspectResponse{}
 	ctx := context.Background()

@@ -1320,6 +1320,20 @@ func startBench(t *testing.T, dir string, env []string, stderr io.Writer) (*exec
 	return cmd, bufio.NewScanner(stdout)
 }
 
+// benchInBackground starts grpcbench bench in dir, its output to out
+// (nil: dropped), and says on done how it ended.
+func benchInBackground(t *testing.T, dir string, env []string, out io.Writer) (cmd *exec.Cmd, done <-chan error) {
+	t.Helper()
+	cmd = exec.Command(binary, "bench")
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- cmd.Wait() }()
+	return cmd, ended
+}
+
 // copyRepo copies what a run needs of the repository into a temporary
 // addBrokenServers adds to a copy of the repository the servers of
 // testdata/broken_server: go_grpc with that main.go, each behaviour a

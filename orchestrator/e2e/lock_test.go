@@ -28,13 +28,7 @@ func TestSecondRunIsRefusedAndADeadOnesLockTakenOver(t *testing.T) {
 	api := engine(t)
 	ctx := context.Background()
 	first := benchEnv(t, map[string]string{"GRPC_BENCHMARK_DURATION": "8s"})
-	cmd := exec.Command(binary, "bench")
-	cmd.Dir, cmd.Env = repoRoot(t), first
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	cmd, done := benchInBackground(t, repoRoot(t), first, nil)
 	waitForServer(t, done)
 
 	second := benchEnv(t, nil)

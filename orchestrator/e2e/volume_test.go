@@ -5,7 +5,6 @@ package e2e_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,15 +23,8 @@ func TestImageVolumeIsATmpfsAndTLSStaysRoots(t *testing.T) {
 	api := engine(t)
 	root := testServerRepo(t, "volume_writer")
 	env := benchEnv(t, map[string]string{"GRPC_BENCHMARKS": "volume_writer", "GRPC_TLS": "on", "GRPC_BENCHMARK_DURATION": "3s"})
-	cmd := exec.Command(binary, "bench")
-	cmd.Dir, cmd.Env = root, env
 	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	_, done := benchInBackground(t, root, env, &out)
 	server, err := api.ContainerInspect(context.Background(), waitForServer(t, done))
 	if err != nil {
 		t.Fatal(err)
