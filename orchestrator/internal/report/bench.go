@@ -52,7 +52,7 @@ func writeCell(b *strings.Builder, a analysis.Run, c analysis.Cell) {
 			cpu, mem = "n/a", "n/a" // no reading: not a measured zero
 		}
 		fmt.Fprintf(b, rowFormat, r.Name, rpsText(r),
-			millis(r.Mean), millis(r.P90), millis(r.P95), millis(r.P99), cpu, mem)
+			ms(r.Mean), ms(r.P90), ms(r.P95), ms(r.P99), cpu, mem)
 	}
 	b.WriteString(rule)
 	for _, n := range c.Notes {
@@ -80,10 +80,6 @@ func rpsText(r analysis.Row) string {
 		return "≥" + v
 	}
 	return v
-}
-
-func millis(d time.Duration) string {
-	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
 }
 
 // mebibytes writes at most two decimals and no trailing zeros, as

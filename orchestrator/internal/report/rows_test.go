@@ -91,6 +91,16 @@ func TestMatrixSections(t *testing.T) {
 	}
 }
 
+// TestTooFewCallsForAPercentile: a row whose rounds completed 300 calls
+// each cannot show a p99 (histogram.Supports wants 1000): bench.txt says
+// n/a in that column, not a latency of 0.00 ms.
+func TestTooFewCallsForAPercentile(t *testing.T) {
+	bench := writeBench(t, runOf(rounds(seedRows[0], "slow", 10, 10, 10)))
+	if !strings.Contains(bench, "29.02 ms |            n/a |") || strings.Contains(bench, "0.00 ms") {
+		t.Errorf("a p99 from 300 calls a round is not n/a:\n%s", bench)
+	}
+}
+
 func TestMissingStatsAndOOMKillsAreNoted(t *testing.T) {
 	blind := rounds(seedRows[0], "blind", 100, 101, 102)
 	for i := range blind.Rounds {
