@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +24,13 @@ func TestIgnoredHangupStaysIgnored(t *testing.T) {
 		os.Stdout.WriteString((<-signals).String() + "\n")
 		os.Exit(0)
 	}
+	// A test run under nohup would hand its ignored SIGHUP to every child,
+	// and the terminal case would wait forever; catching it here means the
+	// children start with the default, as from a terminal (exec resets a
+	// caught signal, not an ignored one).
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	for _, tc := range []struct {
 		name, trap string
 		send       []syscall.Signal
@@ -41,6 +49,10 @@ func TestIgnoredHangupStaysIgnored(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
+			// A child that never receives its signal fails the test, not the
+			// whole package at its timeout.
+			stuck := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() })
+			defer stuck.Stop()
 			lines := bufio.NewScanner(out)
 			if !lines.Scan() || lines.Text() != "ready" {
 				t.Fatalf("the child did not start: %q", lines.Text())
