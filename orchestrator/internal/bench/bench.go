@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/analysis"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/harness"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/images"
@@ -490,7 +491,7 @@ func (b *Bench) round(ctx context.Context, ci int, srv *record.Server, r int) re
 			// warm-up is what the server needed in its saturation cell.
 			loadSpec.Warmup, loadSpec.Steady = b.saturationWarmup(ci, srv.Name, loadSpec.Warmup), nil
 		case loadSpec.Steady != nil:
-			loadSpec.Steady.Min = seededMin(*srv, loadSpec)
+			loadSpec.Steady.Min = seededMin(*srv, loadSpec, b.manifest(srv).LeastWarmup())
 		}
 		b.Progress.Printf("%s: ready; warm-up %s, then measuring %s with %s%s", srv.Name, warmupText(loadSpec), loadSpec.Duration, tool.Name(), rateText(round.TargetRPS, scenario.Kind(cell.Kind).RateUnit()))
 		round.Measurement, err = b.measure(ctx, up, tool, loadSpec, "load")
@@ -558,13 +559,14 @@ func (b *Bench) measure(ctx context.Context, up *harness.Instance, tool load.Too
 const hostPeriod = 250 * time.Millisecond
 
 // seededMin is the least warm-up of a server's next round under the
-// steady-state rule: the rule's own, or half the median warm-up of its
-// rounds so far that the rule ended (their transients: the rule ends a
-// warm-up once the steady stretch is as long as the transient before it),
-// so that a round whose noise hides the end of a climb its server's
+// steady-state rule: the rule's own, the one the server declares
+// (declared, its server.json's warmup_min), or half the median warm-up of
+// its rounds so far that the rule ended (their transients: the rule ends
+// a warm-up once the steady stretch is as long as the transient before
+// it), so that a round whose noise hides the end of a climb its server's
 // earlier rounds showed does not stop inside it. Never more than half the
 // cap, which leaves the rule room.
-func seededMin(srv record.Server, spec load.Spec) time.Duration {
+func seededMin(srv record.Server, spec load.Spec, declared time.Duration) time.Duration {
 	var warmups []float64
 	for _, r := range srv.Rounds {
 		if r.Load != nil && r.Load.WarmupEnd == record.WarmupSteady {
@@ -572,7 +574,16 @@ func seededMin(srv record.Server, spec load.Spec) time.Duration {
 		}
 	}
 	seeded := time.Duration(stats.Median(warmups) / 2).Truncate(load.SeriesInterval)
-	return min(max(spec.Steady.Min, seeded), spec.Warmup/2)
+	return min(max(spec.Steady.Min, declared, seeded), spec.Warmup/2)
+}
+
+// manifest is what a row's server declares: a baseline row's as the
+// baseline's catalog has it.
+func (b *Bench) manifest(srv *record.Server) catalog.Manifest {
+	if srv.Of != "" && b.Kit.Baseline != nil {
+		return b.Kit.Baseline.Catalog.Manifest(srv.Of)
+	}
+	return b.Kit.Catalog.Manifest(srv.Name)
 }
 
 // saturationWarmup is the warm-up of a rate cell's round: the longest its

@@ -2,22 +2,26 @@ package bench
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/grpcbench/grpcbench/orchestrator/internal/catalog"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/steady"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
 
 // TestAutoWarmupIsSeededByEarlierRounds: under GRPC_BENCHMARK_WARMUP=auto
 // each ghz load gets the steady-state rule and the cap; a server whose
 // rounds warmed up for 20 s does not end a later round's warm-up before
-// 10 s, and one steady at once keeps the rule's own least; the record
-// keeps how long each warmed up.
+// 10 s, one steady at once keeps the rule's own least, and one whose
+// server.json declares a warmup_min of 12 s has it from its first round;
+// the record keeps how long each warmed up.
 func TestAutoWarmupIsSeededByEarlierRounds(t *testing.T) {
 	eng := &script{warmup: func(server string, _ int) time.Duration {
 		if server == "jvm" {
@@ -25,14 +29,21 @@ func TestAutoWarmupIsSeededByEarlierRounds(t *testing.T) {
 		}
 		return steady.Default.Min
 	}}
-	s := newTestBench(t, eng, "jvm", "native")
+	s := newTestBench(t, eng, "jvm", "native", "declared")
+	testfiles.Write(t, filepath.Join(s.Kit.Catalog.Root, "servers", "declared", catalog.ManifestFile),
+		`{"stack": "Java", "library": "a", "version": "1", "pinned": {"unchecked": "a test"}, "warmup_min": "12s"}`)
+	cat, err := catalog.Open(s.Kit.Catalog.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Kit.Catalog = cat
 	cfg, err := config.Parse(map[string]string{"GRPC_IMAGE_NAME": "test", "GRPC_BENCHMARK_DURATION": "3ms", "GRPC_BENCHMARK_ROUNDS": "3",
 		"GRPC_BENCHMARK_WARMUP_MAX": "45s"}, config.Offered(load.Runners()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Kit.Config = cfg
-	if err := s.bench(t, context.Background(), []string{"jvm", "native"}); err != nil {
+	if err := s.bench(t, context.Background(), []string{"jvm", "native", "declared"}); err != nil {
 		t.Fatal(err)
 	}
 	mins := map[string][]time.Duration{}
@@ -58,6 +69,9 @@ func TestAutoWarmupIsSeededByEarlierRounds(t *testing.T) {
 	if got := mins["native"]; len(got) != 3 || got[1] != least || got[2] != least {
 		t.Errorf("native's least warm-ups %v, want %s throughout", got, least)
 	}
+	if got := mins["declared"]; len(got) != 3 || got[0] != 12*time.Second || got[1] != 12*time.Second || got[2] != 12*time.Second {
+		t.Errorf("declared's least warm-ups %v, want its server.json's 12s throughout", got)
+	}
 	srv, _ := s.Run.Cells[0].Server("jvm")
 	if r := srv.Rounds[0].Load; r.Warmup != 20*time.Second || r.WarmupEnd != record.WarmupSteady {
 		t.Errorf("jvm's first round warmed up %s, ended %q", r.Warmup, r.WarmupEnd)
@@ -69,11 +83,11 @@ func TestSeededMinLeavesTheRuleRoom(t *testing.T) {
 	rule := steady.Default
 	spec := load.Spec{Warmup: 30 * time.Second, Steady: &rule}
 	srv := record.Server{Rounds: []record.Round{{Measurement: record.Measurement{Load: &record.Result{Warmup: 50 * time.Second, WarmupEnd: record.WarmupSteady}}}}}
-	if got := seededMin(srv, spec); got != 15*time.Second {
+	if got := seededMin(srv, spec, 0); got != 15*time.Second {
 		t.Errorf("seeded least warm-up %s, want half the 30s cap", got)
 	}
 	capped := record.Server{Rounds: []record.Round{{Measurement: record.Measurement{Load: &record.Result{Warmup: 30 * time.Second, WarmupEnd: record.WarmupCapped}}}}}
-	if got := seededMin(capped, spec); got != rule.Min {
+	if got := seededMin(capped, spec, 0); got != rule.Min {
 		t.Errorf("a round that reached the cap seeds %s, want the rule's own %s", got, rule.Min)
 	}
 }

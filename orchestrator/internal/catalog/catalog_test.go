@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/testfiles"
 )
@@ -179,6 +180,8 @@ func TestServerWithoutManifestIsRefused(t *testing.T) {
 		`{"stack": "Go", "library": "a", "version": "1", "pinned": {"unchecked": "why"}, "threads": "2"}`:                 `unknown field "threads"`,
 		`{"stack": "Go", "library": "a", "version": "1", "pinned": {"unchecked": "why"}, "unsupported": {"nope": "why"}}`: `unsupported: "nope" is neither a scenario of scenarios/ nor "tls"`,
 		`{"stack": "Go", "library": "a", "version": "1", "pinned": {"unchecked": "why"}, "unsupported": {"s": " "}}`:      `unsupported: s gives no reason`,
+		`{"stack": "Go", "library": "a", "version": "1", "pinned": {"unchecked": "why"}, "warmup_min": "20"}`:             `warmup_min "20" is not a positive Go duration such as "20s"`,
+		`{"stack": "Go", "library": "a", "version": "1", "pinned": {"unchecked": "why"}, "warmup_min": "-1s"}`:            `warmup_min "-1s" is not a positive Go duration`,
 	} {
 		testfiles.Write(t, manifest, content)
 		if _, err := Open(root); err == nil || !strings.Contains(err.Error(), want) {
@@ -190,8 +193,12 @@ func TestServerWithoutManifestIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := cat.Manifest("x"); m.Stack != "test" || m.Name != "none" || m.Version != "0" || m.GRPC != nil {
+	if m := cat.Manifest("x"); m.Stack != "test" || m.Name != "none" || m.Version != "0" || m.GRPC != nil || m.LeastWarmup() != 0 {
 		t.Errorf("manifest %+v", m)
+	}
+	testfiles.Write(t, manifest, `{"stack": "Java", "library": "a", "version": "1", "pinned": {"unchecked": "why"}, "warmup_min": "20s"}`)
+	if cat, err = Open(root); err != nil || cat.Manifest("x").LeastWarmup() != 20*time.Second {
+		t.Errorf("warmup_min 20s: %v, %v", err, cat.Manifest("x").LeastWarmup())
 	}
 	testfiles.Write(t, manifest, `{"stack": "Go", "library": "a", "version": "1", "pinned": {"unchecked": "why"}, "unsupported": {"s": "no streams", "tls": "no TLS"}}`)
 	if cat, err = Open(root); err != nil {

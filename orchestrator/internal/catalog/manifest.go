@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // ManifestFile declares what a server is built on: its stack, library and
@@ -29,6 +30,18 @@ type Manifest struct {
 	// serve, each with why: such a cell is listed as not supported, never
 	// built, run or failed.
 	Unsupported map[string]string `json:"unsupported,omitempty"`
+	// WarmupMin is the least warm-up of the server's rounds under
+	// GRPC_BENCHMARK_WARMUP=auto (a Go duration, "20s"): a JIT that
+	// compiles in stages has flat stretches the steady-state rule would
+	// stop in. "" leaves the rule's own least.
+	WarmupMin string `json:"warmup_min,omitempty"`
+}
+
+// LeastWarmup is WarmupMin read, 0 when none is declared (readManifest
+// has refused one that does not parse).
+func (m Manifest) LeastWarmup() time.Duration {
+	d, _ := time.ParseDuration(m.WarmupMin)
+	return d
 }
 
 // UnsupportedTLS is the key of Manifest.Unsupported that stands for TLS
@@ -112,6 +125,9 @@ func (c Catalog) readManifest(base string) (Manifest, error) {
 	}
 	if err := m.check(); err != nil {
 		return m, fmt.Errorf("%s: %w", path, err)
+	}
+	if d, err := time.ParseDuration(m.WarmupMin); m.WarmupMin != "" && (err != nil || d <= 0) {
+		return m, fmt.Errorf("%s: warmup_min %q is not a positive Go duration such as \"20s\"", path, m.WarmupMin)
 	}
 	if m.GRPC != nil {
 		if err := m.GRPC.check(); err != nil {
