@@ -74,21 +74,38 @@ func (l Levels) Spread(window, rounds float64) float64 {
 }
 
 // Allocate splits a server's time into rounds and windows so that the
-// spread of its mean is smallest (Kalibera & Jones 2013, two levels, in
-// continuous form): a round costs cost seconds beyond its window (start,
-// readiness, gate, warm-up, the capacity measurement), a window of T
-// seconds has a variance Interval²·Window/T, and r rounds of T cost
-// r(cost+T) = total; the variance (Round² + Interval²·Window/T)(cost+T)
-// /total is least at T = √(Interval²·Window·cost/Round²), within
-// [MinWindow, MaxWindow]. The rounds are what the time then buys, at least
-// MinRounds (fewer leave the paired tests nothing).
+// spread of its mean is smallest (Kalibera & Jones 2013, two levels): a
+// round costs cost seconds beyond its window (start, readiness, gate,
+// warm-up, the capacity measurement), a window of T seconds has a
+// variance Interval²·Window/T, and r rounds of T cost r(cost+T) = total.
+// In continuous form the variance (Round² + Interval²·Window/T)(cost+T)
+// /total is least at T = √(Interval²·Window·cost/Round²). Rounds are
+// whole, though, and rounding them down leaves time unused: as a function
+// of whole rounds r, with the window filling the time (total/r − cost),
+// the variance Round²/r + Interval²·Window/(total − cost·r) is convex, so
+// the best r is one of the two around the continuous optimum. Windows
+// stay within [MinWindow, MaxWindow], rounds at least MinRounds (fewer
+// leave the paired tests nothing).
 func (l Levels) Allocate(cost, total float64) Allocation {
-	perSecond := l.Interval * l.Interval * l.Window
 	window := MaxWindow
 	if l.Round > 0 {
-		window = math.Sqrt(perSecond * cost / (l.Round * l.Round))
+		window = math.Sqrt(l.Interval * l.Interval * l.Window * cost / (l.Round * l.Round))
 	}
 	window = math.Min(math.Max(window, MinWindow), MaxWindow)
-	rounds := math.Max(math.Floor(total/(cost+window)), MinRounds)
-	return Allocation{Window: window, Rounds: rounds, Spread: l.Spread(window, rounds)}
+	around := total / (cost + window)
+	best := Allocation{Spread: math.Inf(1)}
+	for _, rounds := range []float64{math.Floor(around), math.Ceil(around)} {
+		rounds = math.Max(rounds, MinRounds)
+		w := math.Min(total/rounds-cost, MaxWindow)
+		if w < MinWindow {
+			if rounds > MinRounds {
+				continue // more time than there is
+			}
+			w = MinWindow
+		}
+		if a := (Allocation{Window: w, Rounds: rounds, Spread: l.Spread(w, rounds)}); a.Spread < best.Spread {
+			best = a
+		}
+	}
+	return best
 }

@@ -27,22 +27,33 @@ func TestLevelsOf(t *testing.T) {
 // windows at the same cost and time: no other window spreads the mean
 // less, within the rounding of rounds.
 func TestAllocate(t *testing.T) {
-	// T = √(0.02²·4·8/0.1²) = 1.13 s, and 100 s buy 10 rounds of 9.13 s.
+	// T = √(0.02²·4·8/0.1²) = 1.13 s: 100 s buy 10.95 rounds of it, and
+	// of 10 rounds of 2 s and 11 of 1.09 s the 11 spread the mean less.
 	l := Levels{Window: 4, Interval: 0.02, Round: 0.1}
-	if a := l.Allocate(8, 100); math.Abs(a.Window-math.Sqrt(1.28)) > 1e-9 || a.Rounds != 10 {
-		t.Errorf("own noise dominates: %+v, want 1.13 s windows, 10 rounds", a)
+	if a := l.Allocate(8, 100); math.Abs(a.Window-(100.0/11-8)) > 1e-9 || a.Rounds != 11 {
+		t.Errorf("own noise dominates: %+v, want 11 rounds of 1.09 s", a)
 	}
-	// Below a second: a second.
-	if a := (Levels{Window: 4, Interval: 0.01, Round: 0.2}).Allocate(8, 100); a.Window != MinWindow || a.Rounds != 11 {
-		t.Errorf("%+v, want 1 s windows, 11 rounds", a)
+	// Below a second: a second, and no more rounds than fit.
+	if a := (Levels{Window: 4, Interval: 0.01, Round: 0.2}).Allocate(8, 100); a.Rounds != 11 || a.Window < MinWindow || 11*(8+a.Window) > 100+1e-9 {
+		t.Errorf("%+v, want 11 rounds of at least 1 s within 100 s", a)
 	}
-	// T = √(0.05²·4·8/0.01²) = 28.3 s, and 200 s buy 5 rounds of 36.3 s.
+	// T = √(0.05²·4·8/0.01²) = 28.3 s: 200 s buy 5.5 rounds; 6 of 25.3 s
+	// spread it by 0.9080%, 5 of 32 s by 0.9083%.
 	l = Levels{Window: 4, Interval: 0.05, Round: 0.01}
-	if a := l.Allocate(8, 200); math.Abs(a.Window-math.Sqrt(800)) > 1e-9 || a.Rounds != 5 {
-		t.Errorf("window noise dominates: %+v, want 28.3 s windows, 5 rounds", a)
+	if a := l.Allocate(8, 200); math.Abs(a.Window-(200.0/6-8)) > 1e-9 || a.Rounds != 6 {
+		t.Errorf("window noise dominates: %+v, want 6 rounds of 25.3 s", a)
 	}
-	if a := (Levels{Window: 4, Interval: 0.05}).Allocate(8, 200); a.Window != MaxWindow || a.Rounds != MinRounds {
-		t.Errorf("no round noise: %+v, want the longest window and the fewest rounds", a)
+	if a := (Levels{Window: 4, Interval: 0.05}).Allocate(8, 200); math.Abs(a.Window-(200.0/3-8)) > 1e-9 || a.Rounds != MinRounds {
+		t.Errorf("no round noise: %+v, want the fewest rounds, of the longest windows the time allows", a)
+	}
+	// The levels of a run on 2026-12-03 (capacity: 7.7% within a 2 s
+	// window, 20.3% between rounds, 40.8 s a round beyond its window):
+	// rounding 3.87 rounds down to 3 had put 3 rounds of 3.4 s, 12.2%,
+	// beside the run's own 4 rounds of 2 s, 10.8%, "in the same time".
+	l = Levels{Window: 2, Interval: 0.077, Round: 0.203}
+	now := l.Spread(2, 4)
+	if a := l.Allocate(40.8, 4*(40.8+2)); a.Spread > now+1e-12 || a.Rounds*(40.8+a.Window) > 4*(40.8+2)+1e-9 {
+		t.Errorf("%+v: spreads more than the run's own 4 rounds of 2 s (%.4f), or takes longer", a, now)
 	}
 	rng := rand.New(rand.NewPCG(1, 1))
 	for range 200 {
