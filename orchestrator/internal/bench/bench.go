@@ -233,7 +233,7 @@ func (b *Bench) visits(r int, active func(int, record.Server) bool) []record.Vis
 	}
 	rng := rand.New(rand.NewPCG(b.run.Seed, uint64(r)))
 	rng.Shuffle(len(visits), func(i, j int) { visits[i], visits[j] = visits[j], visits[i] })
-	if r == 1 { // a rate cell's first round needs its server's capacity
+	if r == 1 { // a rate cell's first round needs its server's capacity and warm-up
 		stage := func(v record.Visit) int { return sweep.Stage(plan.Of(b.run.Cells[v.Cell])) }
 		slices.SortStableFunc(visits, func(v, w record.Visit) int { return cmp.Compare(stage(v), stage(w)) })
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/grpcbench/grpcbench/orchestrator/internal/config"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/load"
@@ -13,12 +14,13 @@ import (
 )
 
 // sweepBench is a run of servers a (capacity 3000 req/s by h2) and b
-// (6000) under extra settings, its cells set up from them.
-func sweepBench(t *testing.T, extra map[string]string) (*testBench, *script) {
+// (6000) under extra settings, its cells set up from them; warmup, when
+// not nil, is how long the steady-state rule warms up a ghz load.
+func sweepBench(t *testing.T, extra map[string]string, warmup func(string, int) time.Duration) (*testBench, *script) {
 	t.Helper()
 	sc := &script{capacity: func(server string, _ int) float64 {
 		return map[string]float64{"a": 3000, "b": 6000}[server]
-	}}
+	}, warmup: warmup}
 	s := newTestBench(t, sc, "a", "b")
 	vars := map[string]string{"GRPC_IMAGE_NAME": "test", "GRPC_BENCHMARK_WARMUP": "1ms", "GRPC_BENCHMARK_DURATION": "3ms", "GRPC_BENCHMARK_ROUNDS": "3"}
 	for k, v := range extra {
@@ -52,7 +54,7 @@ func targets(c record.Cell) map[string][]float64 {
 // rate cell loads at that one rate, with h2 and no capacity measurement;
 // a rate above what the server can do is marked unsustained.
 func TestSharesOfCapacityFollowTheFirstRound(t *testing.T) {
-	s, sc := sweepBench(t, map[string]string{"GRPC_LOAD_RATES": "50%,150%"})
+	s, sc := sweepBench(t, map[string]string{"GRPC_LOAD_RATES": "50%,150%"}, nil)
 	if len(s.Run.Cells) != 3 {
 		t.Fatalf("%d cells, want the saturation cell and two rate cells", len(s.Run.Cells))
 	}
@@ -92,6 +94,34 @@ func TestSharesOfCapacityFollowTheFirstRound(t *testing.T) {
 	}
 }
 
+// TestRatesWarmUpAsTheirSaturationCell: a rate cell's warm-up is the one
+// its server's saturation rounds needed, so round 1 visits the saturation
+// cell first for rates in req/s too; before, a rate cell drawn ahead of it
+// warmed up for the whole cap (60 s for go_grpc on 2026-12-03, whose
+// saturation rounds needed 10 s).
+func TestRatesWarmUpAsTheirSaturationCell(t *testing.T) {
+	s, sc := sweepBench(t, map[string]string{"GRPC_LOAD_RATES": "1000,2000", "GRPC_BENCHMARK_WARMUP": "auto", "GRPC_BENCHMARK_WARMUP_MAX": "45s",
+		"GRPC_BENCHMARK_SEED": "1"}, func(string, int) time.Duration { return 8 * time.Second })
+	for i, v := range s.Run.Order[0] {
+		if i < 2 && v.Cell != 0 || i >= 2 && v.Cell == 0 {
+			t.Errorf("round 1's order %v: the saturation cell's visits are not first", s.Run.Order[0])
+		}
+	}
+	rates := 0
+	for _, spec := range sc.specs {
+		if spec.QPS == 0 {
+			continue
+		}
+		rates++
+		if spec.Warmup != 8*time.Second || spec.Steady != nil {
+			t.Errorf("a load at %d req/s warmed up %s (rule %+v); want the saturation cell's 8s", spec.QPS, spec.Warmup, spec.Steady)
+		}
+	}
+	if rates != 2*2*3 {
+		t.Errorf("%d loads at a rate, want 12", rates)
+	}
+}
+
 // TestAnObjectiveBisectsTheShareOfCapacity: with a latency objective and
 // no rates, each server's probes bisect the share of its capacity on the
 // grid k/15, each steered by every round of the probe before, measured
@@ -100,7 +130,7 @@ func TestSharesOfCapacityFollowTheFirstRound(t *testing.T) {
 // at that rate in every round, and probe k's rounds all come before probe
 // k+1's.
 func TestAnObjectiveBisectsTheShareOfCapacity(t *testing.T) {
-	s, _ := sweepBench(t, map[string]string{"GRPC_LATENCY_SLO": "p99<10ms"})
+	s, _ := sweepBench(t, map[string]string{"GRPC_LATENCY_SLO": "p99<10ms"}, nil)
 	if len(s.Run.Cells) != 1+plan.SLOProbes {
 		t.Fatalf("%d cells, want the saturation cell and %d probes", len(s.Run.Cells), plan.SLOProbes)
 	}

@@ -110,11 +110,12 @@ func Percentile(name string, l record.Latency) time.Duration {
 	return 0
 }
 
-// Stage orders a round's first visits: a cell at a share of capacity
-// after the saturation cells that measure it. Within a stage the order
-// stays random. (The probes are not in the rounds: see ProbeDue.)
+// Stage orders a round's first visits: a rate cell after the saturation
+// cells, which measure the capacity a share is of and the warm-up every
+// rate cell's round takes. Within a stage the order stays random. (The
+// probes are not in the rounds: see ProbeDue.)
 func Stage(c plan.Cell) int {
-	if c.Rate.Share > 0 {
+	if c.Swept() {
 		return 1
 	}
 	return 0
