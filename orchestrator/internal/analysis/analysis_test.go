@@ -88,7 +88,7 @@ func tablesText(a analysis.Run) string {
 		}
 		if o := sw.Objective; o != nil {
 			for _, r := range o.Rows {
-				fmt.Fprintf(&b, "objective %s: group %q, met at %s, bracket %s–%s\n", r.Name, r.Group, r.Met.Rate, num(r.Lo()), num(r.Hi()))
+				fmt.Fprintf(&b, "objective %s: group %q, met at %s, bracket %s–%s, figure %s\n", r.Name, r.Group, r.Met.Rate, num(r.Lo()), num(r.Hi()), num(r.Figure()))
 			}
 			lines(&b, "objective none", o.None)
 			lines(&b, "objective note", o.Notes)

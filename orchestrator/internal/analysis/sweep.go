@@ -95,9 +95,11 @@ func (p Point) Mark() string {
 
 // Objective is a sweep's servers ranked by the throughput each sustains
 // within the latency objective: the bracket between the highest rate it
-// met and the lowest it failed, both tested. Interpolating between them
-// would assume a shape of the curve at its knee, where latency climbs
-// fastest. None names the servers that met it at no rate.
+// met and the lowest it failed, both tested, and its middle as the
+// figure. The middle is the bracket's geometric one, not an
+// interpolation of the curve, which would assume its shape at the knee,
+// where latency climbs fastest. None names the servers that met it at no
+// rate.
 type Objective struct {
 	Rows  []Sustained
 	None  []string
@@ -125,6 +127,23 @@ func (s Sustained) Hi() float64 {
 	}
 	return s.Failed.Target
 }
+
+// Figure is the sustainable throughput a ranking shows: the bracket's
+// geometric middle, √(Lo·Hi), off any rate inside the bracket by at most
+// a factor √(Hi/Lo). The rate met alone is a bound that the grid of rates
+// tried sets below the knee by up to a whole step, and two runs whose
+// shares of capacity fall on different rates can never put their rates
+// met inside each other's brackets. With no failure above it, the figure
+// is the rate met, a lower bound (Bounded says which).
+func (s Sustained) Figure() float64 {
+	if !s.Bounded() {
+		return s.Lo()
+	}
+	return math.Sqrt(s.Lo() * s.Hi())
+}
+
+// Bounded says a rate above the one met failed, so the bracket closes.
+func (s Sustained) Bounded() bool { return s.Failed != nil }
 
 // sweeps are the run's sweeps, in the order of their saturation cells.
 func (a Run) sweeps() []Sweep {
@@ -253,7 +272,7 @@ func (a Run) objective(sw Sweep) *Objective {
 		o.Rows = append(o.Rows, row)
 	}
 	slices.SortStableFunc(o.Rows, func(x, y Sustained) int {
-		return cmp.Or(cmp.Compare(y.Lo(), x.Lo()), cmp.Compare(y.Hi(), x.Hi()))
+		return cmp.Or(cmp.Compare(y.Figure(), x.Figure()), cmp.Compare(y.Hi(), x.Hi()))
 	})
 	letters := stats.Letters(len(o.Rows), func(i, j int) bool {
 		x, y := o.Rows[i], o.Rows[j]
@@ -306,8 +325,8 @@ func noneNote(name string, slo config.SLO, points []Point, unit string) string {
 func (a Run) objectiveNotes(sw Sweep) []string {
 	pc := sw.SLO.Percentile
 	out := []string{
-		fmt.Sprintf("sustainable throughput: the highest rate (%s asked for) at which every round was measured, sustained and stable with %s of every call of the rounds within %s at %.0f%% confidence (the upper bound of its distribution-free interval, failed and unanswered calls counted slower than any), below the lowest rate that failed; the bracket runs from it to that lowest failure (rates loaded open-loop by %s)",
-			sw.Unit, pc, sw.SLO.Bound, 100*histogram.Confidence, sw.Tool),
+		fmt.Sprintf("sustainable throughput: the highest rate (%s asked for) at which every round was measured, sustained and stable with %s of every call of the rounds within %s at %.0f%% confidence (the upper bound of its distribution-free interval, failed and unanswered calls counted slower than any), below the lowest rate that failed; the bracket runs from it to that lowest failure, and the figure (%s) is the bracket's geometric middle, √(met × failed), a rate between the two tested, or the rate met as a lower bound (≥) when none above it failed (rates loaded open-loop by %s)",
+			sw.Unit, pc, sw.SLO.Bound, 100*histogram.Confidence, sw.Unit, sw.Tool),
 		"groups: rows whose brackets overlap share a letter; a server that met a rate another failed is ranked above it",
 	}
 	if slices.ContainsFunc(sw.Points, func(p Point) bool { return p.Measured() && p.Verdict != nil && !p.Verdict.Pooled }) {

@@ -234,3 +234,30 @@ func TestStreamingSweepSaysMessages(t *testing.T) {
 		t.Errorf("a streaming sweep's notes:\n%s\nwant msg/s throughout, no req/s", text)
 	}
 }
+
+// TestFiguresOfTwoRunsFallInsideEachOthersBrackets: two sweeps whose 25%
+// and 50% of capacity fell on different rates (python_grpc on 2026-12-03:
+// capacities 3084 and 3652 req/s, p99<5ms met at 25% and failed at 50% in
+// both). The rates met can never lie inside each other's brackets, one of
+// them being below the other's; the brackets' middles do.
+func TestFiguresOfTwoRunsFallInsideEachOthersBrackets(t *testing.T) {
+	bracket := func(met, failed float64) analysis.Sustained {
+		return analysis.Sustained{Met: analysis.Point{Target: met}, Failed: &analysis.Point{Target: failed}}
+	}
+	one, two := bracket(771, 1543), bracket(913, 1827)
+	inside := func(v float64, s analysis.Sustained) bool { return v >= s.Lo() && v <= s.Hi() }
+	if inside(one.Lo(), two) && inside(two.Lo(), one) {
+		t.Fatalf("the rates met, %.0f and %.0f, lie inside each other's brackets", one.Lo(), two.Lo())
+	}
+	if !inside(one.Figure(), two) || !inside(two.Figure(), one) {
+		t.Errorf("figures %.0f (%.0f–%.0f) and %.0f (%.0f–%.0f): not inside each other's brackets",
+			one.Figure(), one.Lo(), one.Hi(), two.Figure(), two.Lo(), two.Hi())
+	}
+	if got, want := one.Figure(), math.Sqrt(771*1543); math.Abs(got-want) > 1e-9 {
+		t.Errorf("figure %v, want the geometric middle %v", got, want)
+	}
+	open := analysis.Sustained{Met: analysis.Point{Target: 2000}}
+	if open.Bounded() || open.Figure() != 2000 {
+		t.Errorf("no rate failed: bounded %v, figure %v; want the rate met, unbounded", open.Bounded(), open.Figure())
+	}
+}

@@ -36,19 +36,20 @@ var curvePercentiles = []struct {
 }
 
 // curveChart draws a sweep's latency–throughput curves: p50, p99 and
-// p99.9 against the rate achieved, one colour per server, latency on a
-// log scale. A line joins a server's sustained points, in the order of
+// p99.9 against the rate achieved, one colour per server, both axes on a
+// log scale (servers of one sweep differ in capacity up to 20×, and a
+// linear axis crowds the slow ones against it). A line joins a server's sustained points, in the order of
 // their targets; an unsustained or unstable point is a cross, off its
 // line; a target the server failed at (crashed, killed) is a square above
 // the rest, at the target, for it has no latency. The objective's bound,
 // when there is one, is a grey dashed line.
 func curveChart(sw analysis.Sweep) (template.HTML, error) {
-	aria := "latency against achieved req/s, " + sw.Name
+	aria := "latency against achieved " + sw.Unit + ", " + sw.Name
 	p := newPlot()
-	p.X.Label.Text = "achieved req/s"
+	p.X.Label.Text = "achieved " + sw.Unit + " (log scale)"
 	p.Y.Label.Text = "latency, ms (log scale)"
-	p.X.Tick.Marker = shortTicks{}
-	lo, hi, xMax := math.Inf(1), math.Inf(-1), 0.0
+	p.X.Tick.Marker = shortLogTicks{}
+	lo, hi, xMin, xMax := math.Inf(1), math.Inf(-1), math.Inf(1), 0.0
 	servers := serversOf(sw)
 	failed := map[int]plotter.XYs{} // by server: the targets it failed at, drawn once the top is known
 	for si, name := range servers {
@@ -64,14 +65,17 @@ func curveChart(sw analysis.Sweep) (template.HTML, error) {
 			for _, pt := range sw.Points {
 				if pt.Server == name && pt.Failed != "" && pt.Target > 0 && pc.name == curvePercentiles[0].name {
 					failed[si] = append(failed[si], plotter.XY{X: pt.Target})
-					xMax = max(xMax, pt.Target)
+					xMin, xMax = min(xMin, pt.Target), max(xMax, pt.Target)
 				}
 				v := msOf(pc.of(pt.Row))
 				if pt.Server != name || v <= 0 || pt.Failed != "" {
 					continue
 				}
 				xy := plotter.XY{X: pt.Row.RPS.Median, Y: v}
-				lo, hi, xMax = min(lo, v), max(hi, v), max(xMax, xy.X)
+				if xy.X <= 0 { // nothing answered in time: a cross at its target
+					xy.X = pt.Target
+				}
+				lo, hi, xMin, xMax = min(lo, v), max(hi, v), min(xMin, xy.X), max(xMax, xy.X)
 				if pt.Mark() != "" {
 					off = append(off, xy)
 				} else {
@@ -144,7 +148,7 @@ func curveChart(sw analysis.Sweep) (template.HTML, error) {
 	if sw.SLO.Set() {
 		bound := msOf(sw.SLO.Bound)
 		lo, hi = min(lo, bound), max(hi, bound)
-		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: bound}, {X: xMax * 1.05, Y: bound}})
+		l, err := plotter.NewLine(plotter.XYs{{X: xMin / 1.1, Y: bound}, {X: xMax * 1.1, Y: bound}})
 		if err != nil {
 			return "", fmt.Errorf("draw the chart %q: %w", aria, err)
 		}
@@ -155,7 +159,8 @@ func curveChart(sw analysis.Sweep) (template.HTML, error) {
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = latencyTicks{top: hi * 1.4}
 	p.Y.Min, p.Y.Max = lo/1.4, legendRoom(lo, hi)
-	p.X.Min, p.X.Max = 0, xMax*1.08
+	p.X.Scale = plot.LogScale{}
+	p.X.Min, p.X.Max = xMin/1.15, xMax*1.15
 	p.Legend.Top, p.Legend.Left = true, true
 	return svgOf(p, curveWidth, curveHeight, aria)
 }
@@ -182,6 +187,21 @@ func (l latencyTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return out
+}
+
+// shortLogTicks label a log axis at 1, 2 and 5 of each decade, in k and
+// M; an axis that spans none of those gets a linear axis's ticks.
+type shortLogTicks struct{}
+
+func (shortLogTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := logTicks{}.Ticks(lo, hi)
+	if len(ticks) < 2 {
+		return shortTicks{}.Ticks(lo, hi)
+	}
+	for i := range ticks {
+		ticks[i].Label = short(ticks[i].Value)
+	}
+	return ticks
 }
 
 // serversOf are a sweep's servers, in the order of their points.

@@ -21,11 +21,11 @@ func writeSLO(b *strings.Builder, a analysis.Run) {
 		if len(o.Rows) > 0 {
 			rule := strings.Repeat("-", sloRuleLength) + "\n"
 			b.WriteString(rule)
-			fmt.Fprintf(b, sloFormat, "group", "name", "req/s", "bracket", "at rate", "achieved", sw.SLO.Percentile, sw.SLO.Percentile+" ≤")
+			fmt.Fprintf(b, sloFormat, "group", "name", sw.Unit, "bracket", "at rate", "achieved", sw.SLO.Percentile, sw.SLO.Percentile+" ≤")
 			b.WriteString(rule)
 			for _, r := range o.Rows {
 				v := r.Met.Verdict
-				fmt.Fprintf(b, sloFormat, r.Group, r.Name, fmt.Sprintf("%.0f", r.Lo()), bracketText(r), r.Met.Rate,
+				fmt.Fprintf(b, sloFormat, r.Group, r.Name, figureText(r), bracketText(r), r.Met.Rate,
 					fmt.Sprintf("%.0f", r.Met.Row.RPS.Median), latencyText(v.Percentile), latencyText(v.Upper))
 			}
 			b.WriteString(rule)
@@ -40,6 +40,15 @@ const (
 	sloFormat     = "| %-5s | %-27s | %9s | %-26s | %-8s | %9s | %11s | %11s |\n"
 	sloRuleLength = 134
 )
+
+// figureText is a sustainable throughput's figure, "≥" when it is the
+// rate met with no failure above it.
+func figureText(s analysis.Sustained) string {
+	if !s.Bounded() {
+		return fmt.Sprintf("≥ %.0f", s.Figure())
+	}
+	return fmt.Sprintf("%.0f", s.Figure())
+}
 
 // bracketText is a sustainable throughput's bracket: the rate met and the
 // lowest failed above it.
@@ -109,11 +118,11 @@ func writeSweepsMarkdown(b *strings.Builder, a analysis.Run) {
 		}
 		fmt.Fprintf(b, "\nSustainable throughput within `%s`:\n\n", sw.SLO)
 		if len(o.Rows) > 0 {
-			fmt.Fprintf(b, "| group | server | req/s | bracket | at rate | achieved | %s | %s ≤ |\n|---|---|--:|---|---|--:|--:|--:|\n", sw.SLO.Percentile, sw.SLO.Percentile)
+			fmt.Fprintf(b, "| group | server | %s | bracket | at rate | achieved | %s | %s ≤ |\n|---|---|--:|---|---|--:|--:|--:|\n", sw.Unit, sw.SLO.Percentile, sw.SLO.Percentile)
 		}
 		for _, r := range o.Rows {
 			v := r.Met.Verdict
-			fmt.Fprintf(b, "| %s | %s | %.0f | %s | %s | %.0f | %s | %s |\n", r.Group, markdownText(r.Name), r.Lo(), bracketText(r), r.Met.Rate,
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %.0f | %s | %s |\n", r.Group, markdownText(r.Name), figureText(r), bracketText(r), r.Met.Rate,
 				r.Met.Row.RPS.Median, latencyText(v.Percentile), latencyText(v.Upper))
 		}
 		b.WriteString("\nNotes:\n\n")

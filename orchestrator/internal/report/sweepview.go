@@ -11,6 +11,8 @@ import (
 // server's distribution, its points, and its objective's ranking.
 type sweepView struct {
 	Anchor, Name string
+	// Unit is the unit of its rates: req/s, or msg/s in a streaming cell.
+	Unit string
 	// Latencies says where the latencies come from.
 	Latencies string
 	Curve     template.HTML
@@ -47,7 +49,7 @@ type sloRowView struct {
 func sweepViewsOf(a analysis.Run) []sweepView {
 	var out []sweepView
 	for i, sw := range a.Sweeps {
-		v := sweepView{Anchor: fmt.Sprintf("sweep-%d", i+1), Name: sw.Name, Latencies: pooledText(sw)}
+		v := sweepView{Anchor: fmt.Sprintf("sweep-%d", i+1), Name: sw.Name, Unit: sw.Unit, Latencies: pooledText(sw)}
 		chart := func(svg template.HTML, err error) template.HTML {
 			if err != nil {
 				v.Problems = append(v.Problems, err.Error())
@@ -69,7 +71,7 @@ func sweepViewsOf(a analysis.Run) []sweepView {
 		if o := sw.Objective; o != nil {
 			v.SLO, v.Percentile = sw.SLO.String(), sw.SLO.Percentile
 			for k, r := range o.Rows {
-				v.SLORows = append(v.SLORows, sloRowView{Rank: k + 1, Group: r.Group, Name: r.Name, RPS: fmt.Sprintf("%.0f", r.Lo()),
+				v.SLORows = append(v.SLORows, sloRowView{Rank: k + 1, Group: r.Group, Name: r.Name, RPS: figureText(r),
 					Bracket: bracketText(r), Rate: r.Met.Rate, Achieved: fmt.Sprintf("%.0f", r.Met.Row.RPS.Median),
 					Percentile: latencyText(r.Met.Verdict.Percentile), Upper: latencyText(r.Met.Verdict.Upper)})
 			}
