@@ -116,16 +116,25 @@ type Sustained struct {
 	// when none did.
 	Met    Point
 	Failed *Point
+	// Capacity is the highest throughput a round of the server's
+	// saturation cell measured, 0 when none did: no rate above it can be
+	// sustained, for the closed loop at saturation is the most the server
+	// answered. It closes the bracket when no rate tried failed.
+	Capacity float64
 }
 
 // Lo and Hi bracket the sustainable throughput in req/s: the rate met,
-// and the lowest failed above it, +Inf when none did.
+// and the lowest failed above it; when none did, the capacity, or +Inf
+// when it is not above the rate met.
 func (s Sustained) Lo() float64 { return s.Met.Target }
 func (s Sustained) Hi() float64 {
-	if s.Failed == nil {
-		return math.Inf(1)
+	switch {
+	case s.Failed != nil:
+		return s.Failed.Target
+	case s.Capacity > s.Lo():
+		return s.Capacity
 	}
-	return s.Failed.Target
+	return math.Inf(1)
 }
 
 // Figure is the sustainable throughput a ranking shows: the bracket's
@@ -133,8 +142,8 @@ func (s Sustained) Hi() float64 {
 // a factor √(Hi/Lo). The rate met alone is a bound that the grid of rates
 // tried sets below the knee by up to a whole step, and two runs whose
 // shares of capacity fall on different rates can never put their rates
-// met inside each other's brackets. With no failure above it, the figure
-// is the rate met, a lower bound (Bounded says which).
+// met inside each other's brackets. With no bound above it, the figure is
+// the rate met, a lower bound (Bounded says which).
 func (s Sustained) Figure() float64 {
 	if !s.Bounded() {
 		return s.Lo()
@@ -142,8 +151,9 @@ func (s Sustained) Figure() float64 {
 	return math.Sqrt(s.Lo() * s.Hi())
 }
 
-// Bounded says a rate above the one met failed, so the bracket closes.
-func (s Sustained) Bounded() bool { return s.Failed != nil }
+// Bounded says the bracket closes: a rate above the one met failed, or
+// the capacity is above it.
+func (s Sustained) Bounded() bool { return !math.IsInf(s.Hi(), 1) }
 
 // sweeps are the run's sweeps, in the order of their saturation cells.
 func (a Run) sweeps() []Sweep {
@@ -257,6 +267,7 @@ func (a Run) objective(sw Sweep) *Objective {
 			}
 		}
 		row, note, ok := bracket(name, points, sw.Unit)
+		row.Capacity = capacityOf(a.Record.Cells[sw.Cell], name)
 		if note != "" {
 			o.Notes = append(o.Notes, note)
 		}
@@ -310,6 +321,27 @@ func bracket(name string, points []Point, unit string) (row Sustained, note stri
 	return row, note, true
 }
 
+// capacityOf is the highest throughput a round of a server's saturation
+// cell measured: the capacity tool's figure where it has one, else the
+// load tool's (the figure a share of capacity is taken of).
+func capacityOf(sat record.Cell, name string) float64 {
+	s, ok := sat.Server(name)
+	if !ok {
+		return 0
+	}
+	best := 0.0
+	for _, r := range s.Rounds {
+		switch {
+		case r.Failure != nil:
+		case r.Capacity != nil && r.Capacity.Load != nil:
+			best = max(best, r.Capacity.Load.RPS)
+		case r.Load != nil:
+			best = max(best, r.Load.RPS)
+		}
+	}
+	return best
+}
+
 // noneNote says why a server met the objective at no rate: the verdict
 // at its lowest.
 func noneNote(name string, slo config.SLO, points []Point, unit string) string {
@@ -325,7 +357,7 @@ func noneNote(name string, slo config.SLO, points []Point, unit string) string {
 func (a Run) objectiveNotes(sw Sweep) []string {
 	pc := sw.SLO.Percentile
 	out := []string{
-		fmt.Sprintf("sustainable throughput: the highest rate (%s asked for) at which every round was measured, sustained and stable with %s of every call of the rounds within %s at %.0f%% confidence (the upper bound of its distribution-free interval, failed and unanswered calls counted slower than any), below the lowest rate that failed; the bracket runs from it to that lowest failure, and the figure (%s) is the bracket's geometric middle, √(met × failed), a rate between the two tested, or the rate met as a lower bound (≥) when none above it failed (rates loaded open-loop by %s)",
+		fmt.Sprintf("sustainable throughput: the highest rate (%s asked for) at which every round was measured, sustained and stable with %s of every call of the rounds within %s at %.0f%% confidence (the upper bound of its distribution-free interval, failed and unanswered calls counted slower than any), below the lowest rate that failed; the bracket runs from it to that lowest failure or, when none failed, to the highest capacity a round of its saturation cell measured (no rate above it can be sustained), and the figure (%s) is the bracket's geometric middle, √(met × failed), a rate between the two ends, or the rate met as a lower bound (≥) when neither bounds it (rates loaded open-loop by %s)",
 			sw.Unit, pc, sw.SLO.Bound, 100*histogram.Confidence, sw.Unit, sw.Tool),
 		"groups: rows whose brackets overlap share a letter; a server that met a rate another failed is ranked above it",
 	}

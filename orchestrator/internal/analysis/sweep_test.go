@@ -261,3 +261,45 @@ func TestFiguresOfTwoRunsFallInsideEachOthersBrackets(t *testing.T) {
 		t.Errorf("no rate failed: bounded %v, figure %v; want the rate met, unbounded", open.Bounded(), open.Figure())
 	}
 }
+
+// TestCapacityClosesABracketNoRateFailed: python_grpc swept only at 25%,
+// which it meets. Its bracket once ran to +Inf and so overlapped every
+// other server's: it shared go_grpc's letter though go_grpc met a rate
+// eleven times its capacity. No rate above the capacity its saturation
+// cell measured can be sustained, and there its bracket closes.
+func TestCapacityClosesABracketNoRateFailed(t *testing.T) {
+	run := sweepRun(t)
+	for i := range run.Cells[1:] {
+		c := &run.Cells[1+i]
+		if c.Rate.Share > 0.25 {
+			c.Servers = slices.DeleteFunc(c.Servers, func(s record.Server) bool { return s.Name == "python_grpc" })
+		}
+	}
+	sat, _ := run.Cells[0].Server("python_grpc")
+	capacity := 0.0
+	for _, r := range sat.Rounds { // the capacity tool's figure, else the load's
+		if r.Capacity != nil {
+			capacity = max(capacity, r.Capacity.Load.RPS)
+		} else if r.Load != nil {
+			capacity = max(capacity, r.Load.RPS)
+		}
+	}
+	o := analysis.Of(run).Sweeps[0].Objective
+	groups := map[string]string{}
+	var python analysis.Sustained
+	for _, r := range o.Rows {
+		groups[r.Name] = r.Group
+		if r.Name == "python_grpc" {
+			python = r
+		}
+	}
+	if python.Failed != nil || python.Hi() != capacity || !python.Bounded() {
+		t.Fatalf("python_grpc's bracket %.0f–%.0f (failed %v), want it to close at its capacity %.0f", python.Lo(), python.Hi(), python.Failed, capacity)
+	}
+	if want := math.Sqrt(python.Lo() * capacity); python.Figure() != want {
+		t.Errorf("figure %.0f, want %.0f", python.Figure(), want)
+	}
+	if groups["python_grpc"] == groups["go_grpc"] || groups["python_grpc"] == "" {
+		t.Errorf("groups %v: python_grpc shares go_grpc's letter", groups)
+	}
+}

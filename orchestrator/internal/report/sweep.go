@@ -42,7 +42,7 @@ const (
 )
 
 // figureText is a sustainable throughput's figure, "≥" when it is the
-// rate met with no failure above it.
+// rate met with no bound above it.
 func figureText(s analysis.Sustained) string {
 	if !s.Bounded() {
 		return fmt.Sprintf("≥ %.0f", s.Figure())
@@ -51,12 +51,15 @@ func figureText(s analysis.Sustained) string {
 }
 
 // bracketText is a sustainable throughput's bracket: the rate met and the
-// lowest failed above it.
+// lowest failed above it, or the capacity when none failed.
 func bracketText(s analysis.Sustained) string {
-	if s.Failed == nil {
-		return fmt.Sprintf("%.0f– (none failed)", s.Lo())
+	switch {
+	case s.Failed != nil:
+		return fmt.Sprintf("%.0f–%.0f (met–failed)", s.Lo(), s.Hi())
+	case s.Bounded():
+		return fmt.Sprintf("%.0f–%.0f (met–capacity)", s.Lo(), s.Hi())
 	}
-	return fmt.Sprintf("%.0f–%.0f (met–failed)", s.Lo(), s.Hi())
+	return fmt.Sprintf("%.0f– (none failed)", s.Lo())
 }
 
 // latencyText is a latency in ms, n/a for none and "no answer" for the
