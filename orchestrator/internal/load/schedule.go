@@ -25,6 +25,7 @@ const LateAfter = time.Millisecond
 // a closed loop: every call is due at once.
 type Schedule struct {
 	rate  float64 // calls per second; 0 means closed loop
+	total float64 // calls per second of all the slots
 	epoch time.Time
 	// poisson draws exponential inter-arrival times; nil spaces calls
 	// evenly.
@@ -54,7 +55,7 @@ func NewSchedule(start, measureStart, end time.Time, rate float64, i, n int, arr
 	if rate <= 0 {
 		return s
 	}
-	s.rate = rate / float64(n)
+	s.rate, s.total = rate/float64(n), rate
 	if arrivals == ArrivalsPoisson {
 		s.poisson = rand.New(rand.NewPCG(uint64(start.UnixNano()), uint64(i)))
 		s.next = s.gap()
@@ -66,6 +67,15 @@ func NewSchedule(start, measureStart, end time.Time, rate float64, i, n int, arr
 
 // Window is the measurement window the schedule counts calls of.
 func (s *Schedule) Window() (start, end time.Time) { return s.measureStart, s.end }
+
+// Spacing is the mean time between the intended starts of the calls of
+// all the slots; 0 in a closed loop.
+func (s *Schedule) Spacing() time.Duration {
+	if s.total <= 0 {
+		return 0
+	}
+	return time.Duration(float64(time.Second) / s.total)
+}
 
 // Paced says calls start on the schedule: false in a closed loop.
 func (s *Schedule) Paced() bool { return s.rate > 0 }

@@ -132,3 +132,18 @@ func TestWarmupBacklogIsDropped(t *testing.T) {
 		t.Error("the call after the window's first is due at once: a backlog was kept")
 	}
 }
+
+// TestSpacingIsOfAllTheSlots: the spacing is of the total rate, whichever
+// slot is asked (h2 bounds its pacer's spin by a share of it), and 0 in a
+// closed loop.
+func TestSpacingIsOfAllTheSlots(t *testing.T) {
+	start := time.Now()
+	for i := range 4 {
+		if got := load.NewSchedule(start, start, start.Add(time.Second), 500, i, 4, load.ArrivalsConstant).Spacing(); got != 2*time.Millisecond {
+			t.Errorf("slot %d of 4 at 500 calls a second: spacing %s, want 2ms", i, got)
+		}
+	}
+	if got := load.NewSchedule(start, start, start.Add(time.Second), 0, 0, 4, load.ArrivalsConstant).Spacing(); got != 0 {
+		t.Errorf("closed loop: spacing %s, want 0", got)
+	}
+}

@@ -32,6 +32,14 @@ const (
 	// the fine sleep to the call's time: more than the millisecond a
 	// timer may be late by.
 	coarseAhead = 2 * time.Millisecond
+	// A core left idle between calls takes tens of µs to wake (measured:
+	// 40 µs at the median and 150 µs at p99 at 500 calls a second, 22 and
+	// 48 µs at 5000), so the pacer wakes before a call's time and spins the
+	// rest: at most maxSpin, and spinShare of the spacing of all the
+	// slots' calls, which bounds the spinning to that share of a core at
+	// any rate (5%: 100 µs a call at 500 calls a second, 2.5 µs at 20,000).
+	maxSpin   = 100 * time.Microsecond
+	spinShare = 0.05
 )
 
 // The layout of an HTTP/2 frame header: length (3 bytes), type, flags,
@@ -69,11 +77,12 @@ func appendFrameHeader(b []byte, length int, t http2.FrameType, flags http2.Flag
 // stamped with their intended time, so a late wake-up or a full set of
 // slots shows in the latencies rather than hiding from them; calls owed
 // go out together, as many as the slots and one write take. It waits for
-// the next call on a timer until coarseAhead before it, and the rest on a
-// fine timer (pace_linux.go).
+// the next call on a timer until coarseAhead before it, then on a fine
+// timer (pace_linux.go), and spins the last stretch.
 func (c *conn) pace(done <-chan struct{}) {
 	fine := newFineTimer()
 	defer fine.close()
+	spin := min(maxSpin, time.Duration(spinShare*float64(c.plan.Spacing())))
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	next := time.Now()
@@ -92,8 +101,11 @@ func (c *conn) pace(done <-chan struct{}) {
 			default:
 			}
 		}
-		if d := time.Until(next); d > 0 {
+		if d := time.Until(next) - spin; d > 0 {
 			fine.sleep(d)
+		}
+		for time.Now().Before(next) {
+			// the spin, up to the call's time
 		}
 		c.flush()
 		c.mu.Lock()
