@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/keepalive"
@@ -631,20 +632,29 @@ func TestH2OpenLoopCapHoldsCallsBack(t *testing.T) {
 	}
 }
 
-// freeAddr returns a loopback address nothing listens on.
-func freeAddr(t *testing.T) string {
+// refusedAddr is a loopback port that refuses connections for the test's
+// length: bound and not listening, so that no other listener takes it. A
+// port freed again is not: the kernel handed one to a gRPC server of a
+// package tested in parallel, which answered h2 with Unimplemented.
+func refusedAddr(t *testing.T) string {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := lis.Addr().String()
-	lis.Close()
-	return addr
+	t.Cleanup(func() { unix.Close(fd) })
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", sa.(*unix.SockaddrInet4).Port)
 }
 
 func TestH2ServerDown(t *testing.T) {
-	res, took, err := runH2(t, context.Background(), load.Spec{Target: freeAddr(t), ScenarioDir: loadtest.ScenarioDir("complex_proto"),
+	res, took, err := runH2(t, context.Background(), load.Spec{Target: refusedAddr(t), ScenarioDir: loadtest.ScenarioDir("complex_proto"),
 		Connections: 2, Concurrency: 4, Duration: time.Second})
 	if err != nil {
 		t.Fatalf("H2: %v", err)
