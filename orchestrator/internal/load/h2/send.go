@@ -32,9 +32,9 @@ const (
 	// the fine sleep to the call's time: more than the millisecond a
 	// timer may be late by.
 	coarseAhead = 2 * time.Millisecond
-	// A core left idle between calls takes tens of µs to wake (measured:
-	// 40 µs at the median and 150 µs at p99 at 500 calls a second, 22 and
-	// 48 µs at 5000), so the pacer wakes before a call's time and spins the
+	// A core left idle between calls takes tens of µs to wake (measured
+	// without the spin: 39 µs at the median and 60–152 µs at p99 at 500
+	// calls a second, 22 and 33–71 µs at 5000), so the pacer wakes before a call's time and spins the
 	// rest: at most maxSpin, and spinShare of the spacing of all the
 	// slots' calls, which bounds the spinning to that share of a core at
 	// any rate (5%: 100 µs a call at 500 calls a second, 2.5 µs at 20,000).
