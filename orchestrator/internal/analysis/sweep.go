@@ -267,7 +267,6 @@ func (a Run) objective(sw Sweep) *Objective {
 			}
 		}
 		row, note, ok := bracket(name, points, sw.Unit)
-		row.Capacity = capacityOf(a.Record.Cells[sw.Cell], name)
 		if note != "" {
 			o.Notes = append(o.Notes, note)
 		}
@@ -276,6 +275,7 @@ func (a Run) objective(sw Sweep) *Objective {
 			o.Notes = append(o.Notes, noneNote(name, sw.SLO, points, sw.Unit))
 			continue
 		}
+		row.Capacity = capacityOf(a.Record.Cells[sw.Cell], name)
 		if f := row.Failed; f != nil {
 			o.Notes = append(o.Notes, fmt.Sprintf("%s: met at %s (%.0f %s), %s; not at %s (%.0f %s): %s",
 				name, row.Met.Rate, row.Met.Target, sw.Unit, verdictFigure(*row.Met.Verdict, sw.SLO.Percentile), f.Rate, f.Target, sw.Unit, f.Verdict.Why))
@@ -321,22 +321,14 @@ func bracket(name string, points []Point, unit string) (row Sustained, note stri
 	return row, note, true
 }
 
-// capacityOf is the highest throughput a round of a server's saturation
-// cell measured: the capacity tool's figure where it has one, else the
-// load tool's (the figure a share of capacity is taken of).
+// capacityOf is the highest capacity a round of a server's saturation
+// cell measured (the figure a share of capacity is taken of).
 func capacityOf(sat record.Cell, name string) float64 {
-	s, ok := sat.Server(name)
-	if !ok {
-		return 0
-	}
+	s, _ := sat.Server(name)
 	best := 0.0
 	for _, r := range s.Rounds {
-		switch {
-		case r.Failure != nil:
-		case r.Capacity != nil && r.Capacity.Load != nil:
-			best = max(best, r.Capacity.Load.RPS)
-		case r.Load != nil:
-			best = max(best, r.Load.RPS)
+		if c, ok := sweep.RoundCapacity(r); ok {
+			best = max(best, c)
 		}
 	}
 	return best

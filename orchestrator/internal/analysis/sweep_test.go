@@ -15,6 +15,7 @@ import (
 	"github.com/grpcbench/grpcbench/orchestrator/internal/plan"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/record"
 	"github.com/grpcbench/grpcbench/orchestrator/internal/scenario"
+	"github.com/grpcbench/grpcbench/orchestrator/internal/sweep"
 )
 
 // sweepShares are the rate cells of sweepRun.
@@ -277,11 +278,9 @@ func TestCapacityClosesABracketNoRateFailed(t *testing.T) {
 	}
 	sat, _ := run.Cells[0].Server("python_grpc")
 	capacity := 0.0
-	for _, r := range sat.Rounds { // the capacity tool's figure, else the load's
-		if r.Capacity != nil {
-			capacity = max(capacity, r.Capacity.Load.RPS)
-		} else if r.Load != nil {
-			capacity = max(capacity, r.Load.RPS)
+	for _, r := range sat.Rounds {
+		if c, ok := sweep.RoundCapacity(r); ok {
+			capacity = max(capacity, c)
 		}
 	}
 	o := analysis.Of(run).Sweeps[0].Objective

@@ -38,10 +38,11 @@ var curvePercentiles = []struct {
 // curveChart draws a sweep's latency–throughput curves: p50, p99 and
 // p99.9 against the rate achieved, one colour per server, both axes on a
 // log scale (servers of one sweep differ in capacity up to 20×, and a
-// linear axis crowds the slow ones against it). A line joins a server's sustained points, in the order of
-// their targets; an unsustained or unstable point is a cross, off its
-// line; a target the server failed at (crashed, killed) is a square above
-// the rest, at the target, for it has no latency. The objective's bound,
+// linear axis crowds the slow ones against it). A line joins a server's
+// sustained points, in the order of their targets; an unsustained or
+// unstable point is a cross, off its line; a target the server failed at
+// (crashed, killed) is a square above the rest, at the target, for it has
+// no latency. The objective's bound,
 // when there is one, is a grey dashed line.
 func curveChart(sw analysis.Sweep) (template.HTML, error) {
 	aria := "latency against achieved " + sw.Unit + ", " + sw.Name

@@ -138,14 +138,26 @@ func Capacity(run record.Run, ci int, server string) (float64, error) {
 	if si < 0 {
 		return 0, fmt.Errorf("no saturation cell for %s", plan.Of(run.Cells[ci]).Name())
 	}
-	srv, ok := run.Cells[si].Server(server)
-	if !ok || len(srv.Rounds) == 0 || srv.Rounds[0].Failure != nil || srv.Rounds[0].Load == nil {
-		return 0, fmt.Errorf("its capacity is not known: round 1 of its saturation load was not measured")
+	srv, _ := run.Cells[si].Server(server)
+	if len(srv.Rounds) > 0 {
+		if capacity, ok := RoundCapacity(srv.Rounds[0]); ok {
+			return capacity, nil
+		}
 	}
-	if c := srv.Rounds[0].Capacity; c != nil && c.Load != nil {
-		return c.Load.RPS, nil
+	return 0, fmt.Errorf("its capacity is not known: round 1 of its saturation load was not measured")
+}
+
+// RoundCapacity is a saturation round's capacity: the capacity tool's
+// figure when it has one, else the load tool's; false when the round was
+// not measured.
+func RoundCapacity(r record.Round) (float64, bool) {
+	switch {
+	case r.Failure != nil || r.Load == nil:
+		return 0, false
+	case r.Capacity != nil && r.Capacity.Load != nil:
+		return r.Capacity.Load.RPS, true
 	}
-	return srv.Rounds[0].Load.RPS, nil
+	return r.Load.RPS, true
 }
 
 // Target is the rate a server is loaded at in cell ci: the rate of its

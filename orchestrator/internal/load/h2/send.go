@@ -34,10 +34,11 @@ const (
 	coarseAhead = 2 * time.Millisecond
 	// A core left idle between calls takes tens of µs to wake (measured
 	// without the spin: 39 µs at the median and 60–152 µs at p99 at 500
-	// calls a second, 22 and 33–71 µs at 5000), so the pacer wakes before a call's time and spins the
-	// rest: at most maxSpin, and spinShare of the spacing of all the
-	// slots' calls, which bounds the spinning to that share of a core at
-	// any rate (5%: 100 µs a call at 500 calls a second, 2.5 µs at 20,000).
+	// calls a second, 22 and 33–71 µs at 5000), so the pacer wakes before
+	// a call's time and spins the rest: at most maxSpin, and spinShare of
+	// the spacing of all the slots' calls, which bounds the spinning to
+	// that share of a core at any rate (5%: 100 µs a call at 500 calls a
+	// second, 2.5 µs at 20,000).
 	maxSpin   = 100 * time.Microsecond
 	spinShare = 0.05
 )
